@@ -1,0 +1,453 @@
+//! Catalog of models, GPUs and number formats.
+//!
+//! Model shapes come from each model's published `config.json` on its official Hugging Face
+//! repository (meta-llama/Llama-3.1-8B, -70B, -405B; mistralai/Mistral-7B-v0.1;
+//! Qwen/Qwen2.5-7B, Qwen2.5-72B; mistralai/Mixtral-8x7B-v0.1). The published parameter
+//! counts are those repositories' safetensors totals; a test recomputes every one of them
+//! from the shape, so a typo in either place fails the build.
+//!
+//! GPU figures are the vendors' datasheets, dense (no structured sparsity):
+//! NVIDIA H100 SXM5 and H200 SXM datasheets, A100 80 GB SXM datasheet, HGX B200 datasheet
+//! (180 GB per GPU as shipped in HGX/DGX B200), L40S datasheet, AMD Instinct MI300X datasheet.
+
+use crate::error::ConfigError;
+use serde::{Deserialize, Serialize};
+
+/// A number format for weights or KV cache entries.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Dtype {
+    Bf16,
+    Fp8,
+}
+
+impl Dtype {
+    pub const ALL: [Dtype; 2] = [Dtype::Bf16, Dtype::Fp8];
+
+    /// Bytes per element.
+    pub fn bytes(self) -> f64 {
+        match self {
+            Dtype::Bf16 => 2.0,
+            Dtype::Fp8 => 1.0,
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Dtype::Bf16 => "bf16",
+            Dtype::Fp8 => "fp8",
+        }
+    }
+
+    pub fn label(self) -> &'static str {
+        match self {
+            Dtype::Bf16 => "BF16",
+            Dtype::Fp8 => "FP8",
+        }
+    }
+
+    pub fn from_name(name: &str) -> Option<Dtype> {
+        Dtype::ALL
+            .into_iter()
+            .find(|d| d.name().eq_ignore_ascii_case(name))
+    }
+}
+
+/// The shape of a decoder-only transformer, as its `config.json` gives it.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ModelSpec {
+    /// Stable short name used in URLs and scenario files, e.g. `llama-3.1-8b`.
+    pub id: String,
+    /// Display name.
+    pub name: String,
+    /// Total parameters (all experts for a mixture of experts).
+    pub params: u64,
+    /// Parameters that take part in one token's forward pass (equals `params` for dense models).
+    pub active_params: u64,
+    pub layers: u32,
+    pub hidden: u32,
+    pub heads: u32,
+    pub kv_heads: u32,
+    pub head_dim: u32,
+    /// Extra shape needed only to recompute the parameter count.
+    #[serde(default)]
+    pub shape: Option<ShapeDetail>,
+}
+
+/// The rest of the shape: enough to recompute the parameter count exactly.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ShapeDetail {
+    pub vocab: u64,
+    pub intermediate: u64,
+    /// Experts per layer and experts routed per token (1 and 1 for a dense model).
+    pub experts: u64,
+    pub experts_per_token: u64,
+    /// Whether the q, k and v projections carry biases (Qwen2.5 does).
+    pub qkv_bias: bool,
+    /// Whether the output head shares the embedding matrix.
+    pub tied_embeddings: bool,
+}
+
+impl ModelSpec {
+    /// Bytes of K and V written for one token across all layers: 2 x layers x kv_heads x
+    /// head_dim x bytes per element.
+    pub fn kv_bytes_per_token(&self, kv_dtype: Dtype) -> f64 {
+        2.0 * self.layers as f64 * self.kv_heads as f64 * self.head_dim as f64 * kv_dtype.bytes()
+    }
+
+    /// Width of the attention queries (heads x head_dim), which sets attention FLOPs.
+    pub fn q_dim(&self) -> f64 {
+        self.heads as f64 * self.head_dim as f64
+    }
+
+    /// Recomputes (total, active) parameters from the shape, when the shape detail is known.
+    pub fn params_from_shape(&self) -> Option<(u64, u64)> {
+        let s = self.shape.as_ref()?;
+        let h = self.hidden as u64;
+        let q = self.heads as u64 * self.head_dim as u64;
+        let kv = self.kv_heads as u64 * self.head_dim as u64;
+        let bias = if s.qkv_bias { q + 2 * kv } else { 0 };
+        let attn = h * q + 2 * h * kv + q * h + bias;
+        let expert = 3 * h * s.intermediate;
+        let router = if s.experts > 1 { h * s.experts } else { 0 };
+        let norms = 2 * h;
+        let per_layer_total = attn + s.experts * expert + router + norms;
+        let per_layer_active = attn + s.experts_per_token * expert + router + norms;
+        let embed = s.vocab * h;
+        let head = if s.tied_embeddings { 0 } else { s.vocab * h };
+        let fixed = embed + head + h;
+        let layers = self.layers as u64;
+        Some((
+            layers * per_layer_total + fixed,
+            layers * per_layer_active + fixed,
+        ))
+    }
+
+    pub fn validate(&self) -> Result<(), ConfigError> {
+        let positive = [
+            ("params", self.params),
+            ("active_params", self.active_params),
+            ("layers", self.layers as u64),
+            ("hidden", self.hidden as u64),
+            ("heads", self.heads as u64),
+            ("kv_heads", self.kv_heads as u64),
+            ("head_dim", self.head_dim as u64),
+        ];
+        for (field, v) in positive {
+            if v == 0 {
+                return Err(ConfigError::new(field, "must be greater than zero"));
+            }
+        }
+        if self.active_params > self.params {
+            return Err(ConfigError::new(
+                "active_params",
+                "cannot exceed the total parameters",
+            ));
+        }
+        if self.kv_heads > self.heads {
+            return Err(ConfigError::new(
+                "kv_heads",
+                "cannot exceed the attention heads",
+            ));
+        }
+        if self.params > 100_000_000_000_000 {
+            return Err(ConfigError::new(
+                "params",
+                "is over 100 trillion: check the units",
+            ));
+        }
+        if self.layers > 10_000 || self.head_dim > 65_536 || self.heads > 65_536 {
+            return Err(ConfigError::new("layers", "shape is implausibly large"));
+        }
+        Ok(())
+    }
+}
+
+/// An accelerator's published peak figures.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct GpuSpec {
+    pub id: String,
+    pub name: String,
+    /// Dense BF16 tensor throughput, FLOP/s.
+    pub bf16_flops: f64,
+    /// Dense FP8 tensor throughput, FLOP/s; `None` where the part has no FP8 tensor cores.
+    pub fp8_flops: Option<f64>,
+    /// HBM (or GDDR) bandwidth, bytes/s.
+    pub mem_bw: f64,
+    /// Memory capacity, bytes (decimal GB x 1e9).
+    pub mem_bytes: f64,
+    /// Per-direction GPU-to-GPU bandwidth used by tensor-parallel all-reduce, bytes/s.
+    pub link_bw: f64,
+}
+
+impl GpuSpec {
+    /// Peak dense throughput for math in `dtype`; FP8 falls back to BF16 where unsupported.
+    pub fn peak_flops(&self, dtype: Dtype) -> f64 {
+        match dtype {
+            Dtype::Bf16 => self.bf16_flops,
+            Dtype::Fp8 => self.fp8_flops.unwrap_or(self.bf16_flops),
+        }
+    }
+
+    pub fn validate(&self) -> Result<(), ConfigError> {
+        crate::error::check_positive("bf16_flops", self.bf16_flops, 1e18)?;
+        if let Some(f) = self.fp8_flops {
+            crate::error::check_positive("fp8_flops", f, 1e18)?;
+        }
+        crate::error::check_positive("mem_bw", self.mem_bw, 1e15)?;
+        crate::error::check_positive("mem_bytes", self.mem_bytes, 1e14)?;
+        crate::error::check_positive("link_bw", self.link_bw, 1e15)?;
+        Ok(())
+    }
+}
+
+fn dense(vocab: u64, intermediate: u64, qkv_bias: bool) -> Option<ShapeDetail> {
+    Some(ShapeDetail {
+        vocab,
+        intermediate,
+        experts: 1,
+        experts_per_token: 1,
+        qkv_bias,
+        tied_embeddings: false,
+    })
+}
+
+#[allow(clippy::too_many_arguments)]
+fn model(
+    id: &str,
+    name: &str,
+    params: u64,
+    active_params: u64,
+    layers: u32,
+    hidden: u32,
+    heads: u32,
+    kv_heads: u32,
+    shape: Option<ShapeDetail>,
+) -> ModelSpec {
+    ModelSpec {
+        id: id.into(),
+        name: name.into(),
+        params,
+        active_params,
+        layers,
+        hidden,
+        heads,
+        kv_heads,
+        head_dim: 128,
+        shape,
+    }
+}
+
+/// Every model preset, in the order the app lists them.
+pub fn models() -> Vec<ModelSpec> {
+    vec![
+        model(
+            "llama-3.1-8b",
+            "Llama 3.1 8B",
+            8_030_261_248,
+            8_030_261_248,
+            32,
+            4096,
+            32,
+            8,
+            dense(128_256, 14_336, false),
+        ),
+        model(
+            "llama-3.1-70b",
+            "Llama 3.1 70B",
+            70_553_706_496,
+            70_553_706_496,
+            80,
+            8192,
+            64,
+            8,
+            dense(128_256, 28_672, false),
+        ),
+        model(
+            "llama-3.1-405b",
+            "Llama 3.1 405B",
+            405_853_388_800,
+            405_853_388_800,
+            126,
+            16_384,
+            128,
+            8,
+            dense(128_256, 53_248, false),
+        ),
+        model(
+            "mistral-7b",
+            "Mistral 7B",
+            7_241_732_096,
+            7_241_732_096,
+            32,
+            4096,
+            32,
+            8,
+            dense(32_000, 14_336, false),
+        ),
+        model(
+            "qwen2.5-7b",
+            "Qwen2.5 7B",
+            7_615_616_512,
+            7_615_616_512,
+            28,
+            3584,
+            28,
+            4,
+            dense(152_064, 18_944, true),
+        ),
+        model(
+            "qwen2.5-72b",
+            "Qwen2.5 72B",
+            72_706_203_648,
+            72_706_203_648,
+            80,
+            8192,
+            64,
+            8,
+            dense(152_064, 29_568, true),
+        ),
+        model(
+            "mixtral-8x7b",
+            "Mixtral 8x7B",
+            46_702_792_704,
+            12_879_925_248,
+            32,
+            4096,
+            32,
+            8,
+            Some(ShapeDetail {
+                vocab: 32_000,
+                intermediate: 14_336,
+                experts: 8,
+                experts_per_token: 2,
+                qkv_bias: false,
+                tied_embeddings: false,
+            }),
+        ),
+    ]
+}
+
+fn gpu(
+    id: &str,
+    name: &str,
+    bf16_tflops: f64,
+    fp8_tflops: Option<f64>,
+    tb_s: f64,
+    gb: f64,
+    link_gb_s: f64,
+) -> GpuSpec {
+    GpuSpec {
+        id: id.into(),
+        name: name.into(),
+        bf16_flops: bf16_tflops * 1e12,
+        fp8_flops: fp8_tflops.map(|t| t * 1e12),
+        mem_bw: tb_s * 1e12,
+        mem_bytes: gb * 1e9,
+        link_bw: link_gb_s * 1e9,
+    }
+}
+
+/// Every GPU preset, in the order the app lists them.
+pub fn gpus() -> Vec<GpuSpec> {
+    vec![
+        // NVLink 4: 900 GB/s bidirectional, 450 GB/s each way.
+        gpu(
+            "h100-sxm",
+            "H100 SXM 80 GB",
+            989.0,
+            Some(1979.0),
+            3.35,
+            80.0,
+            450.0,
+        ),
+        gpu(
+            "h200",
+            "H200 141 GB",
+            989.0,
+            Some(1979.0),
+            4.8,
+            141.0,
+            450.0,
+        ),
+        // NVLink 3: 600 GB/s bidirectional. No FP8 tensor cores.
+        gpu(
+            "a100-80gb",
+            "A100 SXM 80 GB",
+            312.0,
+            None,
+            2.039,
+            80.0,
+            300.0,
+        ),
+        // NVLink 5: 1.8 TB/s bidirectional.
+        gpu(
+            "b200",
+            "B200 180 GB",
+            2250.0,
+            Some(4500.0),
+            8.0,
+            180.0,
+            900.0,
+        ),
+        // PCIe Gen4 x16 only: 32 GB/s each way.
+        gpu("l40s", "L40S 48 GB", 362.05, Some(733.0), 0.864, 48.0, 32.0),
+        // Infinity Fabric: 896 GB/s aggregate peer bandwidth, 448 each way.
+        gpu(
+            "mi300x",
+            "MI300X 192 GB",
+            1307.4,
+            Some(2614.9),
+            5.3,
+            192.0,
+            448.0,
+        ),
+    ]
+}
+
+pub fn model_by_id(id: &str) -> Option<ModelSpec> {
+    models().into_iter().find(|m| m.id == id)
+}
+
+pub fn gpu_by_id(id: &str) -> Option<GpuSpec> {
+    gpus().into_iter().find(|g| g.id == id)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_published_parameter_count_matches_its_shape() {
+        for m in models() {
+            let (total, active) = m.params_from_shape().expect("every preset has its shape");
+            assert_eq!(total, m.params, "{} total", m.id);
+            assert_eq!(active, m.active_params, "{} active", m.id);
+            m.validate().unwrap();
+        }
+    }
+
+    #[test]
+    fn kv_bytes_per_token_come_from_the_shape() {
+        let l8 = model_by_id("llama-3.1-8b").unwrap();
+        assert_eq!(l8.kv_bytes_per_token(Dtype::Bf16), 131_072.0);
+        assert_eq!(l8.kv_bytes_per_token(Dtype::Fp8), 65_536.0);
+        let l70 = model_by_id("llama-3.1-70b").unwrap();
+        assert_eq!(l70.kv_bytes_per_token(Dtype::Bf16), 320.0 * 1024.0);
+    }
+
+    #[test]
+    fn ids_are_unique_and_gpus_valid() {
+        let ms = models();
+        for (i, a) in ms.iter().enumerate() {
+            assert!(ms[i + 1..].iter().all(|b| b.id != a.id));
+        }
+        for g in gpus() {
+            g.validate().unwrap();
+        }
+        assert_eq!(
+            gpu_by_id("a100-80gb").unwrap().peak_flops(Dtype::Fp8),
+            312e12
+        );
+    }
+}

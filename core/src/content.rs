@@ -1,0 +1,1 @@
+//! Lessons, build-up scripts and interview moments, parsed from `content/`.

@@ -1,0 +1,461 @@
+//! The one cost model: how long a replica's engine step takes, given what the step holds.
+//!
+//! Every figure the product shows — the calculator's steps, the build-ups' frames, the
+//! simulator's clocks — goes through [`CostModel::step`] or the helpers below, which are
+//! special cases of it. There is no second formula anywhere.
+//!
+//! A step runs `new_tokens` through the model for some sequences. Its time is
+//!
+//! ```text
+//! compute = (2 x active_params x new_tokens + 4 x layers x q_dim x attended positions)
+//!           / (tp x peak FLOP/s x MFU)
+//! memory  = (weight bytes + KV bytes per token x KV tokens touched) / (tp x HBM bandwidth x MBU)
+//! comm    = 2 all-reduces per layer when tp > 1 (ring: 2 (tp-1)/tp x activations / link bandwidth,
+//!           plus a fixed latency each)
+//! step    = max(compute, memory) + comm + fixed overhead
+//! ```
+//!
+//! "KV tokens touched" counts, for each sequence, its whole context after the step: the
+//! tokens already cached are read and the new ones written, so a decode at context `L` moves
+//! `L` tokens' worth of K and V. "Attended positions" sums, over every new token, the
+//! number of positions it attends to (its own position, causal).
+//!
+//! The reference efficiencies (50 % MFU, 75 % MBU, no overhead) are the ones the content brief
+//! sizes the fleet with; they reproduce its figures exactly (see the tests). They sit in the
+//! range public measurements report for vLLM on H100: prefill-heavy runs of 7-8B models reach
+//! roughly 40-60 % of dense BF16 peak, and decode steps at moderate batch move memory at
+//! roughly 70-80 % of HBM bandwidth. The fixed per-step overhead (scheduling, sampling,
+//! kernel launches) defaults to zero for the arithmetic and is a lab setting for the simulator.
+
+use crate::catalog::{Dtype, GpuSpec, ModelSpec};
+use crate::error::{check_positive, check_range, ConfigError};
+use serde::{Deserialize, Serialize};
+
+/// What runs on one replica: a model on `tp` GPUs of one kind, in given number formats.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Deployment {
+    pub model: ModelSpec,
+    pub gpu: GpuSpec,
+    /// GPUs per replica (tensor parallelism).
+    pub tp: u32,
+    pub weight_dtype: Dtype,
+    pub kv_dtype: Dtype,
+}
+
+impl Deployment {
+    /// Llama 3.1 8B in BF16 on one H100 SXM: the seed problem's replica.
+    pub fn seed() -> Deployment {
+        Deployment {
+            model: crate::catalog::model_by_id("llama-3.1-8b").expect("preset exists"),
+            gpu: crate::catalog::gpu_by_id("h100-sxm").expect("preset exists"),
+            tp: 1,
+            weight_dtype: Dtype::Bf16,
+            kv_dtype: Dtype::Bf16,
+        }
+    }
+
+    pub fn validate(&self) -> Result<(), ConfigError> {
+        self.model.validate().map_err(|e| e.within("model"))?;
+        self.gpu.validate().map_err(|e| e.within("gpu"))?;
+        if self.tp == 0 || self.tp > 64 {
+            return Err(ConfigError::new(
+                "tp",
+                format!("GPUs per replica must be 1 to 64, got {}", self.tp),
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// How well the engine uses the hardware.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct Efficiency {
+    /// Model FLOPs utilisation reached on the compute-bound part of a step (0-1].
+    pub mfu: f64,
+    /// Memory bandwidth utilisation reached on the memory-bound part of a step (0-1].
+    pub mbu: f64,
+    /// Fixed time added to every step: scheduling, sampling, launches. Seconds.
+    pub step_overhead_s: f64,
+    /// Latency of one all-reduce under tensor parallelism. Seconds.
+    pub allreduce_latency_s: f64,
+    /// Fraction of the link bandwidth an all-reduce reaches (0-1].
+    pub link_efficiency: f64,
+}
+
+impl Default for Efficiency {
+    fn default() -> Self {
+        Efficiency::REFERENCE
+    }
+}
+
+impl Efficiency {
+    /// The content brief's assumptions: 50 % MFU, 75 % MBU, no per-step overhead.
+    pub const REFERENCE: Efficiency = Efficiency {
+        mfu: 0.5,
+        mbu: 0.75,
+        step_overhead_s: 0.0,
+        allreduce_latency_s: 5e-6,
+        link_efficiency: 0.8,
+    };
+
+    pub fn validate(&self) -> Result<(), ConfigError> {
+        check_range("mfu", self.mfu, 1e-3, 1.0)?;
+        check_range("mbu", self.mbu, 1e-3, 1.0)?;
+        check_range("step_overhead_s", self.step_overhead_s, 0.0, 1.0)?;
+        check_range("allreduce_latency_s", self.allreduce_latency_s, 0.0, 0.01)?;
+        check_range("link_efficiency", self.link_efficiency, 1e-3, 1.0)?;
+        Ok(())
+    }
+}
+
+/// One sequence's share of a step.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub struct BatchItem {
+    /// Tokens this sequence runs through the model in this step (1 for a decode).
+    pub new_tokens: u32,
+    /// Tokens in this sequence's KV cache after the step, the new ones included.
+    pub context_len: u32,
+}
+
+/// Running sums over a batch, enough to cost it in O(1). The simulator keeps these
+/// incrementally instead of walking the batch every step.
+#[derive(Clone, Copy, Debug, PartialEq, Default)]
+pub struct BatchTotals {
+    pub seqs: u64,
+    pub new_tokens: u64,
+    /// Sum of `context_len` over the batch.
+    pub kv_tokens: u64,
+    /// Sum over every new token of the positions it attends to.
+    pub attended_positions: f64,
+}
+
+impl BatchTotals {
+    pub fn add(&mut self, item: BatchItem) {
+        self.seqs += 1;
+        self.new_tokens += item.new_tokens as u64;
+        self.kv_tokens += item.context_len as u64;
+        self.attended_positions += attended_positions(item);
+    }
+
+    pub fn of(items: &[BatchItem]) -> BatchTotals {
+        let mut t = BatchTotals::default();
+        for &i in items {
+            t.add(i);
+        }
+        t
+    }
+}
+
+/// Positions attended by a chunk of `n` new tokens ending at position `L`: L + (L-1) + ... + (L-n+1).
+pub fn attended_positions(item: BatchItem) -> f64 {
+    let n = item.new_tokens.min(item.context_len) as f64;
+    let l = item.context_len as f64;
+    n * (2.0 * l - n + 1.0) / 2.0
+}
+
+/// The time of one step and what it is made of. Seconds.
+#[derive(Clone, Copy, Debug, PartialEq, Default, Serialize)]
+pub struct StepCost {
+    pub compute_s: f64,
+    pub memory_s: f64,
+    pub comm_s: f64,
+    pub overhead_s: f64,
+    pub total_s: f64,
+}
+
+impl StepCost {
+    /// Whether the step is limited by memory bandwidth rather than by compute.
+    pub fn memory_bound(&self) -> bool {
+        self.memory_s >= self.compute_s
+    }
+}
+
+/// A validated deployment and efficiency, with the constants every step needs precomputed.
+#[derive(Clone, Debug, PartialEq)]
+pub struct CostModel {
+    deployment: Deployment,
+    eff: Efficiency,
+    dense_flops_per_token: f64,
+    attn_flops_per_position: f64,
+    flops_per_s: f64,
+    weight_bytes: f64,
+    kv_bytes_per_token: f64,
+    bytes_per_s: f64,
+    allreduce_bytes_per_token: f64,
+}
+
+impl CostModel {
+    pub fn new(deployment: Deployment, eff: Efficiency) -> Result<CostModel, ConfigError> {
+        deployment.validate()?;
+        eff.validate().map_err(|e| e.within("efficiency"))?;
+        let m = &deployment.model;
+        let tp = deployment.tp as f64;
+        // FP8 weights run FP8 matmuls where the GPU has them; BF16 otherwise.
+        let peak = deployment.gpu.peak_flops(deployment.weight_dtype);
+        Ok(CostModel {
+            dense_flops_per_token: 2.0 * m.active_params as f64,
+            attn_flops_per_position: 4.0 * m.layers as f64 * m.q_dim(),
+            flops_per_s: tp * peak * eff.mfu,
+            weight_bytes: m.params as f64 * deployment.weight_dtype.bytes(),
+            kv_bytes_per_token: m.kv_bytes_per_token(deployment.kv_dtype),
+            bytes_per_s: tp * deployment.gpu.mem_bw * eff.mbu,
+            allreduce_bytes_per_token: m.hidden as f64 * Dtype::Bf16.bytes(),
+            deployment,
+            eff,
+        })
+    }
+
+    /// The seed replica at the reference efficiencies.
+    pub fn seed() -> CostModel {
+        CostModel::new(Deployment::seed(), Efficiency::REFERENCE).expect("seed is valid")
+    }
+
+    pub fn deployment(&self) -> &Deployment {
+        &self.deployment
+    }
+
+    pub fn efficiency(&self) -> &Efficiency {
+        &self.eff
+    }
+
+    /// Bytes of weights across the replica.
+    pub fn weight_bytes(&self) -> f64 {
+        self.weight_bytes
+    }
+
+    pub fn kv_bytes_per_token(&self) -> f64 {
+        self.kv_bytes_per_token
+    }
+
+    /// Dense FLOPs to run one token: 2 x active parameters.
+    pub fn dense_flops_per_token(&self) -> f64 {
+        self.dense_flops_per_token
+    }
+
+    /// Sustained FLOP/s of the replica: tp x peak x MFU.
+    pub fn sustained_flops(&self) -> f64 {
+        self.flops_per_s
+    }
+
+    /// Sustained bytes/s of the replica: tp x bandwidth x MBU.
+    pub fn sustained_bandwidth(&self) -> f64 {
+        self.bytes_per_s
+    }
+
+    /// Compute time per prompt token, without attention: 2 x params / (peak x MFU).
+    /// The back-of-the-envelope figure (32.5 us for the seed).
+    pub fn prefill_time_per_token(&self) -> f64 {
+        self.dense_flops_per_token / self.flops_per_s
+    }
+
+    /// Costs a step from its running sums.
+    pub fn step_totals(&self, t: &BatchTotals) -> StepCost {
+        if t.seqs == 0 || t.new_tokens == 0 {
+            return StepCost::default();
+        }
+        let flops = self.dense_flops_per_token * t.new_tokens as f64
+            + self.attn_flops_per_position * t.attended_positions;
+        let compute_s = flops / self.flops_per_s;
+        let bytes = self.weight_bytes + self.kv_bytes_per_token * t.kv_tokens as f64;
+        let memory_s = bytes / self.bytes_per_s;
+        let tp = self.deployment.tp as f64;
+        let comm_s = if self.deployment.tp > 1 {
+            let layers = self.deployment.model.layers as f64;
+            let bytes = self.allreduce_bytes_per_token * t.new_tokens as f64;
+            let per = self.eff.allreduce_latency_s
+                + 2.0 * (tp - 1.0) / tp * bytes
+                    / (self.deployment.gpu.link_bw * self.eff.link_efficiency);
+            2.0 * layers * per
+        } else {
+            0.0
+        };
+        let overhead_s = self.eff.step_overhead_s;
+        StepCost {
+            compute_s,
+            memory_s,
+            comm_s,
+            overhead_s,
+            total_s: compute_s.max(memory_s) + comm_s + overhead_s,
+        }
+    }
+
+    /// Costs a step from its items.
+    pub fn step(&self, items: &[BatchItem]) -> StepCost {
+        self.step_totals(&BatchTotals::of(items))
+    }
+
+    /// A decode step of `batch` sequences, each at context `context` after the step.
+    pub fn decode_step(&self, batch: u32, context: u32) -> StepCost {
+        let item = BatchItem {
+            new_tokens: 1,
+            context_len: context,
+        };
+        let t = BatchTotals {
+            seqs: batch as u64,
+            new_tokens: batch as u64,
+            kv_tokens: batch as u64 * context as u64,
+            attended_positions: batch as f64 * attended_positions(item),
+        };
+        self.step_totals(&t)
+    }
+
+    /// Output tokens per second of a steady decode batch.
+    pub fn decode_throughput(&self, batch: u32, context: u32) -> f64 {
+        let s = self.decode_step(batch, context).total_s;
+        if s > 0.0 {
+            batch as f64 / s
+        } else {
+            0.0
+        }
+    }
+
+    /// The KV pool of one replica, in tokens: (GPU memory x tp x utilisation - reserve x tp -
+    /// weights) / KV bytes per token. Zero when the weights do not fit.
+    pub fn kv_pool_tokens(&self, memory: &MemoryConfig) -> f64 {
+        (self.kv_pool_bytes(memory) / self.kv_bytes_per_token)
+            .floor()
+            .max(0.0)
+    }
+
+    /// Bytes left for the KV cache on the replica (may be negative when the weights do not fit).
+    pub fn kv_pool_bytes(&self, memory: &MemoryConfig) -> f64 {
+        let tp = self.deployment.tp as f64;
+        self.deployment.gpu.mem_bytes * tp * memory.gpu_memory_utilization
+            - memory.reserve_bytes_per_gpu * tp
+            - self.weight_bytes
+    }
+}
+
+/// How a replica's memory is split (vLLM's `gpu_memory_utilization`, and what activations,
+/// CUDA graphs and the allocator hold back).
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct MemoryConfig {
+    /// Fraction of each GPU's memory the engine may use (vLLM's default is 0.9; the brief uses 0.92).
+    pub gpu_memory_utilization: f64,
+    /// Bytes per GPU kept for activations and overhead.
+    pub reserve_bytes_per_gpu: f64,
+}
+
+impl Default for MemoryConfig {
+    fn default() -> Self {
+        MemoryConfig::REFERENCE
+    }
+}
+
+impl MemoryConfig {
+    /// The brief's split: 92 % of memory, 3 GB per GPU for activations and overhead.
+    pub const REFERENCE: MemoryConfig = MemoryConfig {
+        gpu_memory_utilization: 0.92,
+        reserve_bytes_per_gpu: 3e9,
+    };
+
+    pub fn validate(&self) -> Result<(), ConfigError> {
+        check_range(
+            "gpu_memory_utilization",
+            self.gpu_memory_utilization,
+            0.05,
+            1.0,
+        )?;
+        check_range(
+            "reserve_bytes_per_gpu",
+            self.reserve_bytes_per_gpu,
+            0.0,
+            1e13,
+        )?;
+        Ok(())
+    }
+}
+
+/// Checks a positive rate-like figure; re-exported for callers that validate their own inputs.
+pub fn positive(field: &str, v: f64, max: f64) -> Result<f64, ConfigError> {
+    check_positive(field, v, max)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn close(a: f64, b: f64, tol: f64) -> bool {
+        (a - b).abs() <= tol * b.abs()
+    }
+
+    #[test]
+    fn reference_prefill_time_per_token_is_32_5_us() {
+        let c = CostModel::seed();
+        assert_eq!(c.weight_bytes(), 16_060_522_496.0);
+        assert_eq!(format!("{:.1}", c.prefill_time_per_token() * 1e6), "32.5");
+    }
+
+    #[test]
+    fn reference_decode_step_is_8_3_ms_and_3869_tokens_per_second() {
+        let c = CostModel::seed();
+        let s = c.decode_step(32, 1125);
+        assert!(s.memory_bound());
+        // 16.06 GB of weights + 32 x 1,125 x 131,072 B = 20.78 GB over 3.35 TB/s x 0.75.
+        assert!(close(s.memory_s, 20_779_114_496.0 / 2.5125e12, 1e-12));
+        assert_eq!(format!("{:.1}", s.total_s * 1e3), "8.3");
+        assert_eq!(c.decode_throughput(32, 1125).round(), 3869.0);
+    }
+
+    #[test]
+    fn step_from_items_equals_step_from_totals() {
+        let c = CostModel::seed();
+        let items = [
+            BatchItem {
+                new_tokens: 1,
+                context_len: 900,
+            },
+            BatchItem {
+                new_tokens: 512,
+                context_len: 1024,
+            },
+            BatchItem {
+                new_tokens: 1,
+                context_len: 17,
+            },
+        ];
+        let mut t = BatchTotals::default();
+        items.iter().for_each(|&i| t.add(i));
+        assert_eq!(c.step(&items), c.step_totals(&t));
+        assert_eq!(
+            t.attended_positions,
+            900.0 + (513..=1024).sum::<u32>() as f64 + 17.0
+        );
+    }
+
+    #[test]
+    fn empty_step_costs_nothing_and_tp_adds_communication() {
+        let c = CostModel::seed();
+        assert_eq!(c.step(&[]).total_s, 0.0);
+        let mut d = Deployment::seed();
+        d.model = crate::catalog::model_by_id("llama-3.1-70b").unwrap();
+        d.tp = 4;
+        let c70 = CostModel::new(d, Efficiency::REFERENCE).unwrap();
+        let s = c70.decode_step(32, 4096);
+        assert!(s.comm_s > 0.0 && s.total_s > s.memory_s);
+    }
+
+    #[test]
+    fn reference_kv_pool_is_416_103_tokens() {
+        let c = CostModel::seed();
+        assert_eq!(c.kv_pool_tokens(&MemoryConfig::REFERENCE), 416_103.0);
+    }
+
+    #[test]
+    fn bad_inputs_are_errors_not_panics() {
+        let mut e = Efficiency::REFERENCE;
+        e.mfu = f64::NAN;
+        assert_eq!(
+            CostModel::new(Deployment::seed(), e).unwrap_err().field,
+            "efficiency.mfu"
+        );
+        let mut d = Deployment::seed();
+        d.tp = 0;
+        assert_eq!(
+            CostModel::new(d, Efficiency::REFERENCE).unwrap_err().field,
+            "tp"
+        );
+    }
+}

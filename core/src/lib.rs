@@ -1,0 +1,12 @@
+//! The pure-Rust core of the serving trainer.
+//!
+//! Nothing in this crate knows about the DOM, WASM or a browser: it is plain Rust that the
+//! `app` crate drives, that the `trainer-sim` binary drives, and that the tests and
+//! benchmarks drive natively. One cost model ([`cost`]) serves every figure the product shows.
+
+pub mod catalog;
+pub mod content;
+pub mod cost;
+pub mod error;
+
+pub use error::ConfigError;
