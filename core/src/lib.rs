@@ -8,5 +8,11 @@ pub mod catalog;
 pub mod content;
 pub mod cost;
 pub mod error;
+pub mod fleet;
+pub mod replica;
+pub mod scenario;
+pub mod sizing;
+pub mod stats;
+pub mod workload;
 
 pub use error::ConfigError;

@@ -1,0 +1,1 @@
+//! The fleet simulator: gateway, quota store, router, pools, relay, autoscaler (being built).

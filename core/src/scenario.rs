@@ -1,0 +1,1 @@
+//! Scenario files (TOML or JSON) for the replica and fleet simulators (being built).

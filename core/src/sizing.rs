@@ -1,0 +1,1 @@
+//! The back-of-the-envelope derivations behind "size it up" (being built).

@@ -1,0 +1,1 @@
+//! Percentiles and summaries of simulated measurements (being built).

@@ -1,0 +1,1 @@
+//! Workloads: arrival processes, length distributions, chat sessions, tenants (being built).
