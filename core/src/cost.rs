@@ -257,8 +257,7 @@ impl CostModel {
         let flops = self.dense_flops_per_token * t.new_tokens as f64
             + self.attn_flops_per_position * t.attended_positions;
         let compute_s = flops / self.flops_per_s;
-        let bytes = self.weight_bytes + self.kv_bytes_per_token * t.kv_tokens as f64;
-        let memory_s = bytes / self.bytes_per_s;
+        let memory_s = self.step_bytes(t) / self.bytes_per_s;
         let tp = self.deployment.tp as f64;
         let comm_s = if self.deployment.tp > 1 {
             let layers = self.deployment.model.layers as f64;
@@ -285,19 +284,21 @@ impl CostModel {
         self.step_totals(&BatchTotals::of(items))
     }
 
+    /// Bytes a step moves through HBM: the weights once, plus K and V for every token of
+    /// context the batch touches. The memory term of [`CostModel::step_totals`] is this over
+    /// the sustained bandwidth.
+    pub fn step_bytes(&self, t: &BatchTotals) -> f64 {
+        self.weight_bytes + self.kv_bytes_per_token * t.kv_tokens as f64
+    }
+
     /// A decode step of `batch` sequences, each at context `context` after the step.
     pub fn decode_step(&self, batch: u32, context: u32) -> StepCost {
-        let item = BatchItem {
-            new_tokens: 1,
-            context_len: context,
-        };
-        let t = BatchTotals {
-            seqs: batch as u64,
-            new_tokens: batch as u64,
-            kv_tokens: batch as u64 * context as u64,
-            attended_positions: batch as f64 * attended_positions(item),
-        };
-        self.step_totals(&t)
+        self.step_totals(&decode_totals(batch, context))
+    }
+
+    /// Bytes one decode step moves (20.78 GB for the seed at batch 32 and context 1,125).
+    pub fn decode_bytes(&self, batch: u32, context: u32) -> f64 {
+        self.step_bytes(&decode_totals(batch, context))
     }
 
     /// Output tokens per second of a steady decode batch.
@@ -324,6 +325,20 @@ impl CostModel {
         self.deployment.gpu.mem_bytes * tp * memory.gpu_memory_utilization
             - memory.reserve_bytes_per_gpu * tp
             - self.weight_bytes
+    }
+}
+
+/// The running sums of a decode step: `batch` sequences, one new token each, at `context`.
+fn decode_totals(batch: u32, context: u32) -> BatchTotals {
+    let item = BatchItem {
+        new_tokens: 1,
+        context_len: context,
+    };
+    BatchTotals {
+        seqs: batch as u64,
+        new_tokens: batch as u64,
+        kv_tokens: batch as u64 * context as u64,
+        attended_positions: batch as f64 * attended_positions(item),
     }
 }
 
@@ -397,6 +412,11 @@ mod tests {
         assert!(close(s.memory_s, 20_779_114_496.0 / 2.5125e12, 1e-12));
         assert_eq!(format!("{:.1}", s.total_s * 1e3), "8.3");
         assert_eq!(c.decode_throughput(32, 1125).round(), 3869.0);
+        assert_eq!(c.decode_bytes(32, 1125), 20_779_114_496.0);
+        assert_eq!(
+            c.decode_bytes(32, 1125) / c.sustained_bandwidth(),
+            s.memory_s
+        );
     }
 
     #[test]
