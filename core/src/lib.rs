@@ -9,6 +9,7 @@ pub mod content;
 pub mod cost;
 pub mod error;
 pub mod fleet;
+pub mod format;
 pub mod replica;
 pub mod scenario;
 pub mod sizing;
