@@ -1,0 +1,17 @@
+//! One module per page. [`render`] maps a route to its page.
+
+mod home;
+mod not_found;
+mod planned;
+
+use crate::route::Route;
+use leptos::prelude::*;
+
+pub fn render(route: Route) -> AnyView {
+    match route {
+        Route::Home => view! { <home::Home/> }.into_any(),
+        Route::NotFound(path) => view! { <not_found::NotFound path=path/> }.into_any(),
+        Route::Size(q) => planned::size_question(q).into_any(),
+        other => planned::page(other.section()).into_any(),
+    }
+}

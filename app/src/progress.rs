@@ -1,0 +1,101 @@
+//! The learner's progress, kept in the browser's `localStorage`.
+//!
+//! Stored progress is untrusted input: a missing key means a fresh start, and anything that
+//! does not parse is reported once and replaced, never allowed to break the app.
+
+use leptos::prelude::*;
+use serde::{Deserialize, Serialize};
+
+const KEY: &str = "serving-trainer.progress.v1";
+
+/// What the learner has done so far.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct Progress {
+    /// Ids of the parts visited or completed, e.g. `lesson`, `size/fleet`, `moments/routing`.
+    pub done: Vec<String>,
+    /// Drill attempts: (question id, step id, within the band).
+    pub drills: Vec<DrillResult>,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct DrillResult {
+    pub question: String,
+    pub step: String,
+    pub correct: bool,
+}
+
+/// The progress signal plus what went wrong reading it, provided as context at the root.
+#[derive(Clone, Copy)]
+pub struct ProgressStore {
+    pub progress: RwSignal<Progress>,
+    /// A message for the learner when stored progress could not be read or saved.
+    pub problem: RwSignal<Option<String>>,
+}
+
+impl ProgressStore {
+    pub fn install() -> ProgressStore {
+        let (progress, problem) = match load() {
+            Ok(p) => (p, None),
+            Err(msg) => (Progress::default(), Some(msg)),
+        };
+        let store = ProgressStore {
+            progress: RwSignal::new(progress),
+            problem: RwSignal::new(problem),
+        };
+        provide_context(store);
+        store
+    }
+
+    /// Records that a part was done, and saves.
+    pub fn mark_done(&self, id: &str) {
+        let mut changed = false;
+        self.progress.update(|p| {
+            if !p.done.iter().any(|d| d == id) {
+                p.done.push(id.to_string());
+                changed = true;
+            }
+        });
+        if changed {
+            self.save();
+        }
+    }
+
+    /// Forgets everything.
+    pub fn reset(&self) {
+        self.progress.set(Progress::default());
+        self.problem.set(None);
+        self.save();
+    }
+
+    fn save(&self) {
+        let text = self
+            .progress
+            .with_untracked(|p| serde_json::to_string(p).unwrap_or_default());
+        let saved = storage()
+            .map(|s| s.set_item(KEY, &text).is_ok())
+            .unwrap_or(false);
+        if !saved {
+            self.problem.set(Some("Progress could not be saved in this browser (storage is off or full); it lasts until you close the tab.".into()));
+        }
+    }
+}
+
+pub fn use_progress() -> ProgressStore {
+    expect_context::<ProgressStore>()
+}
+
+fn storage() -> Option<web_sys::Storage> {
+    web_sys::window().and_then(|w| w.local_storage().ok().flatten())
+}
+
+fn load() -> Result<Progress, String> {
+    let Some(s) = storage() else {
+        return Ok(Progress::default());
+    };
+    match s.get_item(KEY) {
+        Ok(Some(text)) => serde_json::from_str(&text)
+            .map_err(|_| "Your saved progress could not be read, so this session starts fresh. It will be saved again as you go.".to_string()),
+        _ => Ok(Progress::default()),
+    }
+}

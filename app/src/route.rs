@@ -1,0 +1,305 @@
+//! The app's routes and a small history-API router.
+//!
+//! The app is plain static files that may be hosted under any sub-path. `index.html` works out
+//! that base path before anything loads (see the inline script there, which knows the same
+//! [`ROOTS`]) and records it as the document's `<base>`; this module reads it back from
+//! `document.baseURI`, so one build serves `/`, `/trainer/` or any other prefix, including a
+//! direct visit to a deep link answered by the host's `404.html` fallback.
+//!
+//! We do not use `leptos_router`: our route table is tiny, and its URL parser would add about
+//! 250 KB to the WASM.
+
+use leptos::prelude::*;
+use wasm_bindgen::JsCast;
+
+/// First path segments of every route but home; `index.html` lists the same names.
+pub const ROOTS: [&str; 6] = ["lesson", "size", "buildups", "moments", "lab", "mock"];
+
+/// A page of the app.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Route {
+    Home,
+    Lesson,
+    /// `/size` lists the questions; `/size/<question>` works one through.
+    SizeIndex,
+    Size(String),
+    BuildUps,
+    BuildUp(String),
+    Moments,
+    Moment(String),
+    Lab,
+    Mock,
+    NotFound(String),
+}
+
+impl Route {
+    /// Parses a path relative to the app's base (no leading slash needed).
+    pub fn parse(rel: &str) -> Route {
+        let segs: Vec<&str> = rel.split('/').filter(|s| !s.is_empty()).collect();
+        match segs.as_slice() {
+            [] | ["index.html"] | ["404.html"] => Route::Home,
+            ["lesson"] => Route::Lesson,
+            ["size"] => Route::SizeIndex,
+            ["size", q] => Route::Size((*q).to_string()),
+            ["buildups"] => Route::BuildUps,
+            ["buildups", id] => Route::BuildUp((*id).to_string()),
+            ["moments"] => Route::Moments,
+            ["moments", id] => Route::Moment((*id).to_string()),
+            ["lab"] => Route::Lab,
+            ["mock"] => Route::Mock,
+            _ => Route::NotFound(rel.to_string()),
+        }
+    }
+
+    /// The path relative to the base, without a leading slash ("" for home).
+    pub fn path(&self) -> String {
+        match self {
+            Route::Home => String::new(),
+            Route::Lesson => "lesson".into(),
+            Route::SizeIndex => "size".into(),
+            Route::Size(q) => format!("size/{q}"),
+            Route::BuildUps => "buildups".into(),
+            Route::BuildUp(id) => format!("buildups/{id}"),
+            Route::Moments => "moments".into(),
+            Route::Moment(id) => format!("moments/{id}"),
+            Route::Lab => "lab".into(),
+            Route::Mock => "mock".into(),
+            Route::NotFound(p) => p.clone(),
+        }
+    }
+
+    /// Which header entry this page belongs to.
+    pub fn section(&self) -> Section {
+        match self {
+            Route::Home | Route::NotFound(_) => Section::Home,
+            Route::Lesson => Section::Lesson,
+            Route::SizeIndex | Route::Size(_) => Section::Size,
+            Route::BuildUps | Route::BuildUp(_) => Section::BuildUps,
+            Route::Moments | Route::Moment(_) => Section::Moments,
+            Route::Lab => Section::Lab,
+            Route::Mock => Section::Mock,
+        }
+    }
+
+    /// The document title for this page.
+    pub fn title(&self) -> String {
+        let page = match self {
+            Route::Home => return "Serving LLMs: the interview trainer".into(),
+            Route::NotFound(_) => "Page not found",
+            _ => self.section().label(),
+        };
+        format!("{page} · Serving LLMs")
+    }
+}
+
+/// The header's entries.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Section {
+    Home,
+    Lesson,
+    Size,
+    BuildUps,
+    Moments,
+    Lab,
+    Mock,
+}
+
+impl Section {
+    pub const NAV: [Section; 7] = [
+        Section::Home,
+        Section::Lesson,
+        Section::Size,
+        Section::BuildUps,
+        Section::Moments,
+        Section::Lab,
+        Section::Mock,
+    ];
+
+    pub fn label(self) -> &'static str {
+        match self {
+            Section::Home => "Home",
+            Section::Lesson => "Lesson",
+            Section::Size => "Size it up",
+            Section::BuildUps => "Build-ups",
+            Section::Moments => "Interview moments",
+            Section::Lab => "Lab",
+            Section::Mock => "Mock interview",
+        }
+    }
+
+    pub fn route(self) -> Route {
+        match self {
+            Section::Home => Route::Home,
+            Section::Lesson => Route::Lesson,
+            Section::Size => Route::SizeIndex,
+            Section::BuildUps => Route::BuildUps,
+            Section::Moments => Route::Moments,
+            Section::Lab => Route::Lab,
+            Section::Mock => Route::Mock,
+        }
+    }
+
+    /// Stable id for `data-testid`.
+    pub fn id(self) -> &'static str {
+        match self {
+            Section::Home => "home",
+            Section::Lesson => "lesson",
+            Section::Size => "size",
+            Section::BuildUps => "buildups",
+            Section::Moments => "moments",
+            Section::Lab => "lab",
+            Section::Mock => "mock",
+        }
+    }
+}
+
+/// The router's state, provided as context at the root.
+#[derive(Clone, Copy)]
+pub struct Router {
+    pub route: RwSignal<Route>,
+    /// The query string without its leading `?`.
+    pub query: RwSignal<String>,
+    base: StoredValue<String>,
+}
+
+impl Router {
+    /// Reads the base and the current location, and follows the browser's back and forward.
+    pub fn install() -> Router {
+        let base = base_path();
+        let (route, query) = current(&base);
+        let router = Router {
+            route: RwSignal::new(route),
+            query: RwSignal::new(query),
+            base: StoredValue::new(base),
+        };
+        let on_pop = wasm_bindgen::closure::Closure::<dyn Fn()>::new(move || {
+            let (r, q) = current(&router.base.get_value());
+            router.route.set(r);
+            router.query.set(q);
+        });
+        if let Some(w) = web_sys::window() {
+            let _ = w.add_event_listener_with_callback("popstate", on_pop.as_ref().unchecked_ref());
+        }
+        // The listener lives as long as the page.
+        on_pop.forget();
+        provide_context(router);
+        router
+    }
+
+    /// The absolute href of a route, for `<a href>`.
+    pub fn href(&self, route: &Route) -> String {
+        format!("{}{}", self.base.get_value(), route.path())
+    }
+
+    /// The base path the app is served under, ending in `/`.
+    pub fn base(&self) -> String {
+        self.base.get_value()
+    }
+
+    /// Goes to `route` with an optional query, adding a history entry.
+    pub fn navigate(&self, route: Route, query: &str) {
+        let url = self.url(&route, query);
+        if let Some(h) = web_sys::window().and_then(|w| w.history().ok()) {
+            let _ = h.push_state_with_url(&wasm_bindgen::JsValue::NULL, "", Some(&url));
+        }
+        self.query.set(query.to_string());
+        self.route.set(route);
+        if let Some(w) = web_sys::window() {
+            w.scroll_to_with_x_and_y(0.0, 0.0);
+        }
+    }
+
+    /// Rewrites the query of the current entry (state kept in the URL, without a history entry).
+    pub fn replace_query(&self, query: &str) {
+        let url = self.url(&self.route.get_untracked(), query);
+        if let Some(h) = web_sys::window().and_then(|w| w.history().ok()) {
+            let _ = h.replace_state_with_url(&wasm_bindgen::JsValue::NULL, "", Some(&url));
+        }
+        self.query.set(query.to_string());
+    }
+
+    fn url(&self, route: &Route, query: &str) -> String {
+        let mut url = self.href(route);
+        if !query.is_empty() {
+            url.push('?');
+            url.push_str(query);
+        }
+        url
+    }
+}
+
+pub fn use_router() -> Router {
+    expect_context::<Router>()
+}
+
+/// The path of `document.baseURI`, ending in `/`.
+fn base_path() -> String {
+    let uri = web_sys::window()
+        .and_then(|w| w.document())
+        .and_then(|d| d.base_uri().ok().flatten())
+        .unwrap_or_else(|| "/".into());
+    // Strip the scheme and host: "http://h:1/trainer/" -> "/trainer/".
+    let after_scheme = uri.split_once("://").map(|(_, r)| r).unwrap_or(&uri);
+    let path = after_scheme
+        .find('/')
+        .map(|i| &after_scheme[i..])
+        .unwrap_or("/");
+    let path = path.split(['?', '#']).next().unwrap_or("/");
+    match path.rfind('/') {
+        Some(i) => path[..=i].to_string(),
+        None => "/".into(),
+    }
+}
+
+fn current(base: &str) -> (Route, String) {
+    let loc = web_sys::window().map(|w| w.location());
+    let path = loc
+        .as_ref()
+        .and_then(|l| l.pathname().ok())
+        .unwrap_or_default();
+    let search = loc
+        .as_ref()
+        .and_then(|l| l.search().ok())
+        .unwrap_or_default();
+    let rel = path
+        .strip_prefix(base)
+        .unwrap_or(path.trim_start_matches('/'));
+    (
+        Route::parse(rel),
+        search.trim_start_matches('?').to_string(),
+    )
+}
+
+/// An in-app link: a real `<a href>` (so it opens in a new tab, copies, and works without the
+/// router) whose plain left click is handled without a page load.
+#[component]
+pub fn Link(
+    /// Where the link goes.
+    to: Route,
+    /// Optional query string, without `?`.
+    #[prop(optional, into)]
+    query: String,
+    #[prop(optional, into)] class: String,
+    #[prop(optional, into)] testid: String,
+    children: Children,
+) -> impl IntoView {
+    let router = use_router();
+    let href = if query.is_empty() {
+        router.href(&to)
+    } else {
+        format!("{}?{}", router.href(&to), query)
+    };
+    let on_click = move |ev: web_sys::MouseEvent| {
+        if ev.button() != 0 || ev.meta_key() || ev.ctrl_key() || ev.shift_key() || ev.alt_key() {
+            return;
+        }
+        ev.prevent_default();
+        router.navigate(to.clone(), &query);
+    };
+    let testid = (!testid.is_empty()).then_some(testid);
+    view! {
+        <a href=href class=class data-testid=testid on:click=on_click>
+            {children()}
+        </a>
+    }
+}

@@ -1,0 +1,94 @@
+// A static file server that behaves like a plain static host (GitHub Pages, S3, nginx):
+// files are served from a directory under a base path, and any other path under the base
+// gets the directory's 404.html with status 404. Used by `./dev serve` and the browser tests.
+//
+//   node tests/serve.mjs [--dir dist] [--base /trainer/] [--port 8080]
+//
+// It binds 127.0.0.1 only and prints the address on its first line.
+
+import http from "node:http";
+import fs from "node:fs";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+
+const TYPES = {
+  ".html": "text/html; charset=utf-8",
+  ".js": "text/javascript; charset=utf-8",
+  ".mjs": "text/javascript; charset=utf-8",
+  ".wasm": "application/wasm",
+  ".css": "text/css; charset=utf-8",
+  ".svg": "image/svg+xml",
+  ".png": "image/png",
+  ".json": "application/json",
+  ".txt": "text/plain; charset=utf-8",
+};
+
+/** Starts a server; resolves to { server, url }. */
+export function serve({ dir, base = "/", port = 0 }) {
+  if (!base.startsWith("/")) base = "/" + base;
+  if (!base.endsWith("/")) base += "/";
+  const root = path.resolve(dir);
+  const server = http.createServer((req, res) => {
+    let pathname;
+    try {
+      pathname = decodeURIComponent(new URL(req.url, "http://x").pathname);
+    } catch {
+      res.writeHead(400).end("bad request");
+      return;
+    }
+    if (pathname === base.slice(0, -1)) {
+      res.writeHead(301, { Location: base }).end();
+      return;
+    }
+    if (!pathname.startsWith(base)) {
+      res.writeHead(404, { "Content-Type": "text/plain" }).end("not under " + base);
+      return;
+    }
+    let rel = pathname.slice(base.length);
+    if (rel === "" || rel.endsWith("/")) rel += "index.html";
+    const file = path.resolve(root, rel);
+    const inside = file.startsWith(root + path.sep);
+    fs.stat(file, (err, st) => {
+      if (inside && !err && st.isFile()) {
+        res.writeHead(200, { "Content-Type": TYPES[path.extname(file)] || "application/octet-stream", "Cache-Control": "no-cache" });
+        fs.createReadStream(file).pipe(res);
+      } else {
+        const fallback = path.join(root, "404.html");
+        fs.readFile(fallback, (e2, body) => {
+          if (e2) res.writeHead(404, { "Content-Type": "text/plain" }).end("not found");
+          else res.writeHead(404, { "Content-Type": TYPES[".html"] }).end(body);
+        });
+      }
+    });
+  });
+  return new Promise((resolve, reject) => {
+    server.on("error", reject);
+    server.listen(port, "127.0.0.1", () => {
+      const { port: p } = server.address();
+      resolve({ server, url: `http://127.0.0.1:${p}${base}` });
+    });
+  });
+}
+
+if (process.argv[1] && fileURLToPath(import.meta.url) === path.resolve(process.argv[1])) {
+  const args = { dir: "dist", base: "/", port: 8080 };
+  const argv = process.argv.slice(2);
+  for (let i = 0; i < argv.length; i += 2) {
+    const key = argv[i].replace(/^--/, "");
+    if (!(key in args) || argv[i + 1] === undefined) {
+      console.error("usage: node tests/serve.mjs [--dir DIR] [--base /PATH/] [--port N]");
+      process.exit(2);
+    }
+    args[key] = key === "port" ? Number(argv[i + 1]) : argv[i + 1];
+  }
+  if (!fs.existsSync(path.join(args.dir, "index.html"))) {
+    console.error(`no ${args.dir}/index.html: build the app first (./dev build)`);
+    process.exit(2);
+  }
+  serve(args).then(({ url }) => {
+    console.log(`Serving ${args.dir} at ${url}`);
+  }, (e) => {
+    console.error(`could not listen on 127.0.0.1:${args.port}: ${e.message}`);
+    process.exit(1);
+  });
+}
