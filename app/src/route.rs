@@ -2,7 +2,7 @@
 //!
 //! The app is plain static files that may be hosted under any sub-path. `index.html` works out
 //! that base path before anything loads (see the inline script there, which knows the same
-//! [`ROOTS`]) and records it as the document's `<base>`; this module reads it back from
+//! first segments as [`Route::parse`]) and records it as the document's `<base>`; this module reads it back from
 //! `document.baseURI`, so one build serves `/`, `/trainer/` or any other prefix, including a
 //! direct visit to a deep link answered by the host's `404.html` fallback.
 //!
@@ -11,9 +11,6 @@
 
 use leptos::prelude::*;
 use wasm_bindgen::JsCast;
-
-/// First path segments of every route but home; `index.html` lists the same names.
-pub const ROOTS: [&str; 6] = ["lesson", "size", "buildups", "moments", "lab", "mock"];
 
 /// A page of the app.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -191,11 +188,6 @@ impl Router {
         format!("{}{}", self.base.get_value(), route.path())
     }
 
-    /// The base path the app is served under, ending in `/`.
-    pub fn base(&self) -> String {
-        self.base.get_value()
-    }
-
     /// Goes to `route` with an optional query, adding a history entry.
     pub fn navigate(&self, route: Route, query: &str) {
         let url = self.url(&route, query);
@@ -209,6 +201,7 @@ impl Router {
         }
     }
 
+    #[allow(dead_code)] // The calculator keeps its state in the URL with this.
     /// Rewrites the query of the current entry (state kept in the URL, without a history entry).
     pub fn replace_query(&self, query: &str) {
         let url = self.url(&self.route.get_untracked(), query);

@@ -46,7 +46,10 @@ fn Header() -> impl IntoView {
     let links = Section::NAV
         .into_iter()
         .map(|s| {
-            let current = move || (router.route.get().section() == s).then_some("page");
+            let current = move || {
+                let route = router.route.get();
+                (!matches!(route, Route::NotFound(_)) && route.section() == s).then_some("page")
+            };
             let href = router.href(&s.route());
             let on_click = move |ev: web_sys::MouseEvent| {
                 if ev.button() != 0 || ev.meta_key() || ev.ctrl_key() || ev.shift_key() || ev.alt_key() {

@@ -54,7 +54,7 @@ export async function start({ base = "/trainer/" } = {}) {
         if (u.startsWith("data:") || u.startsWith("blob:")) return;
         if (new URL(u).origin !== origin) page.problems.push(`request left the origin: ${u}`);
       });
-      page.on("requestfailed", (req) => page.problems.push(`request failed: ${req.url()}`));
+      page.on("requestfailed", (req) => page.problems.push(`request failed: ${req.url()} (${req.failure()?.errorText})`));
       return page;
     },
     async close() {
