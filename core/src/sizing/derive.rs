@@ -563,11 +563,16 @@ fn fleet(c: &Ctx) -> Derivation {
         },
         reason: if tpot_ok {
             format!(
-                "At {} per token a reply stays open {}, which keeps {} streams on each replica against a batch of {}.",
+                "At {} per token a reply stays open {}, which keeps {} streams on each replica against a batch of {}{}.",
                 duration(tpot, 3),
                 duration(reply_s, 2),
                 fixed(spr, 2),
-                int(batch as f64)
+                int(batch as f64),
+                if batch_ok {
+                    ""
+                } else {
+                    ": replicas must run bigger, slower batches than assumed, or the fleet needs more of them"
+                }
             )
         } else {
             format!(
@@ -895,6 +900,7 @@ fn finish(q: Question, steps: Vec<Step>, mut readings: Vec<LimitReading>) -> Der
         readings.iter().filter(|r| r.pressure == p).collect()
     };
     let binding = pick(Pressure::Binding);
+    let secondary = pick(Pressure::Secondary);
     let slack = pick(Pressure::Slack);
     let mut summary = format!(
         "{} {} the answer.",
@@ -904,6 +910,21 @@ fn finish(q: Question, steps: Vec<Step>, mut readings: Vec<LimitReading>) -> Der
     for r in &binding {
         summary.push(' ');
         summary.push_str(&r.reason);
+    }
+    if !secondary.is_empty() {
+        summary.push_str(&format!(
+            " {} also {} in.",
+            capitalise(&join(secondary.iter().map(|r| r.limit.label()))),
+            if secondary.len() > 1 {
+                "weigh"
+            } else {
+                "weighs"
+            }
+        ));
+        for r in &secondary {
+            summary.push(' ');
+            summary.push_str(&r.reason);
+        }
     }
     if !slack.is_empty() {
         summary.push_str(&format!(

@@ -768,12 +768,12 @@ fn parse_number(def: &Def, text: &str) -> Result<f64, ConfigError> {
         return Err(ConfigError::new(def.name, "is empty: enter a number"));
     }
     let (t, scale) = match t.strip_suffix('%') {
-        Some(p) if def.kind == InputKind::Percent => (p.trim(), 0.01),
+        Some(p) if def.kind == InputKind::Percent => (p.trim(), 100.0),
         _ => (t, 1.0),
     };
     let cleaned: String = t.chars().filter(|&c| c != ',' && c != '_').collect();
     match cleaned.parse::<f64>() {
-        Ok(v) => Ok(v * scale),
+        Ok(v) => Ok(v / scale),
         Err(_) => Err(ConfigError::new(
             def.name,
             format!("is not a number: \"{}\"", clip(text)),
