@@ -50,6 +50,7 @@ fn choosing_a_preset_resets_its_figures() {
     let mut inputs = Inputs::defaults(q);
     inputs.set(q, "params", 9e9).unwrap();
     assert_eq!(inputs.get("active_params"), Some(9e9));
+    assert!(!inputs.is_default(q, "params") && inputs.is_default(q, "active_params"));
     inputs.set_choice(q, "model", "mixtral-8x7b").unwrap();
     assert_eq!(inputs.get("params"), Some(46_702_792_704.0));
     assert_eq!(inputs.get("active_params"), Some(12_879_925_248.0));

@@ -835,9 +835,11 @@ fn gpu_hours(c: &Ctx) -> Derivation {
                 Pressure::Slack
             },
             reason: format!(
-                "The batch holds {} tokens of context, {} of the KV pool at 92 % memory use and a 3 GB reserve per GPU.",
+                "The batch holds {} tokens of context, {} of the KV pool at {} memory use and a {} reserve per GPU.",
                 int(kv),
-                percent(kv_share)
+                percent(kv_share),
+                percent(c.memory.gpu_memory_utilization),
+                gb(c.memory.reserve_bytes_per_gpu, 3)
             ),
         },
     ];

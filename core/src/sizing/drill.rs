@@ -12,9 +12,11 @@ use serde::Serialize;
 /// One practice problem: a question with random but plausible inputs and a step to estimate.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Drill {
+    /// The question drilled.
     pub question: Question,
     /// The seed the inputs and target were drawn from; the same seed gives the same drill.
     pub seed: u64,
+    /// The drawn inputs; every one stays editable in the app.
     pub inputs: Inputs,
     /// Id of the step the learner estimates.
     pub target: &'static str,
@@ -33,39 +35,6 @@ pub struct Grade {
     pub ratio: f64,
     /// The band the estimate was graded against.
     pub band: f64,
-}
-
-/// The steps a drill may ask for, with the relative error accepted for each: tight for
-/// one-multiplication steps, 25 % for steps that chain several figures.
-fn targets(q: Question) -> &'static [(&'static str, f64)] {
-    match q {
-        Question::Fleet => &[
-            ("prompt_tps", 0.1),
-            ("output_tps", 0.1),
-            ("prefill_per_token", 0.25),
-            ("ttft_compute", 0.25),
-            ("decode_bytes", 0.25),
-            ("decode_step", 0.25),
-            ("decode_throughput", 0.25),
-            ("replicas", 0.25),
-            ("cost_per_million", 0.25),
-            ("open_streams", 0.1),
-            ("kv_pool", 0.25),
-        ],
-        Question::ChatsPerReplica => &[
-            ("kv_per_token", 0.1),
-            ("weight_bytes", 0.1),
-            ("kv_pool", 0.25),
-            ("chats", 0.25),
-            ("full_decode_step", 0.25),
-        ],
-        Question::GpuHours => &[
-            ("decode_step", 0.25),
-            ("decode_throughput", 0.25),
-            ("gpu_hours_per_million", 0.25),
-            ("cost_per_million", 0.25),
-        ],
-    }
 }
 
 impl Drill {
@@ -210,6 +179,39 @@ pub fn sensitivity(
     }
     out.sort_by(|a, b| b.1.abs().total_cmp(&a.1.abs()));
     Ok(out)
+}
+
+/// The steps a drill may ask for, with the relative error accepted for each: tight for
+/// one-multiplication steps, 25 % for steps that chain several figures.
+fn targets(q: Question) -> &'static [(&'static str, f64)] {
+    match q {
+        Question::Fleet => &[
+            ("prompt_tps", 0.1),
+            ("output_tps", 0.1),
+            ("prefill_per_token", 0.25),
+            ("ttft_compute", 0.25),
+            ("decode_bytes", 0.25),
+            ("decode_step", 0.25),
+            ("decode_throughput", 0.25),
+            ("replicas", 0.25),
+            ("cost_per_million", 0.25),
+            ("open_streams", 0.1),
+            ("kv_pool", 0.25),
+        ],
+        Question::ChatsPerReplica => &[
+            ("kv_per_token", 0.1),
+            ("weight_bytes", 0.1),
+            ("kv_pool", 0.25),
+            ("chats", 0.25),
+            ("full_decode_step", 0.25),
+        ],
+        Question::GpuHours => &[
+            ("decode_step", 0.25),
+            ("decode_throughput", 0.25),
+            ("gpu_hours_per_million", 0.25),
+            ("cost_per_million", 0.25),
+        ],
+    }
 }
 
 /// Picks one element of a non-empty list.

@@ -44,6 +44,7 @@ pub enum InputGroup {
 pub struct ChoiceOption {
     /// The value written to the query string, e.g. `llama-3.1-8b`.
     pub id: String,
+    /// What the form shows, e.g. `Llama 3.1 8B`.
     pub label: String,
 }
 
@@ -52,16 +53,21 @@ pub struct ChoiceOption {
 pub struct InputSpec {
     /// Stable URL-safe name, used as the query key and as [`ConfigError::field`].
     pub name: &'static str,
+    /// What the form shows beside the field.
     pub label: &'static str,
     /// Unit of the stored value (`""` for a pure count or a choice).
     pub unit: &'static str,
+    /// Smallest valid value (inclusive).
     pub min: f64,
+    /// Largest valid value (inclusive).
     pub max: f64,
     /// A sensible increment for a spinner or slider.
     pub step: f64,
     /// The default under the question's default choices (0 for a choice input).
     pub default: f64,
+    /// How the value is entered and shown.
     pub kind: InputKind,
+    /// Which panel of the form holds the input.
     pub group: InputGroup,
     /// The options of a choice input (empty otherwise).
     pub options: Vec<ChoiceOption>,
@@ -77,307 +83,6 @@ pub struct Inputs {
     weight_dtype: Dtype,
     kv_dtype: Dtype,
     values: BTreeMap<String, f64>,
-}
-
-/// The names of the choice inputs, in the order the query string writes them.
-pub const CHOICES: [&str; 4] = ["model", "gpu", "weight_dtype", "kv_dtype"];
-
-/// A numeric input's definition; its default comes from the question or from a preset.
-struct Def {
-    name: &'static str,
-    label: &'static str,
-    unit: &'static str,
-    min: f64,
-    max: f64,
-    step: f64,
-    kind: InputKind,
-    group: InputGroup,
-}
-
-/// Model figures that follow the model preset.
-const MODEL_FIELDS: [&str; 7] = [
-    "params",
-    "active_params",
-    "layers",
-    "hidden",
-    "heads",
-    "kv_heads",
-    "head_dim",
-];
-
-/// GPU figures that follow the GPU preset (the peak also follows the weight format).
-const GPU_FIELDS: [&str; 3] = ["peak_tflops", "hbm_tb_s", "gpu_mem_gb"];
-
-const fn def(
-    name: &'static str,
-    label: &'static str,
-    unit: &'static str,
-    range: (f64, f64, f64),
-    kind: InputKind,
-    group: InputGroup,
-) -> Def {
-    Def {
-        name,
-        label,
-        unit,
-        min: range.0,
-        max: range.1,
-        step: range.2,
-        kind,
-        group,
-    }
-}
-
-use InputGroup as G;
-use InputKind as K;
-
-/// Every numeric input any question uses. Ranges stay inside what the cost model accepts.
-const DEFS: &[Def] = &[
-    def(
-        "rate",
-        "Arrival rate",
-        "req/s",
-        (0.001, 1e6, 1.0),
-        K::Number,
-        G::Workload,
-    ),
-    def(
-        "prompt_tokens",
-        "Prompt length",
-        "tokens",
-        (1.0, 2e6, 100.0),
-        K::Integer,
-        G::Workload,
-    ),
-    def(
-        "output_tokens",
-        "Output length",
-        "tokens",
-        (1.0, 1e6, 10.0),
-        K::Integer,
-        G::Workload,
-    ),
-    def(
-        "chat_tokens",
-        "Tokens per chat",
-        "tokens",
-        (1.0, 1e7, 256.0),
-        K::Integer,
-        G::Workload,
-    ),
-    def(
-        "context",
-        "Context during decode",
-        "tokens",
-        (1.0, 1e7, 1.0),
-        K::Integer,
-        G::Workload,
-    ),
-    def(
-        "tpot_ms",
-        "Time per output token (target)",
-        "ms",
-        (0.1, 1e4, 1.0),
-        K::Number,
-        G::Workload,
-    ),
-    def(
-        "params",
-        "Parameters",
-        "",
-        (1e6, 1e14, 1e8),
-        K::Integer,
-        G::Model,
-    ),
-    def(
-        "active_params",
-        "Active parameters per token",
-        "",
-        (1e6, 1e14, 1e8),
-        K::Integer,
-        G::Model,
-    ),
-    def(
-        "layers",
-        "Layers",
-        "",
-        (1.0, 10_000.0, 1.0),
-        K::Integer,
-        G::Model,
-    ),
-    def(
-        "hidden",
-        "Hidden size",
-        "",
-        (1.0, 1_048_576.0, 128.0),
-        K::Integer,
-        G::Model,
-    ),
-    def(
-        "heads",
-        "Attention heads",
-        "",
-        (1.0, 65_536.0, 1.0),
-        K::Integer,
-        G::Model,
-    ),
-    def(
-        "kv_heads",
-        "KV heads",
-        "",
-        (1.0, 65_536.0, 1.0),
-        K::Integer,
-        G::Model,
-    ),
-    def(
-        "head_dim",
-        "Head dimension",
-        "",
-        (1.0, 65_536.0, 1.0),
-        K::Integer,
-        G::Model,
-    ),
-    def(
-        "gpus_per_replica",
-        "GPUs per replica",
-        "GPUs",
-        (1.0, 64.0, 1.0),
-        K::Integer,
-        G::Hardware,
-    ),
-    def(
-        "peak_tflops",
-        "Peak dense TFLOP/s per GPU",
-        "TFLOP/s",
-        (0.1, 1e6, 1.0),
-        K::Number,
-        G::Hardware,
-    ),
-    def(
-        "hbm_tb_s",
-        "Memory bandwidth per GPU",
-        "TB/s",
-        (0.01, 1000.0, 0.05),
-        K::Number,
-        G::Hardware,
-    ),
-    def(
-        "gpu_mem_gb",
-        "Memory per GPU",
-        "GB",
-        (1.0, 1e5, 1.0),
-        K::Number,
-        G::Hardware,
-    ),
-    def(
-        "mfu",
-        "Prefill MFU",
-        "",
-        (0.01, 1.0, 0.05),
-        K::Percent,
-        G::Engine,
-    ),
-    def(
-        "mbu",
-        "Decode MBU",
-        "",
-        (0.01, 1.0, 0.05),
-        K::Percent,
-        G::Engine,
-    ),
-    def(
-        "batch",
-        "Decode batch",
-        "sequences",
-        (1.0, 16_384.0, 1.0),
-        K::Integer,
-        G::Engine,
-    ),
-    def(
-        "ceiling",
-        "Utilisation ceiling",
-        "",
-        (0.05, 1.0, 0.05),
-        K::Percent,
-        G::Engine,
-    ),
-    def(
-        "mem_util",
-        "GPU memory utilisation",
-        "",
-        (0.05, 1.0, 0.01),
-        K::Percent,
-        G::Memory,
-    ),
-    def(
-        "reserve_gb",
-        "Reserve per GPU (activations, overhead)",
-        "GB",
-        (0.0, 1000.0, 0.5),
-        K::Number,
-        G::Memory,
-    ),
-    def(
-        "price",
-        "Price per GPU-hour",
-        "$/GPU-h",
-        (0.0, 1000.0, 0.1),
-        K::Number,
-        G::Money,
-    ),
-];
-
-/// The question's default choices: (model, GPU, weight format, KV format).
-fn default_choices(q: Question) -> (&'static str, &'static str, Dtype, Dtype) {
-    match q {
-        Question::Fleet | Question::GpuHours => {
-            ("llama-3.1-8b", "h100-sxm", Dtype::Bf16, Dtype::Bf16)
-        }
-        Question::ChatsPerReplica => ("llama-3.1-70b", "h100-sxm", Dtype::Bf16, Dtype::Bf16),
-    }
-}
-
-/// The question's numeric inputs in form order, with the default of each one that does not
-/// come from a preset (`None` for preset-driven figures).
-fn question_inputs(q: Question) -> Vec<(&'static str, Option<f64>)> {
-    let mut v: Vec<(&'static str, Option<f64>)> = match q {
-        Question::Fleet => vec![
-            ("rate", Some(50.0)),
-            ("prompt_tokens", Some(1000.0)),
-            ("output_tokens", Some(250.0)),
-            ("tpot_ms", Some(20.0)),
-        ],
-        Question::ChatsPerReplica => vec![("chat_tokens", Some(4096.0)), ("tpot_ms", Some(20.0))],
-        Question::GpuHours => vec![("batch", Some(32.0)), ("context", Some(1125.0))],
-    };
-    v.extend(MODEL_FIELDS.iter().map(|&n| (n, None)));
-    let tp = if q == Question::ChatsPerReplica {
-        4.0
-    } else {
-        1.0
-    };
-    v.push(("gpus_per_replica", Some(tp)));
-    v.extend(GPU_FIELDS.iter().map(|&n| (n, None)));
-    v.push(("mfu", Some(0.5)));
-    v.push(("mbu", Some(0.75)));
-    match q {
-        Question::Fleet => v.extend([
-            ("batch", Some(32.0)),
-            ("ceiling", Some(0.65)),
-            ("mem_util", Some(0.92)),
-            ("reserve_gb", Some(3.0)),
-            ("price", Some(2.5)),
-        ]),
-        Question::ChatsPerReplica => {
-            v.extend([("mem_util", Some(0.92)), ("reserve_gb", Some(3.0))])
-        }
-        Question::GpuHours => v.push(("price", Some(2.5))),
-    }
-    v
-}
-
-fn find_def(name: &str) -> Option<&'static Def> {
-    DEFS.iter().find(|d| d.name == name)
 }
 
 impl Inputs {
@@ -432,10 +137,12 @@ impl Inputs {
         &self.gpu
     }
 
+    /// The number format of the weights.
     pub fn weight_dtype(&self) -> Dtype {
         self.weight_dtype
     }
 
+    /// The number format of the KV cache.
     pub fn kv_dtype(&self) -> Dtype {
         self.kv_dtype
     }
@@ -443,6 +150,12 @@ impl Inputs {
     /// The value of a numeric input, if the inputs hold it.
     pub fn get(&self, name: &str) -> Option<f64> {
         self.values.get(name).copied()
+    }
+
+    /// Whether a numeric input is at its default under the current choices (a form can mark
+    /// the others as custom).
+    pub fn is_default(&self, q: Question, name: &str) -> bool {
+        self.get(name).is_some() && self.get(name) == self.default_value(q, name)
     }
 
     /// Every numeric input's name and value, in name order.
@@ -700,6 +413,141 @@ impl Inputs {
         g.mem_bytes = self.get("gpu_mem_gb")? * 1e9;
         Some(g)
     }
+}
+
+/// The names of the choice inputs, in the order the query string writes them.
+const CHOICES: [&str; 4] = ["model", "gpu", "weight_dtype", "kv_dtype"];
+
+/// A numeric input's definition; its default comes from the question or from a preset.
+struct Def {
+    name: &'static str,
+    label: &'static str,
+    unit: &'static str,
+    min: f64,
+    max: f64,
+    step: f64,
+    kind: InputKind,
+    group: InputGroup,
+}
+
+/// Model figures that follow the model preset.
+const MODEL_FIELDS: [&str; 7] = [
+    "params",
+    "active_params",
+    "layers",
+    "hidden",
+    "heads",
+    "kv_heads",
+    "head_dim",
+];
+
+/// GPU figures that follow the GPU preset (the peak also follows the weight format).
+const GPU_FIELDS: [&str; 3] = ["peak_tflops", "hbm_tb_s", "gpu_mem_gb"];
+
+const fn def(
+    name: &'static str,
+    label: &'static str,
+    unit: &'static str,
+    range: (f64, f64, f64),
+    kind: InputKind,
+    group: InputGroup,
+) -> Def {
+    Def {
+        name,
+        label,
+        unit,
+        min: range.0,
+        max: range.1,
+        step: range.2,
+        kind,
+        group,
+    }
+}
+
+use InputGroup as G;
+use InputKind as K;
+
+/// Every numeric input any question uses: name, label, unit, (min, max, step), kind, group.
+/// Ranges stay inside what the cost model accepts.
+#[rustfmt::skip]
+const DEFS: &[Def] = &[
+    def("rate", "Arrival rate", "req/s", (0.001, 1e6, 1.0), K::Number, G::Workload),
+    def("prompt_tokens", "Prompt length", "tokens", (1.0, 2e6, 100.0), K::Integer, G::Workload),
+    def("output_tokens", "Output length", "tokens", (1.0, 1e6, 10.0), K::Integer, G::Workload),
+    def("chat_tokens", "Tokens per chat", "tokens", (1.0, 1e7, 256.0), K::Integer, G::Workload),
+    def("context", "Context during decode", "tokens", (1.0, 1e7, 1.0), K::Integer, G::Workload),
+    def("tpot_ms", "Time per output token (target)", "ms", (0.1, 1e4, 1.0), K::Number, G::Workload),
+    def("params", "Parameters", "", (1e6, 1e14, 1e8), K::Integer, G::Model),
+    def("active_params", "Active parameters per token", "", (1e6, 1e14, 1e8), K::Integer, G::Model),
+    def("layers", "Layers", "", (1.0, 10_000.0, 1.0), K::Integer, G::Model),
+    def("hidden", "Hidden size", "", (1.0, 1_048_576.0, 128.0), K::Integer, G::Model),
+    def("heads", "Attention heads", "", (1.0, 65_536.0, 1.0), K::Integer, G::Model),
+    def("kv_heads", "KV heads", "", (1.0, 65_536.0, 1.0), K::Integer, G::Model),
+    def("head_dim", "Head dimension", "", (1.0, 65_536.0, 1.0), K::Integer, G::Model),
+    def("gpus_per_replica", "GPUs per replica", "GPUs", (1.0, 64.0, 1.0), K::Integer, G::Hardware),
+    def("peak_tflops", "Peak dense TFLOP/s per GPU", "TFLOP/s", (0.1, 1e6, 1.0), K::Number, G::Hardware),
+    def("hbm_tb_s", "Memory bandwidth per GPU", "TB/s", (0.01, 1000.0, 0.05), K::Number, G::Hardware),
+    def("gpu_mem_gb", "Memory per GPU", "GB", (1.0, 1e5, 1.0), K::Number, G::Hardware),
+    def("mfu", "Prefill MFU", "", (0.01, 1.0, 0.05), K::Percent, G::Engine),
+    def("mbu", "Decode MBU", "", (0.01, 1.0, 0.05), K::Percent, G::Engine),
+    def("batch", "Decode batch", "sequences", (1.0, 16_384.0, 1.0), K::Integer, G::Engine),
+    def("ceiling", "Utilisation ceiling", "", (0.05, 1.0, 0.05), K::Percent, G::Engine),
+    def("mem_util", "GPU memory utilisation", "", (0.05, 1.0, 0.01), K::Percent, G::Memory),
+    def("reserve_gb", "Reserve per GPU (activations, overhead)", "GB", (0.0, 1000.0, 0.5), K::Number, G::Memory),
+    def("price", "Price per GPU-hour", "$/GPU-h", (0.0, 1000.0, 0.1), K::Number, G::Money),
+];
+
+/// The question's default choices: (model, GPU, weight format, KV format).
+fn default_choices(q: Question) -> (&'static str, &'static str, Dtype, Dtype) {
+    match q {
+        Question::Fleet | Question::GpuHours => {
+            ("llama-3.1-8b", "h100-sxm", Dtype::Bf16, Dtype::Bf16)
+        }
+        Question::ChatsPerReplica => ("llama-3.1-70b", "h100-sxm", Dtype::Bf16, Dtype::Bf16),
+    }
+}
+
+/// The question's numeric inputs in form order, with the default of each one that does not
+/// come from a preset (`None` for preset-driven figures).
+fn question_inputs(q: Question) -> Vec<(&'static str, Option<f64>)> {
+    let mut v: Vec<(&'static str, Option<f64>)> = match q {
+        Question::Fleet => vec![
+            ("rate", Some(50.0)),
+            ("prompt_tokens", Some(1000.0)),
+            ("output_tokens", Some(250.0)),
+            ("tpot_ms", Some(20.0)),
+        ],
+        Question::ChatsPerReplica => vec![("chat_tokens", Some(4096.0)), ("tpot_ms", Some(20.0))],
+        Question::GpuHours => vec![("batch", Some(32.0)), ("context", Some(1125.0))],
+    };
+    v.extend(MODEL_FIELDS.iter().map(|&n| (n, None)));
+    let tp = if q == Question::ChatsPerReplica {
+        4.0
+    } else {
+        1.0
+    };
+    v.push(("gpus_per_replica", Some(tp)));
+    v.extend(GPU_FIELDS.iter().map(|&n| (n, None)));
+    v.push(("mfu", Some(0.5)));
+    v.push(("mbu", Some(0.75)));
+    match q {
+        Question::Fleet => v.extend([
+            ("batch", Some(32.0)),
+            ("ceiling", Some(0.65)),
+            ("mem_util", Some(0.92)),
+            ("reserve_gb", Some(3.0)),
+            ("price", Some(2.5)),
+        ]),
+        Question::ChatsPerReplica => {
+            v.extend([("mem_util", Some(0.92)), ("reserve_gb", Some(3.0))])
+        }
+        Question::GpuHours => v.push(("price", Some(2.5))),
+    }
+    v
+}
+
+fn find_def(name: &str) -> Option<&'static Def> {
+    DEFS.iter().find(|d| d.name == name)
 }
 
 /// The choice inputs with their options and the question's defaults.

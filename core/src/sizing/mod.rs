@@ -65,6 +65,7 @@ pub struct Step {
 /// A question worked through for one set of inputs.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Derivation {
+    /// The question worked through.
     pub question: Question,
     /// The steps in the order the learner taps through them.
     pub steps: Vec<Step>,
@@ -101,7 +102,9 @@ pub enum Pressure {
 /// One limit's reading, with the figure behind it.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct LimitReading {
+    /// The limit read.
     pub limit: Limit,
+    /// How hard it presses.
     pub pressure: Pressure,
     /// One sentence with the number that decided the pressure.
     pub reason: String,
@@ -142,6 +145,7 @@ impl Question {
         Question::ALL.into_iter().find(|q| q.id() == id)
     }
 
+    /// The question as a heading.
     pub fn title(self) -> &'static str {
         match self {
             Question::Fleet => "Size the fleet",
