@@ -128,3 +128,34 @@ fn sensitivity_refuses_bad_targets_and_inputs() {
         "rate"
     );
 }
+
+/// The drill each question draws from seed 1, pinned so that a change to the drawing (or a
+/// platform that draws differently, such as 32-bit WASM) shows up as a failure.
+const PINNED: &[(Question, &str, &str)] = &[
+    (
+        Question::Fleet,
+        "prefill_per_token",
+        "question=fleet&model=mistral-7b&gpu=h200&rate=42&prompt_tokens=2000&output_tokens=500\
+         &mfu=0.6&mbu=0.7&ceiling=0.7&mem_util=0.9&reserve_gb=4&price=1.5",
+    ),
+    (
+        Question::ChatsPerReplica,
+        "chats",
+        "question=chats-per-replica&model=mistral-7b&gpu=h200&chat_tokens=2048&tpot_ms=30\
+         &gpus_per_replica=2&mfu=0.6&mbu=0.7&reserve_gb=2",
+    ),
+    (
+        Question::GpuHours,
+        "decode_throughput",
+        "question=gpu-hours&model=mistral-7b&gpu=h200&batch=8&context=2048&mfu=0.6&mbu=0.7\
+         &price=1.5",
+    ),
+];
+
+#[test]
+fn seed_one_draws_the_pinned_drills() {
+    for &(q, target, query) in PINNED {
+        let d = Drill::new(q, 1);
+        assert_eq!((d.target, d.inputs.to_query(q).as_str()), (target, query));
+    }
+}

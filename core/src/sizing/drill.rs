@@ -64,7 +64,7 @@ impl Drill {
             (inputs, d)
         });
         let table = targets(q);
-        let start = rng.gen_range(0..table.len());
+        let start = index(&mut rng, table.len());
         // The first target, from a random start, whose answer is a positive number.
         let (target, band) = (0..table.len())
             .map(|i| table[(start + i) % table.len()])
@@ -214,9 +214,15 @@ fn targets(q: Question) -> &'static [(&'static str, f64)] {
     }
 }
 
+/// A uniform index below `len` (at least one). It samples a `u32`, never a `usize`, whose
+/// sampling differs between 32-bit WASM and 64-bit targets.
+fn index(rng: &mut Pcg64, len: usize) -> usize {
+    rng.gen_range(0..len.clamp(1, u32::MAX as usize) as u32) as usize
+}
+
 /// Picks one element of a non-empty list.
 fn pick<T: Copy>(rng: &mut Pcg64, items: &[T]) -> T {
-    items[rng.gen_range(0..items.len())]
+    items[index(rng, items.len())]
 }
 
 /// Draws random inputs for the question from round, realistic values.
@@ -224,8 +230,8 @@ fn draw(q: Question, rng: &mut Pcg64) -> Inputs {
     let mut inputs = Inputs::defaults(q);
     let models = catalog::models();
     let gpus = catalog::gpus();
-    let model = models[rng.gen_range(0..models.len())].id.clone();
-    let gpu = gpus[rng.gen_range(0..gpus.len())].id.clone();
+    let model = models[index(rng, models.len())].id.clone();
+    let gpu = gpus[index(rng, gpus.len())].id.clone();
     let fp8 = |rng: &mut Pcg64| if rng.gen_bool(0.25) { "fp8" } else { "bf16" };
     let (wd, kd) = (fp8(rng), fp8(rng));
     for (name, id) in [
@@ -287,7 +293,7 @@ fn draw(q: Question, rng: &mut Pcg64) -> Inputs {
 fn plausible(q: Question, drawn: &Inputs, rng: &mut Pcg64) -> Option<(Inputs, Derivation)> {
     let counts = [1.0, 2.0, 4.0, 8.0];
     let first = if q == Question::ChatsPerReplica {
-        rng.gen_range(0..counts.len())
+        index(rng, counts.len())
     } else {
         0
     };
