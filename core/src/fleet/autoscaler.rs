@@ -42,6 +42,11 @@ pub struct AutoscalerConfig {
     pub scale_up_delay_s: f64,
     /// Seconds after a change during which no other change is made.
     pub cooldown_s: f64,
+    /// Seconds after any change before the pool may shrink (a stabilisation window, like the
+    /// Kubernetes autoscaler's five minutes): a queue that has just drained says little.
+    pub scale_down_cooldown_s: f64,
+    /// Most replicas removed by one scale-down.
+    pub max_scale_down_step: u32,
     /// Relative band around the target inside which nothing changes (0.1 = 10 %).
     pub tolerance: f64,
     /// Quantile of server TTFT used by the TTFT signal.
@@ -58,6 +63,8 @@ impl Default for AutoscalerConfig {
             interval_s: 15.0,
             scale_up_delay_s: 180.0,
             cooldown_s: 60.0,
+            scale_down_cooldown_s: 300.0,
+            max_scale_down_step: 1,
             tolerance: 0.1,
             ttft_quantile: 0.95,
         }
@@ -70,6 +77,18 @@ impl AutoscalerConfig {
         check_range("interval_s", self.interval_s, 0.1, 3_600.0)?;
         check_range("scale_up_delay_s", self.scale_up_delay_s, 0.0, 86_400.0)?;
         check_range("cooldown_s", self.cooldown_s, 0.0, 86_400.0)?;
+        check_range(
+            "scale_down_cooldown_s",
+            self.scale_down_cooldown_s,
+            0.0,
+            86_400.0,
+        )?;
+        if self.max_scale_down_step == 0 {
+            return Err(ConfigError::new(
+                "max_scale_down_step",
+                "must be at least 1",
+            ));
+        }
         check_range("tolerance", self.tolerance, 0.0, 1.0)?;
         check_range("ttft_quantile", self.ttft_quantile, 0.0, 1.0)?;
         if matches!(
@@ -102,6 +121,18 @@ impl AutoscalerConfig {
 
 fn check_positive_f(field: &str, v: f64) -> Result<(), ConfigError> {
     crate::error::check_positive(field, v, 1e12).map(|_| ())
+}
+
+/// One evaluation of the autoscaler.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+pub struct SignalPoint {
+    pub t: f64,
+    /// The signal's value (NaN when it had nothing to read, e.g. no TTFT in the interval).
+    pub value: f64,
+    /// Ready replicas in the pool.
+    pub ready: u32,
+    /// Ready and starting replicas in the pool.
+    pub provisioned: u32,
 }
 
 /// One change the autoscaler made.

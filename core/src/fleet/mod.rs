@@ -27,7 +27,7 @@ pub mod router;
 pub mod scenario;
 pub mod sim;
 
-pub use autoscaler::{AutoscalerConfig, ScaleEvent, ScaleSignal};
+pub use autoscaler::{AutoscalerConfig, ScaleEvent, ScaleSignal, SignalPoint};
 pub use clocks::{Histogram, Hops, Outcome, RejectReason, RequestRecord, SpillTarget};
 pub use gateway::{ClientConfig, GatewayConfig, PoolConnections, Region};
 pub use overflow::{HostedApi, OverflowAction, OverflowConfig};

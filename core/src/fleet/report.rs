@@ -1,7 +1,7 @@
 //! What a fleet run measured: outcomes, the four clocks, the gap by hop, open streams against
 //! Little's law, tenants, pools, the autoscaler and cost.
 
-use super::autoscaler::ScaleEvent;
+use super::autoscaler::{ScaleEvent, SignalPoint};
 use super::quota::TenantCounters;
 use super::sim::{FleetSim, ReplicaState, SeriesPoint};
 use crate::stats::Summary;
@@ -24,6 +24,8 @@ pub struct FleetReport {
     pub tenants: Vec<TenantReport>,
     pub pools: Vec<PoolReport>,
     pub scale_events: Vec<ScaleEvent>,
+    /// Every evaluation of the autoscaler: what its signal read.
+    pub autoscaler_signal: Vec<SignalPoint>,
     pub series: Vec<SeriesPoint>,
     pub cost: CostReport,
 }
@@ -304,6 +306,7 @@ impl FleetSim {
             tenants,
             pools,
             scale_events: self.scale_events.clone(),
+            autoscaler_signal: self.signal_series.clone(),
             series: self.series.clone(),
             cost,
         }

@@ -13,7 +13,7 @@
 //! of its own. Replicas are woken at the end of their step in flight (`ReplicaWake`, with a
 //! generation number so that a superseded wake-up is skipped).
 
-use super::autoscaler::{ScaleEvent, ScaleSignal};
+use super::autoscaler::{ScaleEvent, ScaleSignal, SignalPoint};
 use super::clocks::{Histogram, Hops, Outcome, RejectReason, RequestRecord, SpillTarget};
 use super::gateway::ConnectionPool;
 use super::overflow::OverflowAction;
@@ -47,6 +47,7 @@ pub struct FleetSim {
     pub(super) stats: Stats,
     pub(super) records: Vec<RequestRecord>,
     pub(super) scale_events: Vec<ScaleEvent>,
+    pub(super) signal_series: Vec<SignalPoint>,
     pub(super) series: Vec<SeriesPoint>,
     sample_interval: f64,
     last_scale_change: f64,
@@ -171,6 +172,8 @@ pub(super) struct ReplicaSlot {
     pub(super) replica: Replica,
     pub(super) state: ReplicaState,
     pub(super) created_at: f64,
+    /// When it became ready (infinite while starting).
+    ready_at: f64,
     pub(super) stopped_at: Option<f64>,
     conn: ConnectionPool,
     bursts: StepBursts,
@@ -179,6 +182,10 @@ pub(super) struct ReplicaSlot {
     wake_at: Option<f64>,
     busy_mark: f64,
     decoding_streams: u32,
+    /// Requests routed here whose connection is still being set up, and their prompt
+    /// tokens: the router counts them as its own outstanding work on the replica.
+    dispatching: u32,
+    dispatching_tokens: u64,
     pub(super) routed: u64,
 }
 
@@ -298,6 +305,7 @@ impl FleetSim {
             },
             records: Vec::new(),
             scale_events: Vec::new(),
+            signal_series: Vec::new(),
             series: Vec::new(),
             sample_interval,
             last_scale_change: f64::NEG_INFINITY,
@@ -433,8 +441,10 @@ impl FleetSim {
             }
             Event::StreamEnd { slot } => self.on_stream_end(slot),
             Event::ReplicaReady { replica } => {
-                if self.replicas[replica].state == ReplicaState::Starting {
-                    self.replicas[replica].state = ReplicaState::Ready;
+                let rs = &mut self.replicas[replica];
+                if rs.state == ReplicaState::Starting {
+                    rs.state = ReplicaState::Ready;
+                    rs.ready_at = self.now;
                 }
             }
             Event::AutoscaleTick => self.on_autoscale(),
@@ -560,9 +570,13 @@ impl FleetSim {
                         (true, Some(p)) => r.replica.cached_prefix_tokens(p),
                         _ => 0,
                     };
+                    let mut load = r.replica.load();
+                    load.waiting += r.dispatching;
+                    load.outstanding += r.dispatching;
+                    load.queued_prompt_tokens += r.dispatching_tokens;
                     cands.push(Candidate {
                         replica: i,
-                        load: r.replica.load(),
+                        load,
                         cached_prefix_tokens: cached,
                     });
                 }
@@ -646,6 +660,8 @@ impl FleetSim {
         };
         let rs = &mut self.replicas[r];
         rs.routed += 1;
+        rs.dispatching += 1;
+        rs.dispatching_tokens += self.live[slot].prompt_tokens as u64;
         let connect = rs.conn.acquire(t, &self.cfg.gateway.pool);
         let l = &mut self.live[slot];
         if self.cfg.record_requests || needs_prefix {
@@ -667,6 +683,9 @@ impl FleetSim {
         self.advance_replica(r);
         let l = &mut self.live[slot];
         l.engine_in = t;
+        let rs = &mut self.replicas[r];
+        rs.dispatching = rs.dispatching.saturating_sub(1);
+        rs.dispatching_tokens = rs.dispatching_tokens.saturating_sub(l.prompt_tokens as u64);
         let req = EngineRequest {
             id: slot as u64,
             prompt: l.prompt.take().unwrap_or_default(),
@@ -981,6 +1000,7 @@ impl FleetSim {
         let mut ready = 0u32;
         let mut current = 0u32;
         let mut busy = 0.0;
+        let mut ready_time = 0.0;
         let mut queued = 0.0;
         let mut kv = 0.0;
         for r in self.replicas.iter_mut().filter(|r| r.pool == pool) {
@@ -988,6 +1008,7 @@ impl FleetSim {
             if r.state == ReplicaState::Ready {
                 ready += 1;
                 busy += (b - r.busy_mark).max(0.0);
+                ready_time += (t - r.ready_at).clamp(0.0, a.interval_s);
                 let load = r.replica.load();
                 queued += load.queued_prompt_tokens as f64;
                 kv += kv_usage(&load);
@@ -999,7 +1020,13 @@ impl FleetSim {
         }
         let n = ready.max(1) as f64;
         let value = match a.signal {
-            ScaleSignal::GpuUtilisation => (busy / (a.interval_s * n)).min(1.0),
+            ScaleSignal::GpuUtilisation => {
+                if ready_time > 0.0 {
+                    (busy / ready_time).min(1.0)
+                } else {
+                    f64::NAN
+                }
+            }
             ScaleSignal::QueuedTokens => queued / n,
             ScaleSignal::KvUsage => kv / n,
             ScaleSignal::Ttft => {
@@ -1015,10 +1042,25 @@ impl FleetSim {
             }
         };
         self.interval_ttft.clear();
+        self.signal_series.push(SignalPoint {
+            t,
+            value,
+            ready,
+            provisioned: current,
+        });
         let p = &self.cfg.pools[pool];
         let (min, max) = (p.min_replicas, p.max_replicas);
-        if t - self.last_scale_change >= a.cooldown_s {
-            if let Some(want) = a.desired(ready, current, value, min, max) {
+        let since = t - self.last_scale_change;
+        let want = a.desired(ready, current, value, min, max).and_then(|want| {
+            if want > current {
+                (since >= a.cooldown_s).then_some(want)
+            } else {
+                (since >= a.cooldown_s.max(a.scale_down_cooldown_s))
+                    .then_some(want.max(current.saturating_sub(a.max_scale_down_step)))
+            }
+        });
+        {
+            if let Some(want) = want {
                 self.scale_events.push(ScaleEvent {
                     t,
                     signal: value,
@@ -1088,6 +1130,11 @@ impl FleetSim {
             replica,
             state,
             created_at: self.now,
+            ready_at: if state == ReplicaState::Ready {
+                self.now
+            } else {
+                f64::INFINITY
+            },
             stopped_at: None,
             conn: ConnectionPool::default(),
             bursts: StepBursts::new(&self.cfg.relay),
@@ -1096,6 +1143,8 @@ impl FleetSim {
             wake_at: None,
             busy_mark: 0.0,
             decoding_streams: 0,
+            dispatching: 0,
+            dispatching_tokens: 0,
             routed: 0,
         });
         Ok(self.replicas.len() - 1)
