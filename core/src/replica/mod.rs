@@ -1,1 +1,1096 @@
-//! The replica simulator: a vLLM V1-style engine on one replica (being built).
+//! The replica simulator: a vLLM V1-style engine on one replica.
+//!
+//! [`Replica`] is the engine: a waiting queue, a running list, a paged KV cache and a
+//! scheduler that composes one batch per step, with the step's duration from the one cost
+//! model ([`CostModel::step_totals`]). It is driven by time: [`Replica::submit`] hands it a
+//! request, [`Replica::advance_to`] runs every step that ends by a given time and reports what
+//! happened as [`ReplicaEvent`]s. The fleet simulator drives many of these; [`sim::ReplicaSim`]
+//! drives one from a workload and collects a [`sim::RunReport`].
+//!
+//! # The scheduler (vLLM V1)
+//!
+//! Each step mirrors `Scheduler.schedule()` in vLLM's `vllm/v1/core/sched/scheduler.py`:
+//! 1. The token budget is `max_num_batched_tokens`. Running requests are visited first, in
+//!    order. Each asks for the tokens it has not computed yet: one for a decode, the rest of
+//!    the prompt for a partial prefill, capped by the budget left and by
+//!    `long_prefill_token_threshold` when set (chunked prefill).
+//! 2. Blocks are allocated for the new tokens (`KVCacheManager.allocate_slots` in
+//!    `vllm/v1/core/kv_cache_manager.py`). When the pool is short, the most recently admitted
+//!    running request (the end of the running list) is preempted by recompute: its blocks are
+//!    freed, its computed tokens reset to zero, and it goes to the front of the waiting queue.
+//!    This repeats until the allocation fits or the request itself was the one preempted.
+//! 3. Only if nothing was preempted in this step, waiting requests are admitted first come,
+//!    first served while budget and `max_num_seqs` allow. A prefix-cache hit skips the cached
+//!    tokens; a prompt that is cached in full still computes its last token.
+//! 4. Tokens are sampled at the end of the step. A request whose known tokens are all
+//!    computed samples one token: the first one at the end of its last prefill chunk, then one
+//!    per decode step. It finishes after `output_len` tokens and frees its blocks. A request
+//!    preempted after producing tokens recomputes prompt and produced tokens, then continues
+//!    (it does not produce those tokens again).
+//!
+//! The KV cache is [`kv`]: 16-token blocks by default, a free queue in LRU order and prefix
+//! caching by chained block hashes, as in vLLM's `vllm/v1/core/block_pool.py`.
+
+pub mod kv;
+pub mod sim;
+
+pub use kv::KvAudit;
+pub use sim::{
+    OverloadReason, ReplicaSim, ReplicaSimConfig, RequestRecord, RunReport, SeriesPoint,
+    SimSnapshot, Verdict, WorkLimits,
+};
+
+use crate::cost::{
+    BatchItem, BatchTotals, CostModel, Deployment, Efficiency, MemoryConfig, StepCost,
+};
+use crate::error::ConfigError;
+use crate::stats::Samples;
+use crate::workload::Prompt;
+use kv::{prompt_block_hashes, BlockPool};
+use serde::{Deserialize, Serialize};
+use std::collections::VecDeque;
+
+/// The scheduler's knobs, named as in vLLM.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct SchedulerConfig {
+    /// Token budget per step (vLLM's default for chunked prefill on large GPUs: 8192).
+    pub max_num_batched_tokens: u32,
+    /// Most sequences in one step (default 256).
+    pub max_num_seqs: u32,
+    /// Tokens per KV block (default 16).
+    pub block_size: u32,
+    /// Automatic prefix caching (on by default in vLLM V1).
+    pub enable_prefix_caching: bool,
+    /// 0 = off; else the largest prefill chunk one request may take in a step.
+    pub long_prefill_token_threshold: u32,
+}
+
+/// Everything that defines one replica.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ReplicaConfig {
+    pub deployment: Deployment,
+    pub efficiency: Efficiency,
+    pub memory: MemoryConfig,
+    pub scheduler: SchedulerConfig,
+    /// Forces the pool to this many blocks (tests, build-ups) instead of deriving it from memory.
+    pub kv_blocks_override: Option<u32>,
+    /// Steps kept in the per-step trace (the first ones); 0 = none.
+    pub trace_capacity: usize,
+    /// Keep every token time per request (off for big runs).
+    pub record_token_times: bool,
+}
+
+/// A request as the engine receives it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct EngineRequest {
+    pub id: u64,
+    pub prompt: Prompt,
+    pub output_len: u32,
+    pub tenant: u32,
+}
+
+/// Something that happened in the engine, in time order.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+#[serde(tag = "type")]
+pub enum ReplicaEvent {
+    /// First scheduled (start of its first step).
+    Admitted { id: u64, t: f64 },
+    /// End of its last prefill chunk.
+    FirstToken { id: u64, t: f64 },
+    /// All output tokens produced and blocks freed. A request the replica can never hold (its
+    /// prompt plus output exceed the whole KV pool, or it asks for no tokens) is rejected at
+    /// submission: it "finishes" then with `output_tokens: 0`.
+    Finished { id: u64, t: f64, output_tokens: u32 },
+    /// Preempted by recompute (start of the step that needed its blocks).
+    Preempted { id: u64, t: f64 },
+    /// One engine step ended. ITL samples for this step = `duration` weighted by `decode_tokens`
+    /// (tokens emitted by sequences that already had their first token).
+    StepEnd {
+        t: f64,
+        duration: f64,
+        decode_tokens: u32,
+        prefill_tokens: u32,
+        first_tokens: u32,
+        running: u32,
+        waiting: u32,
+        kv_blocks_used: u32,
+    },
+}
+
+/// What a router or an autoscaler can read from a replica at any moment.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize)]
+pub struct ReplicaLoad {
+    pub running: u32,
+    /// Waiting for admission (including requests submitted for a future time).
+    pub waiting: u32,
+    /// Running + waiting.
+    pub outstanding: u32,
+    /// Prompt tokens not yet prefilled (waiting + partial), including tokens to recompute
+    /// after a preemption.
+    pub queued_prompt_tokens: u64,
+    pub kv_blocks_used: u32,
+    pub kv_blocks_total: u32,
+    /// A step is in flight.
+    pub busy: bool,
+}
+
+/// Counters over the replica's life.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct ReplicaMetrics {
+    pub steps: u64,
+    /// Seconds with a step in flight.
+    pub busy_time_s: f64,
+    pub submitted: u64,
+    pub finished: u64,
+    /// Requests refused at submission (see [`ReplicaEvent::Finished`]).
+    pub rejected: u64,
+    pub preemptions: u64,
+    /// Prompt tokens looked up in the prefix cache at admission.
+    pub prefix_query_tokens: u64,
+    /// Of those, tokens found cached (skipped).
+    pub prefix_hit_tokens: u64,
+    /// Tokens run through the model as prefill, recomputation included.
+    pub prefill_tokens: u64,
+    /// Tokens run through the model as decodes.
+    pub decode_tokens: u64,
+    /// Output tokens sampled.
+    pub output_tokens: u64,
+    /// Prompt tokens of finished requests.
+    pub finished_prompt_tokens: u64,
+    /// Exact inter-token latencies: time from a request's previous token to its next one.
+    pub itl: Samples,
+    /// Steps not kept in the trace because it was full.
+    pub trace_dropped: u64,
+}
+
+/// Whether a request's tokens in a step are prompt (or recomputation) or a decode.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TokenKind {
+    Prefill,
+    Decode,
+}
+
+/// One request's share of a step.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+pub struct TraceEntry {
+    pub id: u64,
+    pub new_tokens: u32,
+    /// Tokens in its KV cache after the step.
+    pub context_len: u32,
+    pub kind: TokenKind,
+    /// Blocks in its block table after the allocation for this step.
+    pub blocks: u32,
+}
+
+/// One engine step, for visualisations.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct StepTrace {
+    pub index: u64,
+    pub start: f64,
+    pub end: f64,
+    /// The batch, in scheduling order (running first, then newly admitted).
+    pub entries: Vec<TraceEntry>,
+    pub budget: u32,
+    pub budget_used: u32,
+    /// Blocks taken from the free pool in this step (allocations and prefix hits on free blocks).
+    pub blocks_allocated: u32,
+    /// Blocks returned to the free pool in this step (preemptions and finishes).
+    pub blocks_freed: u32,
+    pub admitted: Vec<u64>,
+    pub preempted: Vec<u64>,
+    pub first_tokens: Vec<u64>,
+    pub finished: Vec<u64>,
+    pub kv_blocks_used: u32,
+    pub running: u32,
+    pub waiting: u32,
+    pub cost: StepCost,
+}
+
+/// Where a request is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SeqPhase {
+    /// In the waiting queue (never admitted, or preempted and re-queued).
+    Waiting,
+    /// Running, prompt (or recomputation) not fully computed.
+    Prefill,
+    /// Running, producing one token per step.
+    Decode,
+}
+
+/// One request inside the replica, with its block table.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct SeqSnapshot {
+    pub id: u64,
+    pub tenant: u32,
+    pub arrival: f64,
+    pub phase: SeqPhase,
+    pub prompt_len: u32,
+    pub output_len: u32,
+    /// Tokens whose K and V are in the cache.
+    pub computed_tokens: u32,
+    pub output_tokens: u32,
+    /// The block table: physical block ids, in order.
+    pub blocks: Vec<u32>,
+    /// Leading blocks registered in the prefix cache.
+    pub cached_blocks: u32,
+    pub preemptions: u32,
+}
+
+/// The whole replica at one moment: the queues, every block table, the step in flight.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct ReplicaSnapshot {
+    pub now: f64,
+    /// (start, end) of the step in flight.
+    pub step: Option<(f64, f64)>,
+    /// The batch of the step in flight.
+    pub batch: Vec<TraceEntry>,
+    pub running: Vec<SeqSnapshot>,
+    pub waiting: Vec<SeqSnapshot>,
+    pub block_size: u32,
+    pub kv_blocks_total: u32,
+    pub kv_blocks_used: u32,
+    pub kv_bytes_per_block: f64,
+}
+
+/// One replica's engine.
+#[derive(Clone, Debug)]
+pub struct Replica {
+    cfg: ReplicaConfig,
+    cost: CostModel,
+    pool: BlockPool,
+    seqs: Vec<Seq>,
+    free_slots: Vec<u32>,
+    running: Vec<u32>,
+    waiting: VecDeque<u32>,
+    /// Submitted for a time the engine has not reached, in arrival order.
+    pending: VecDeque<(f64, u32)>,
+    now: f64,
+    state: State,
+    /// The batch of the step in flight: (slot, new tokens, prefill?).
+    batch: Vec<(u32, u32, bool)>,
+    step_cost: StepCost,
+    prefill_left: u64,
+    metrics: ReplicaMetrics,
+    /// Events produced by `submit`, handed out by the next `advance_to`.
+    deferred: Vec<ReplicaEvent>,
+    trace: Vec<StepTrace>,
+    cur_trace: Option<StepTrace>,
+    finished_token_times: Vec<(u64, Vec<f64>)>,
+    scratch_blocks: Vec<u32>,
+}
+
+/// Longest pool the simulator accepts, in blocks.
+pub const MAX_KV_BLOCKS: u32 = 1 << 28;
+
+impl Default for SchedulerConfig {
+    fn default() -> Self {
+        SchedulerConfig {
+            max_num_batched_tokens: 8192,
+            max_num_seqs: 256,
+            block_size: 16,
+            enable_prefix_caching: true,
+            long_prefill_token_threshold: 0,
+        }
+    }
+}
+
+impl SchedulerConfig {
+    pub fn validate(&self) -> Result<(), ConfigError> {
+        let check = |field: &str, v: u32, min: u32, max: u32| {
+            if v < min || v > max {
+                Err(ConfigError::new(
+                    field,
+                    format!("must be {min} to {max}, got {v}"),
+                ))
+            } else {
+                Ok(())
+            }
+        };
+        check(
+            "max_num_batched_tokens",
+            self.max_num_batched_tokens,
+            1,
+            1 << 20,
+        )?;
+        check("max_num_seqs", self.max_num_seqs, 1, 65_536)?;
+        check("block_size", self.block_size, 1, 1024)?;
+        check(
+            "long_prefill_token_threshold",
+            self.long_prefill_token_threshold,
+            0,
+            1 << 20,
+        )?;
+        Ok(())
+    }
+}
+
+impl ReplicaConfig {
+    /// The seed problem's replica: Llama 3.1 8B in BF16 on one H100, the brief's efficiencies
+    /// and memory split, vLLM's default scheduler.
+    pub fn seed() -> Self {
+        ReplicaConfig {
+            deployment: Deployment::seed(),
+            efficiency: Efficiency::REFERENCE,
+            memory: MemoryConfig::REFERENCE,
+            scheduler: SchedulerConfig::default(),
+            kv_blocks_override: None,
+            trace_capacity: 0,
+            record_token_times: false,
+        }
+    }
+
+    /// Checks every field; the error names the first bad one.
+    pub fn validate(&self) -> Result<(), ConfigError> {
+        self.blocks_and_cost().map(|_| ())
+    }
+
+    /// The KV pool in blocks this configuration gives.
+    pub fn kv_blocks(&self) -> Result<u32, ConfigError> {
+        self.blocks_and_cost().map(|(b, _)| b)
+    }
+
+    fn blocks_and_cost(&self) -> Result<(u32, CostModel), ConfigError> {
+        let cost = CostModel::new(self.deployment.clone(), self.efficiency)
+            .map_err(|e| e.within("deployment"))?;
+        self.memory.validate().map_err(|e| e.within("memory"))?;
+        self.scheduler
+            .validate()
+            .map_err(|e| e.within("scheduler"))?;
+        if self.trace_capacity > 1_000_000 {
+            return Err(ConfigError::new(
+                "trace_capacity",
+                format!("must be at most 1000000, got {}", self.trace_capacity),
+            ));
+        }
+        let bs = self.scheduler.block_size as f64;
+        let blocks = match self.kv_blocks_override {
+            Some(n) => {
+                if n == 0 || n > MAX_KV_BLOCKS {
+                    return Err(ConfigError::new(
+                        "kv_blocks_override",
+                        format!("must be 1 to {MAX_KV_BLOCKS}, got {n}"),
+                    ));
+                }
+                n
+            }
+            None => {
+                let b = (cost.kv_pool_tokens(&self.memory) / bs).floor();
+                if b < 1.0 {
+                    return Err(ConfigError::new(
+                        "memory",
+                        "the weights and the reserve leave no room for a KV cache: use more GPUs, a smaller model, or a higher gpu_memory_utilization",
+                    ));
+                }
+                if b > MAX_KV_BLOCKS as f64 {
+                    return Err(ConfigError::new(
+                        "memory",
+                        format!("a KV pool of {b} blocks is beyond the simulator's limit of {MAX_KV_BLOCKS}; raise block_size"),
+                    ));
+                }
+                b as u32
+            }
+        };
+        Ok((blocks, cost))
+    }
+}
+
+/// A request inside the engine.
+#[derive(Clone, Debug, Default)]
+struct Seq {
+    id: u64,
+    tenant: u32,
+    arrival: f64,
+    prompt: Prompt,
+    prompt_len: u32,
+    output_len: u32,
+    /// Tokens whose K and V are cached.
+    computed: u32,
+    /// Output tokens sampled.
+    generated: u32,
+    /// Sampled at least once since it was last (re)admitted: now one token per step.
+    in_decode: bool,
+    blocks: Vec<u32>,
+    /// Chained hashes of the prompt's full blocks (computed once, when prefix caching is on).
+    hashes: Vec<u64>,
+    hashed: bool,
+    /// Leading blocks registered in the prefix cache.
+    num_cached: u32,
+    preemptions: u32,
+    admitted: bool,
+    has_first_token: bool,
+    last_token_time: f64,
+    token_times: Vec<f64>,
+    running: bool,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum State {
+    /// Nothing to do.
+    Idle,
+    /// A step is due at this time; its batch is composed when the engine reaches it, so every
+    /// request submitted for that time or earlier joins it.
+    StartAt(f64),
+    InFlight {
+        start: f64,
+        end: f64,
+    },
+}
+
+impl Seq {
+    /// Tokens known (prompt + sampled) that are not yet in the KV cache.
+    fn uncomputed(&self) -> u32 {
+        self.prompt_len + self.generated - self.computed
+    }
+}
+
+impl Replica {
+    pub fn new(cfg: ReplicaConfig) -> Result<Replica, ConfigError> {
+        let (blocks, cost) = cfg.blocks_and_cost()?;
+        Ok(Replica {
+            pool: BlockPool::new(blocks),
+            cost,
+            seqs: Vec::new(),
+            free_slots: Vec::new(),
+            running: Vec::new(),
+            waiting: VecDeque::new(),
+            pending: VecDeque::new(),
+            now: 0.0,
+            state: State::Idle,
+            batch: Vec::new(),
+            step_cost: StepCost::default(),
+            prefill_left: 0,
+            metrics: ReplicaMetrics::default(),
+            deferred: Vec::new(),
+            trace: Vec::new(),
+            cur_trace: None,
+            finished_token_times: Vec::new(),
+            scratch_blocks: Vec::new(),
+            cfg,
+        })
+    }
+
+    pub fn config(&self) -> &ReplicaConfig {
+        &self.cfg
+    }
+
+    /// The engine receives `req` at time `t` (>= now; earlier times count as now). If the engine
+    /// is idle, a step starts at `t`; otherwise the request waits for the next step boundary
+    /// (continuous batching). A request the replica can never hold is rejected: see
+    /// [`ReplicaEvent::Finished`].
+    pub fn submit(&mut self, t: f64, req: EngineRequest) {
+        let t = if t.is_finite() && t > self.now {
+            t
+        } else {
+            self.now
+        };
+        self.metrics.submitted += 1;
+        let prompt_len = req.prompt.len();
+        let bs = self.cfg.scheduler.block_size as u64;
+        let need_blocks = (prompt_len as u64 + req.output_len as u64).div_ceil(bs);
+        if prompt_len == 0
+            || req.output_len == 0
+            || prompt_len as u64 + req.output_len as u64 > (u32::MAX / 2) as u64
+            || need_blocks > self.pool.total() as u64
+        {
+            self.metrics.rejected += 1;
+            self.deferred.push(ReplicaEvent::Finished {
+                id: req.id,
+                t,
+                output_tokens: 0,
+            });
+            return;
+        }
+        let slot = match self.free_slots.pop() {
+            Some(s) => s,
+            None => {
+                self.seqs.push(Seq::default());
+                (self.seqs.len() - 1) as u32
+            }
+        };
+        let record = self.cfg.record_token_times;
+        let s = &mut self.seqs[slot as usize];
+        let mut blocks = std::mem::take(&mut s.blocks);
+        let mut hashes = std::mem::take(&mut s.hashes);
+        let mut times = std::mem::take(&mut s.token_times);
+        blocks.clear();
+        hashes.clear();
+        times.clear();
+        if record {
+            times.reserve(req.output_len.min(1 << 16) as usize);
+        }
+        *s = Seq {
+            id: req.id,
+            tenant: req.tenant,
+            arrival: t,
+            prompt: req.prompt,
+            prompt_len,
+            output_len: req.output_len,
+            blocks,
+            hashes,
+            token_times: times,
+            ..Seq::default()
+        };
+        self.prefill_left += prompt_len as u64;
+        // Keep `pending` in arrival order; equal times keep submission order.
+        let pos = if self.pending.back().is_none_or(|b| b.0 <= t) {
+            self.pending.len()
+        } else {
+            self.pending.partition_point(|p| p.0 <= t)
+        };
+        self.pending.insert(pos, (t, slot));
+        match self.state {
+            State::Idle => self.state = State::StartAt(t),
+            State::StartAt(s) if t < s => self.state = State::StartAt(t),
+            _ => {}
+        }
+    }
+
+    pub fn now(&self) -> f64 {
+        self.now
+    }
+
+    /// Hands over events produced outside a step (rejections at submission) without advancing.
+    /// `advance_to` and `process_next` hand them over too.
+    pub fn drain_events(&mut self, events: &mut Vec<ReplicaEvent>) {
+        events.append(&mut self.deferred);
+    }
+
+    /// End time of the step in flight, or the start of the next step when one is due but its
+    /// batch is not composed yet; None when idle with nothing queued.
+    pub fn next_event_time(&self) -> Option<f64> {
+        match self.state {
+            State::Idle => None,
+            State::StartAt(t) => Some(t),
+            State::InFlight { end, .. } => Some(end),
+        }
+    }
+
+    /// Runs every step that ends at or before `t`, appending events in time order; then now = t.
+    /// A step due at or before `t` is composed (and its admissions reported) too.
+    pub fn advance_to(&mut self, t: f64, events: &mut Vec<ReplicaEvent>) {
+        events.append(&mut self.deferred);
+        while let Some(next) = self.next_event_time() {
+            if next > t || t.is_nan() {
+                break;
+            }
+            self.process_next(events);
+        }
+        if t > self.now && t.is_finite() {
+            self.now = t;
+        }
+    }
+
+    /// Processes the next thing due (compose a step, or end the step in flight), whatever its
+    /// time; returns false when idle. This is one unit of "work" for a frame loop.
+    pub fn process_next(&mut self, events: &mut Vec<ReplicaEvent>) -> bool {
+        events.append(&mut self.deferred);
+        match self.state {
+            State::Idle => false,
+            State::StartAt(s) => {
+                self.compose(s, events);
+                true
+            }
+            State::InFlight { start, end } => {
+                self.finish_step(start, end, events);
+                true
+            }
+        }
+    }
+
+    pub fn load(&self) -> ReplicaLoad {
+        let running = self.running.len() as u32;
+        let waiting = (self.waiting.len() + self.pending.len()) as u32;
+        ReplicaLoad {
+            running,
+            waiting,
+            outstanding: running + waiting,
+            queued_prompt_tokens: self.prefill_left,
+            kv_blocks_used: self.pool.num_used(),
+            kv_blocks_total: self.pool.total(),
+            busy: matches!(self.state, State::InFlight { .. }),
+        }
+    }
+
+    /// Leading prompt tokens already in this replica's prefix cache (0 when caching is off).
+    pub fn cached_prefix_tokens(&self, prompt: &Prompt) -> u32 {
+        if !self.cfg.scheduler.enable_prefix_caching {
+            return 0;
+        }
+        let mut hashes = Vec::new();
+        prompt_block_hashes(prompt, self.cfg.scheduler.block_size, &mut hashes);
+        let hits = hashes
+            .iter()
+            .take_while(|&&h| self.pool.lookup(h).is_some())
+            .count() as u32;
+        hits * self.cfg.scheduler.block_size
+    }
+
+    pub fn kv_blocks_total(&self) -> u32 {
+        self.pool.total()
+    }
+
+    pub fn cost_model(&self) -> &CostModel {
+        &self.cost
+    }
+
+    /// Counters: preemptions, prefix hits/queries, steps, tokens, exact ITL samples.
+    pub fn metrics(&self) -> &ReplicaMetrics {
+        &self.metrics
+    }
+
+    /// The per-step trace (the first `trace_capacity` steps).
+    pub fn trace(&self) -> &[StepTrace] {
+        &self.trace
+    }
+
+    /// Hands over the token times of requests finished since the last call (only with
+    /// `record_token_times`), as (id, times).
+    pub fn drain_token_times(&mut self) -> Vec<(u64, Vec<f64>)> {
+        std::mem::take(&mut self.finished_token_times)
+    }
+
+    /// A full recount of the KV pool against the block tables. O(pool); for tests.
+    pub fn audit(&self) -> KvAudit {
+        let mut a = self.pool.audit();
+        let table_refs: u64 = self
+            .running
+            .iter()
+            .map(|&s| self.seqs[s as usize].blocks.len() as u64)
+            .sum();
+        let idle_tables = self
+            .waiting
+            .iter()
+            .chain(self.pending.iter().map(|p| &p.1))
+            .all(|&s| self.seqs[s as usize].blocks.is_empty());
+        a.consistent &= table_refs == a.references && idle_tables;
+        a
+    }
+
+    /// The queues, every block table and the step in flight.
+    pub fn snapshot(&self) -> ReplicaSnapshot {
+        let view = |slot: u32| {
+            let s = &self.seqs[slot as usize];
+            let phase = if !s.running {
+                SeqPhase::Waiting
+            } else if s.in_decode {
+                SeqPhase::Decode
+            } else {
+                SeqPhase::Prefill
+            };
+            SeqSnapshot {
+                id: s.id,
+                tenant: s.tenant,
+                arrival: s.arrival,
+                phase,
+                prompt_len: s.prompt_len,
+                output_len: s.output_len,
+                computed_tokens: s.computed,
+                output_tokens: s.generated,
+                blocks: s.blocks.clone(),
+                cached_blocks: s.num_cached,
+                preemptions: s.preemptions,
+            }
+        };
+        let (step, batch) = match self.state {
+            State::InFlight { start, end } => (Some((start, end)), self.batch_entries()),
+            _ => (None, Vec::new()),
+        };
+        ReplicaSnapshot {
+            now: self.now,
+            step,
+            batch,
+            running: self.running.iter().map(|&s| view(s)).collect(),
+            waiting: self
+                .waiting
+                .iter()
+                .chain(self.pending.iter().map(|p| &p.1))
+                .map(|&s| view(s))
+                .collect(),
+            block_size: self.cfg.scheduler.block_size,
+            kv_blocks_total: self.pool.total(),
+            kv_blocks_used: self.pool.num_used(),
+            kv_bytes_per_block: self.cost.kv_bytes_per_token()
+                * self.cfg.scheduler.block_size as f64,
+        }
+    }
+
+    fn batch_entries(&self) -> Vec<TraceEntry> {
+        self.batch
+            .iter()
+            .map(|&(slot, new, prefill)| {
+                let s = &self.seqs[slot as usize];
+                TraceEntry {
+                    id: s.id,
+                    new_tokens: new,
+                    context_len: s.computed + new,
+                    kind: if prefill {
+                        TokenKind::Prefill
+                    } else {
+                        TokenKind::Decode
+                    },
+                    blocks: s.blocks.len() as u32,
+                }
+            })
+            .collect()
+    }
+
+    /// Composes the step starting at `start` (vLLM's `Scheduler.schedule()`).
+    fn compose(&mut self, start: f64, events: &mut Vec<ReplicaEvent>) {
+        self.now = start;
+        while let Some(&(t, slot)) = self.pending.front() {
+            if t > start {
+                break;
+            }
+            self.pending.pop_front();
+            self.waiting.push_back(slot);
+        }
+        let tracing = self.trace.len() < self.cfg.trace_capacity;
+        if tracing {
+            self.cur_trace = Some(StepTrace {
+                index: self.metrics.steps,
+                start,
+                end: start,
+                entries: Vec::new(),
+                budget: self.cfg.scheduler.max_num_batched_tokens,
+                budget_used: 0,
+                blocks_allocated: 0,
+                blocks_freed: 0,
+                admitted: Vec::new(),
+                preempted: Vec::new(),
+                first_tokens: Vec::new(),
+                finished: Vec::new(),
+                kv_blocks_used: 0,
+                running: 0,
+                waiting: 0,
+                cost: StepCost::default(),
+            });
+        } else if self.cfg.trace_capacity > 0 {
+            self.metrics.trace_dropped += 1;
+        }
+        let (taken0, returned0) = (self.pool.taken, self.pool.returned);
+        let sc = &self.cfg.scheduler;
+        let threshold = sc.long_prefill_token_threshold;
+        let max_seqs = sc.max_num_seqs as usize;
+        let mut budget = sc.max_num_batched_tokens;
+        let mut totals = BatchTotals::default();
+        self.batch.clear();
+        let mut preempted = false;
+
+        // Running requests first, in order.
+        let mut i = 0;
+        while i < self.running.len() && budget > 0 {
+            let slot = self.running[i];
+            let s = &self.seqs[slot as usize];
+            let mut new = s.uncomputed();
+            if threshold > 0 && new > threshold {
+                new = threshold;
+            }
+            new = new.min(budget);
+            let target = s.computed + new;
+            let mut fits = true;
+            while !self.allocate(slot, target) {
+                let Some(victim) = self.running.pop() else {
+                    fits = false;
+                    break;
+                };
+                self.preempt(victim, start, events);
+                preempted = true;
+                if victim == slot {
+                    fits = false;
+                    break;
+                }
+            }
+            if !fits {
+                break;
+            }
+            let s = &mut self.seqs[slot as usize];
+            let prefill = !s.in_decode;
+            if prefill {
+                self.prefill_left -= new as u64;
+            }
+            self.batch.push((slot, new, prefill));
+            totals.add(BatchItem {
+                new_tokens: new,
+                context_len: target,
+            });
+            budget -= new;
+            i += 1;
+        }
+
+        // Then waiting requests, first come first served, unless this step preempted.
+        if !preempted {
+            while budget > 0 && self.running.len() < max_seqs {
+                let Some(&slot) = self.waiting.front() else {
+                    break;
+                };
+                let Some(new) = self.admit(slot, budget, threshold) else {
+                    break;
+                };
+                self.waiting.pop_front();
+                self.running.push(slot);
+                let s = &mut self.seqs[slot as usize];
+                s.running = true;
+                let target = s.computed + new;
+                if !s.admitted {
+                    s.admitted = true;
+                    events.push(ReplicaEvent::Admitted { id: s.id, t: start });
+                    if let Some(tr) = self.cur_trace.as_mut() {
+                        tr.admitted.push(s.id);
+                    }
+                }
+                self.prefill_left -= new as u64;
+                self.batch.push((slot, new, true));
+                totals.add(BatchItem {
+                    new_tokens: new,
+                    context_len: target,
+                });
+                budget -= new;
+            }
+        }
+
+        if self.batch.is_empty() {
+            // Unreachable for valid state (the first running or waiting request always fits
+            // once everything newer is preempted); kept so a broken invariant stalls instead of
+            // spinning.
+            self.state = if self.pending.is_empty() {
+                State::Idle
+            } else {
+                State::StartAt(self.pending[0].0.max(start))
+            };
+            self.cur_trace = None;
+            return;
+        }
+        self.step_cost = self.cost.step_totals(&totals);
+        let mut dur = self.step_cost.total_s;
+        if !(dur.is_finite() && dur > 0.0) {
+            dur = 1e-9;
+        }
+        let end = start + dur;
+        if let Some(tr) = self.cur_trace.as_mut() {
+            tr.end = end;
+            tr.budget_used = tr.budget - budget;
+            tr.cost = self.step_cost;
+            tr.blocks_allocated = (self.pool.taken - taken0) as u32;
+            tr.blocks_freed = (self.pool.returned - returned0) as u32;
+        }
+        if tracing {
+            let entries = self.batch_entries();
+            if let Some(tr) = self.cur_trace.as_mut() {
+                tr.entries = entries;
+            }
+        }
+        self.state = State::InFlight { start, end };
+    }
+
+    /// Ensures `slot` has blocks for `target` tokens, registering newly full prompt blocks in the
+    /// prefix cache. False, changing nothing, when the pool is short.
+    fn allocate(&mut self, slot: u32, target: u32) -> bool {
+        let bs = self.cfg.scheduler.block_size;
+        let s = &mut self.seqs[slot as usize];
+        let have = s.blocks.len() as u32;
+        let need = target.div_ceil(bs).saturating_sub(have);
+        if need > 0 && !self.pool.allocate(need, &mut s.blocks) {
+            return false;
+        }
+        if self.cfg.scheduler.enable_prefix_caching {
+            let full = (target.min(s.prompt_len) / bs).min(s.hashes.len() as u32);
+            for i in s.num_cached..full {
+                self.pool.cache(s.blocks[i as usize], s.hashes[i as usize]);
+            }
+            s.num_cached = s.num_cached.max(full);
+        }
+        true
+    }
+
+    /// Tries to admit the waiting request in `slot` with up to `budget` tokens; returns its new
+    /// tokens, or None (changing nothing) when its blocks do not fit.
+    fn admit(&mut self, slot: u32, budget: u32, threshold: u32) -> Option<u32> {
+        let bs = self.cfg.scheduler.block_size;
+        let caching = self.cfg.scheduler.enable_prefix_caching;
+        let s = &mut self.seqs[slot as usize];
+        if caching && !s.hashed {
+            prompt_block_hashes(&s.prompt, bs, &mut s.hashes);
+            s.hashed = true;
+        }
+        let total = s.prompt_len + s.generated;
+        self.scratch_blocks.clear();
+        let mut free_hits = 0u32;
+        if caching {
+            // vLLM caps a hit at num_tokens - 1: the last token is always computed.
+            let max_hit = ((total - 1) / bs) as usize;
+            for &h in s.hashes.iter().take(max_hit) {
+                match self.pool.lookup(h) {
+                    Some(b) => {
+                        free_hits += self.pool.is_free(b) as u32;
+                        self.scratch_blocks.push(b);
+                    }
+                    None => break,
+                }
+            }
+        }
+        let hit = self.scratch_blocks.len() as u32;
+        let cached = hit * bs;
+        let mut new = total - cached;
+        if threshold > 0 && new > threshold {
+            new = threshold;
+        }
+        new = new.min(budget);
+        let target = cached + new;
+        let need = target.div_ceil(bs) - hit;
+        if need as u64 + free_hits as u64 > self.pool.num_free() as u64 {
+            return None;
+        }
+        for &b in &self.scratch_blocks {
+            self.pool.touch(b);
+        }
+        s.blocks.clear();
+        s.blocks.extend_from_slice(&self.scratch_blocks);
+        s.num_cached = hit;
+        s.computed = cached;
+        self.metrics.prefix_query_tokens += s.prompt_len as u64;
+        self.metrics.prefix_hit_tokens += cached.min(s.prompt_len) as u64;
+        self.prefill_left -= cached as u64;
+        let ok = self.allocate(slot, target);
+        debug_assert!(ok, "checked above");
+        Some(new)
+    }
+
+    /// Preempts by recompute: frees the blocks, resets progress, puts it at the head of waiting.
+    fn preempt(&mut self, slot: u32, t: f64, events: &mut Vec<ReplicaEvent>) {
+        let s = &mut self.seqs[slot as usize];
+        for &b in s.blocks.iter().rev() {
+            self.pool.release(b);
+        }
+        s.blocks.clear();
+        s.num_cached = 0;
+        // The tokens to recompute return to the prefill queue.
+        self.prefill_left += if s.in_decode {
+            (s.prompt_len + s.generated) as u64
+        } else {
+            s.computed as u64
+        };
+        s.computed = 0;
+        s.in_decode = false;
+        s.running = false;
+        s.preemptions += 1;
+        self.metrics.preemptions += 1;
+        events.push(ReplicaEvent::Preempted { id: s.id, t });
+        if let Some(tr) = self.cur_trace.as_mut() {
+            tr.preempted.push(s.id);
+        }
+        self.waiting.push_front(slot);
+    }
+
+    /// Ends the step in flight: computes its tokens, samples, finishes requests, and schedules
+    /// the next step.
+    fn finish_step(&mut self, start: f64, end: f64, events: &mut Vec<ReplicaEvent>) {
+        self.now = end;
+        let dur = end - start;
+        let returned0 = self.pool.returned;
+        let mut decode_tokens = 0u32;
+        let mut prefill_tokens = 0u32;
+        let mut first_tokens = 0u32;
+        let mut same_itl = 0u64;
+        let mut any_finished = false;
+        let record = self.cfg.record_token_times;
+        for k in 0..self.batch.len() {
+            let (slot, new, prefill) = self.batch[k];
+            let s = &mut self.seqs[slot as usize];
+            s.computed += new;
+            if prefill {
+                prefill_tokens += new;
+            }
+            if s.computed < s.prompt_len + s.generated {
+                continue;
+            }
+            // Every known token is computed: sample the next one.
+            s.generated += 1;
+            s.in_decode = true;
+            if s.has_first_token {
+                decode_tokens += 1;
+                if s.last_token_time == start {
+                    same_itl += 1;
+                } else {
+                    self.metrics.itl.push(end - s.last_token_time);
+                }
+            } else {
+                s.has_first_token = true;
+                first_tokens += 1;
+                events.push(ReplicaEvent::FirstToken { id: s.id, t: end });
+                if let Some(tr) = self.cur_trace.as_mut() {
+                    tr.first_tokens.push(s.id);
+                }
+            }
+            s.last_token_time = end;
+            if record {
+                s.token_times.push(end);
+            }
+            if s.generated >= s.output_len {
+                any_finished = true;
+                s.running = false;
+                for &b in s.blocks.iter().rev() {
+                    self.pool.release(b);
+                }
+                s.blocks.clear();
+                self.metrics.finished += 1;
+                self.metrics.finished_prompt_tokens += s.prompt_len as u64;
+                events.push(ReplicaEvent::Finished {
+                    id: s.id,
+                    t: end,
+                    output_tokens: s.generated,
+                });
+                if let Some(tr) = self.cur_trace.as_mut() {
+                    tr.finished.push(s.id);
+                }
+                if record {
+                    let times = std::mem::take(&mut s.token_times);
+                    self.finished_token_times.push((s.id, times));
+                }
+                s.prompt = Prompt::default();
+                self.free_slots.push(slot);
+            }
+        }
+        self.metrics.itl.push_n(dur, same_itl);
+        if any_finished {
+            let seqs = &self.seqs;
+            self.running.retain(|&s| seqs[s as usize].running);
+        }
+        self.metrics.steps += 1;
+        self.metrics.busy_time_s += dur;
+        self.metrics.prefill_tokens += prefill_tokens as u64;
+        self.metrics.decode_tokens += (self.batch.len() as u64)
+            .saturating_sub(self.batch.iter().filter(|b| b.2).count() as u64);
+        self.metrics.output_tokens += (decode_tokens + first_tokens) as u64;
+        let running = self.running.len() as u32;
+        let waiting = (self.waiting.len() + self.pending.len()) as u32;
+        let kv_blocks_used = self.pool.num_used();
+        events.push(ReplicaEvent::StepEnd {
+            t: end,
+            duration: dur,
+            decode_tokens,
+            prefill_tokens,
+            first_tokens,
+            running,
+            waiting,
+            kv_blocks_used,
+        });
+        if let Some(mut tr) = self.cur_trace.take() {
+            tr.blocks_freed += (self.pool.returned - returned0) as u32;
+            tr.kv_blocks_used = kv_blocks_used;
+            tr.running = running;
+            tr.waiting = waiting;
+            self.trace.push(tr);
+        }
+        self.batch.clear();
+        self.state = if !self.running.is_empty() || !self.waiting.is_empty() {
+            State::StartAt(end)
+        } else if let Some(&(t, _)) = self.pending.front() {
+            State::StartAt(t.max(end))
+        } else {
+            State::Idle
+        };
+    }
+}

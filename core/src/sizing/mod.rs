@@ -1,1 +1,248 @@
-//! The back-of-the-envelope derivations behind "size it up" (being built).
+//! The back-of-the-envelope derivations behind "size it up".
+//!
+//! A learner picks a [`Question`], edits its typed [`Inputs`] (each described by an
+//! [`InputSpec`] with a unit and a valid range), and taps through the ordered [`Step`]s of a
+//! [`Derivation`]: each step shows its formula, the formula with the numbers in, the value and
+//! one sentence on why it matters. A computed [`Verdict`] closes the derivation by naming what
+//! bounds the answer.
+//!
+//! Every figure the cost model knows (prefill time per token, decode step, decode throughput,
+//! KV pool, KV bytes per token, weight bytes, bytes per step) comes from [`CostModel`]; this
+//! module only adds the arithmetic around it: rates times lengths, demand over a ceiling,
+//! Little's law, cost, shares of the pool.
+//!
+//! The same inputs travel in a URL query string ([`Inputs::from_query`], [`Inputs::to_query`]),
+//! so the app and the tests share one parser. [`Drill`] poses a random but plausible variant
+//! and grades an estimate; [`sensitivity`] shows which inputs move an answer most.
+//!
+//! [`CostModel`]: crate::cost::CostModel
+
+mod derive;
+mod drill;
+mod inputs;
+
+pub use derive::derive;
+pub use drill::{sensitivity, Drill, Grade};
+pub use inputs::{ChoiceOption, InputGroup, InputKind, InputSpec, Inputs};
+
+use serde::Serialize;
+
+/// One of the "size it up" questions.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Question {
+    /// Size the fleet for the seed chat product (the brief's reference table).
+    Fleet,
+    /// How many 4K-token chats fit on a four-GPU 70B replica.
+    ChatsPerReplica,
+    /// How many GPU-hours a million output tokens take, and what they cost.
+    GpuHours,
+}
+
+/// One step of a derivation, as the learner taps through it.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Step {
+    /// Stable identifier, safe in URLs and tests, e.g. `prefill_per_token`.
+    pub id: &'static str,
+    /// Short human label, e.g. "Prefill time per token".
+    pub label: &'static str,
+    /// The formula in symbols, e.g. `2 × P / (F × MFU)`.
+    pub formula: String,
+    /// The formula with this derivation's numbers in it.
+    pub substituted: String,
+    /// The value, unrounded, in `unit`.
+    pub value: f64,
+    /// Unit of `value` (SI base units for time and bytes: seconds, bytes).
+    pub unit: &'static str,
+    /// The value formatted for people, with its unit, e.g. `32.5 µs`.
+    pub display: String,
+    /// One sentence on why the step matters.
+    pub why: String,
+    /// For a check step, whether the check passes; `None` for an ordinary figure.
+    pub check: Option<bool>,
+}
+
+/// A question worked through for one set of inputs.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Derivation {
+    /// The question worked through.
+    pub question: Question,
+    /// The steps in the order the learner taps through them.
+    pub steps: Vec<Step>,
+    /// What bounds the answer, computed from the steps.
+    pub verdict: Verdict,
+}
+
+/// Something that can cap a serving fleet.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Limit {
+    /// Tensor-core throughput (prefill, or a compute-bound decode).
+    Compute,
+    /// HBM bandwidth (a memory-bound decode step reading weights and KV).
+    HbmBandwidth,
+    /// Room for the KV cache.
+    KvCapacity,
+    /// The per-token latency target and the concurrency it implies.
+    LatencyTarget,
+}
+
+/// How hard a limit presses on the answer.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Pressure {
+    /// This limit sets the answer.
+    Binding,
+    /// A real share of the load, but not the one that sets the answer.
+    Secondary,
+    /// Plenty of room left.
+    Slack,
+}
+
+/// One limit's reading, with the figure behind it.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct LimitReading {
+    /// The limit read.
+    pub limit: Limit,
+    /// How hard it presses.
+    pub pressure: Pressure,
+    /// One sentence with the number that decided the pressure.
+    pub reason: String,
+}
+
+/// The closing judgement of a derivation: which limits bind, which have slack.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Verdict {
+    /// Every limit the question assesses, in [`Limit`] order.
+    pub readings: Vec<LimitReading>,
+    /// The judgement in a sentence or two.
+    pub summary: String,
+}
+
+/// Every question, in the order the app lists them.
+pub fn questions() -> Vec<Question> {
+    Question::ALL.to_vec()
+}
+
+impl Question {
+    pub const ALL: [Question; 3] = [
+        Question::Fleet,
+        Question::ChatsPerReplica,
+        Question::GpuHours,
+    ];
+
+    /// Stable URL-safe identifier.
+    pub fn id(self) -> &'static str {
+        match self {
+            Question::Fleet => "fleet",
+            Question::ChatsPerReplica => "chats-per-replica",
+            Question::GpuHours => "gpu-hours",
+        }
+    }
+
+    /// Finds a question by its [`Question::id`].
+    pub fn from_id(id: &str) -> Option<Question> {
+        Question::ALL.into_iter().find(|q| q.id() == id)
+    }
+
+    /// The question as a heading.
+    pub fn title(self) -> &'static str {
+        match self {
+            Question::Fleet => "Size the fleet",
+            Question::ChatsPerReplica => "How many 4K-token chats fit on a four-GPU 70B replica?",
+            Question::GpuHours => "How many GPU-hours does a million output tokens take?",
+        }
+    }
+
+    /// The question as the learner is given it, in one paragraph.
+    pub fn prompt(self) -> &'static str {
+        match self {
+            Question::Fleet => {
+                "A chat product takes 50 requests a second. Each brings about 1,000 tokens of \
+                 prompt and streams back about 250 tokens of answer. It runs Llama 3.1 8B in BF16, \
+                 one H100 per replica, and each output token should arrive within 20 ms. Turn the \
+                 traffic into tokens for each phase, find how many replica-seconds each second of \
+                 traffic costs, keep replicas below a utilisation ceiling, and then check the \
+                 answer against concurrent streams and the KV cache."
+            }
+            Question::ChatsPerReplica => {
+                "Llama 3.1 70B runs in BF16 across four H100s. After the weights and a per-GPU \
+                 reserve, whatever memory the engine may use holds the KV cache. How many chats of \
+                 4,096 tokens can it hold at once, and could it decode all of them within the \
+                 per-token latency target?"
+            }
+            Question::GpuHours => {
+                "A replica decodes a steady batch of sequences. From the time one decode step \
+                 takes and the number of sequences in the batch, work out how many tokens it \
+                 produces per second, how many GPU-hours a million output tokens need, and what \
+                 they cost at the hourly price of a GPU."
+            }
+        }
+    }
+
+    /// The inputs of this question with their default values (those of its default presets).
+    pub fn inputs(self) -> Vec<InputSpec> {
+        Inputs::defaults(self).specs(self)
+    }
+
+    /// The id of the step that answers the question.
+    pub fn answer_step(self) -> &'static str {
+        match self {
+            Question::Fleet => "replicas",
+            Question::ChatsPerReplica => "chats",
+            Question::GpuHours => "gpu_hours_per_million",
+        }
+    }
+}
+
+impl Derivation {
+    /// The step with this id, if the derivation has one.
+    pub fn step(&self, id: &str) -> Option<&Step> {
+        self.steps.iter().find(|s| s.id == id)
+    }
+
+    /// The step that answers the question.
+    pub fn answer(&self) -> Option<&Step> {
+        self.step(self.question.answer_step())
+    }
+}
+
+impl Limit {
+    /// How the limit reads in a sentence.
+    pub fn label(self) -> &'static str {
+        match self {
+            Limit::Compute => "compute",
+            Limit::HbmBandwidth => "HBM bandwidth",
+            Limit::KvCapacity => "KV capacity",
+            Limit::LatencyTarget => "the latency target",
+        }
+    }
+}
+
+impl Verdict {
+    /// The limits that set the answer.
+    pub fn binding(&self) -> Vec<Limit> {
+        self.with(Pressure::Binding)
+    }
+
+    /// The limits with plenty of room.
+    pub fn slack(&self) -> Vec<Limit> {
+        self.with(Pressure::Slack)
+    }
+
+    /// The pressure on one limit, if the question assesses it.
+    pub fn pressure(&self, limit: Limit) -> Option<Pressure> {
+        self.readings
+            .iter()
+            .find(|r| r.limit == limit)
+            .map(|r| r.pressure)
+    }
+
+    fn with(&self, p: Pressure) -> Vec<Limit> {
+        self.readings
+            .iter()
+            .filter(|r| r.pressure == p)
+            .map(|r| r.limit)
+            .collect()
+    }
+}

@@ -1,0 +1,281 @@
+//! Bookkeeping for the four clocks: per-request records and fleet-wide distributions.
+//!
+//! Per-step quantities (the ITL of every token in an engine step) arrive millions of times an
+//! hour, so the fleet collects every distribution in a [`Histogram`] with buckets 1/1024 of
+//! a power of two wide (about 0.05 % relative error) and hands the buckets to
+//! [`crate::stats::Samples`] as weighted samples only when a report is asked for. Memory
+//! stays a few hundred kilobytes however long the run.
+
+use crate::stats::{Samples, Summary};
+use serde::Serialize;
+
+/// Sub-buckets per power of two.
+const SUB_BITS: u32 = 10;
+const SUB: u64 = 1 << SUB_BITS;
+/// Largest value kept exactly apart from the top bucket: 2^40 ns, about 18 minutes.
+const MAX_NS: u64 = 1 << 40;
+
+/// A log-linear histogram of durations in seconds, with 0.05 % relative resolution.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Histogram {
+    counts: Vec<u64>,
+    total: u64,
+    sum: f64,
+}
+
+impl Histogram {
+    pub fn new() -> Histogram {
+        Histogram::default()
+    }
+
+    /// Adds `weight` measurements of `v` seconds. Negative or non-finite values are ignored.
+    pub fn push_n(&mut self, v: f64, weight: u64) {
+        if weight == 0 || !v.is_finite() || v < 0.0 {
+            return;
+        }
+        let i = index(v);
+        if i >= self.counts.len() {
+            self.counts.resize(i + 1, 0);
+        }
+        self.counts[i] += weight;
+        self.total += weight;
+        self.sum += v * weight as f64;
+    }
+
+    pub fn push(&mut self, v: f64) {
+        self.push_n(v, 1);
+    }
+
+    /// Total weight.
+    pub fn len(&self) -> u64 {
+        self.total
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.total == 0
+    }
+
+    /// The exact mean of what was pushed.
+    pub fn mean(&self) -> f64 {
+        if self.total == 0 {
+            0.0
+        } else {
+            self.sum / self.total as f64
+        }
+    }
+
+    /// The buckets as weighted samples (each at its bucket's midpoint), in increasing order.
+    pub fn to_samples(&self) -> Samples {
+        let mut s = Samples::new();
+        for (i, &c) in self.counts.iter().enumerate() {
+            if c > 0 {
+                s.push_n(value(i), c);
+            }
+        }
+        s
+    }
+
+    /// Count, mean (exact) and percentiles (to the bucket resolution).
+    pub fn summary(&self) -> Summary {
+        let mut s = self.to_samples().summary();
+        s.mean = self.mean();
+        s
+    }
+
+    /// The nearest-rank quantile, to the bucket resolution.
+    pub fn quantile(&self, q: f64) -> f64 {
+        self.to_samples().quantile(q)
+    }
+
+    /// Fraction of the measurements at or below `v` (to the bucket resolution).
+    pub fn fraction_at_or_below(&self, v: f64) -> f64 {
+        if self.total == 0 || !v.is_finite() {
+            return 0.0;
+        }
+        if v < 0.0 {
+            return 0.0;
+        }
+        let last = index(v);
+        let n: u64 = self.counts.iter().take(last + 1).sum();
+        n as f64 / self.total as f64
+    }
+
+    pub fn merge(&mut self, other: &Histogram) {
+        if other.counts.len() > self.counts.len() {
+            self.counts.resize(other.counts.len(), 0);
+        }
+        for (a, b) in self.counts.iter_mut().zip(&other.counts) {
+            *a += b;
+        }
+        self.total += other.total;
+        self.sum += other.sum;
+    }
+}
+
+fn index(v: f64) -> usize {
+    let ns = libm::round(v * 1e9).min(MAX_NS as f64) as u64;
+    if ns < SUB {
+        return ns as usize;
+    }
+    let e = 63 - ns.leading_zeros();
+    let shift = e - SUB_BITS;
+    let top = ns >> shift;
+    (shift as u64 * SUB + top) as usize
+}
+
+fn value(i: usize) -> f64 {
+    let i = i as u64;
+    if i < SUB {
+        return i as f64 * 1e-9;
+    }
+    let shift = (i / SUB - 1) as u32;
+    let top = i - shift as u64 * SUB;
+    // The middle of the bucket [top << shift, (top + 1) << shift).
+    let lo = (top << shift) as f64;
+    let width = (1u64 << shift) as f64;
+    (lo + (width - 1.0) / 2.0) * 1e-9
+}
+
+/// Why a request was refused.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RejectReason {
+    /// The tenant's token budget was spent (429 with Retry-After).
+    Quota,
+    /// The fleet was saturated and the overflow action sheds (429).
+    Shed,
+    /// No replica was ready to take it (503).
+    NoReplica,
+}
+
+/// Where a spilled request went.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SpillTarget {
+    Pool(usize),
+    Hosted,
+}
+
+/// How a request ended. Every request that arrives ends as exactly one of these.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Outcome {
+    Completed,
+    Rejected {
+        reason: RejectReason,
+        retry_after_s: u32,
+    },
+    Spilled(SpillTarget),
+    InFlight,
+}
+
+/// Everything the fleet measured about one request. Times are seconds of simulated time;
+/// hops not reached are zero.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct RequestRecord {
+    /// Arrival order, from 0.
+    pub seq: u64,
+    pub tenant: u32,
+    pub region: u32,
+    pub streaming: bool,
+    pub prompt_tokens: u32,
+    pub output_tokens: u32,
+    pub outcome: Outcome,
+    /// Global index of the replica that served it (`None`: no replica).
+    pub replica: Option<usize>,
+    /// Client sends.
+    pub sent: f64,
+    /// Gateway receives.
+    pub gateway_in: f64,
+    /// Engine receives (after routing and the connection).
+    pub engine_in: f64,
+    /// The engine samples the first token.
+    pub first_token: f64,
+    /// The gateway writes the first byte of the reply.
+    pub first_byte_written: f64,
+    /// The first byte reaches the client.
+    pub first_byte_at_client: f64,
+    /// The last byte reaches the client.
+    pub last_byte_at_client: f64,
+    pub hops: Hops,
+    /// Prompt tokens the serving replica already had cached when the request was routed.
+    pub cached_prefix_tokens: u32,
+}
+
+/// The time one request spent in each hop between the gateway and the engine, and back.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize)]
+pub struct Hops {
+    pub auth: f64,
+    pub tokenize: f64,
+    pub quota: f64,
+    /// Waiting for and being served by the router (its fixed delay included).
+    pub router: f64,
+    /// Taking a connection to the replica (zero when warm).
+    pub connect: f64,
+    /// Engine to gateway for the first token.
+    pub relay: f64,
+}
+
+impl Hops {
+    pub fn total(&self) -> f64 {
+        self.auth + self.tokenize + self.quota + self.router + self.connect + self.relay
+    }
+}
+
+impl RequestRecord {
+    /// Engine TTFT: engine receives to first token sampled.
+    pub fn engine_ttft(&self) -> f64 {
+        self.first_token - self.engine_in
+    }
+
+    /// Server TTFT: gateway receives to first byte written.
+    pub fn server_ttft(&self) -> f64 {
+        self.first_byte_written - self.gateway_in
+    }
+
+    /// User TTFT: client sends to first byte at the client.
+    pub fn user_ttft(&self) -> f64 {
+        self.first_byte_at_client - self.sent
+    }
+
+    /// End to end as the user sees it.
+    pub fn e2e(&self) -> f64 {
+        self.last_byte_at_client - self.sent
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn buckets_keep_values_within_a_twentieth_of_a_percent() {
+        for v in [0.0, 3e-7, 1e-6, 0.0083, 0.02, 1.04, 123.4, 900.0] {
+            let got = value(index(v));
+            assert!((got - v).abs() <= v * 5e-4 + 1e-9, "{v} came back as {got}");
+        }
+        let mut idx: Vec<usize> = (1..2_000).map(|k| index(k as f64 * 1.37e-4)).collect();
+        let sorted = idx.clone();
+        idx.sort();
+        assert_eq!(idx, sorted, "the index grows with the value");
+    }
+
+    #[test]
+    fn summaries_come_from_weighted_buckets() {
+        let mut h = Histogram::new();
+        h.push_n(0.010, 90);
+        h.push_n(0.200, 10);
+        h.push(f64::NAN);
+        h.push(-1.0);
+        let s = h.summary();
+        assert_eq!(s.count, 100);
+        assert!((s.mean - 0.029).abs() < 1e-12);
+        assert!((s.p50 - 0.010).abs() < 1e-5 && (s.p99 - 0.200).abs() < 1e-4);
+        assert!((h.fraction_at_or_below(0.05) - 0.9).abs() < 1e-12);
+        let mut m = Histogram::new();
+        m.merge(&h);
+        m.merge(&h);
+        assert_eq!(m.len(), 200);
+        assert_eq!(Histogram::new().summary(), Summary::default());
+    }
+}

@@ -1,0 +1,1152 @@
+//! The fleet's event loop.
+//!
+//! Each request passes through a fixed chain of milestones, each one event:
+//! `Send` (the client sends; the next request of its source is drawn) -> `GatewayIn` (the
+//! stream opens; authentication and tokenising are pure delays) -> `QuotaSend` (the quota
+//! store's single server answers, and an allowed request joins the router's queue) ->
+//! `RouterDecide` (a replica is chosen from live load, or overflow acts; a connection is
+//! taken) -> `EngineSubmit` (the engine receives) -> replica events (first token, finish,
+//! every step) -> `StreamEnd` (the last byte is written and the stream closes).
+//!
+//! The quota store and the router are first-come-first-served single servers, so the time a
+//! request leaves each is known as soon as it joins (Lindley's recursion) and needs no event
+//! of its own. Replicas are woken at the end of their step in flight (`ReplicaWake`, with a
+//! generation number so that a superseded wake-up is skipped).
+
+use super::autoscaler::{ScaleEvent, ScaleSignal, SignalPoint};
+use super::clocks::{Histogram, Hops, Outcome, RejectReason, RequestRecord, SpillTarget};
+use super::gateway::ConnectionPool;
+use super::overflow::OverflowAction;
+use super::quota::{QuotaDecision, QuotaStore};
+use super::relay::{FirstBursts, StepBursts};
+use super::router::{kv_usage, Candidate, RouteRequest, Router};
+use super::FleetConfig;
+use crate::error::ConfigError;
+use crate::replica::{EngineRequest, Replica, ReplicaConfig, ReplicaEvent, ReplicaLoad};
+use crate::workload::{GeneratedRequest, Prompt, RequestStream};
+use rand::{Rng, SeedableRng};
+use rand_pcg::Pcg64;
+use serde::Serialize;
+use std::cmp::Ordering;
+use std::collections::BinaryHeap;
+
+/// A fleet simulation in progress.
+pub struct FleetSim {
+    pub(super) cfg: FleetConfig,
+    pub(super) now: f64,
+    pub(super) horizon: f64,
+    heap: BinaryHeap<Scheduled>,
+    next_seq: u64,
+    rng: Pcg64,
+    sources: Vec<Source>,
+    live: Vec<Live>,
+    free: Vec<usize>,
+    pub(super) replicas: Vec<ReplicaSlot>,
+    pub(super) quota: QuotaStore,
+    pub(super) router: Router,
+    pub(super) stats: Stats,
+    pub(super) records: Vec<RequestRecord>,
+    pub(super) scale_events: Vec<ScaleEvent>,
+    pub(super) signal_series: Vec<SignalPoint>,
+    pub(super) series: Vec<SeriesPoint>,
+    sample_interval: f64,
+    last_scale_change: f64,
+    interval_ttft: Vec<f64>,
+    events_buf: Vec<ReplicaEvent>,
+    cand_buf: Vec<Candidate>,
+    /// Whether every request streams (then every decode token is a streamed token).
+    all_streaming: bool,
+    /// (tokens per burst, flush interval) of the relay, for hosted replies.
+    release_rule: (u32, f64),
+}
+
+/// What happens at a moment of simulated time. A closed set: every kind is handled in one
+/// `match`, which keeps the order of effects visible.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Event {
+    /// The next request of a traffic source leaves its client.
+    Send { source: usize },
+    /// A request reaches the gateway.
+    GatewayIn { slot: usize },
+    /// The gateway asks the quota store (after authentication and tokenising).
+    QuotaSend { slot: usize },
+    /// The router serves the request.
+    RouterDecide { slot: usize },
+    /// The engine receives the request.
+    EngineSubmit { slot: usize },
+    /// A replica's step in flight ends.
+    ReplicaWake { replica: usize, generation: u64 },
+    /// The last byte of a reply (or a 429) is written and the stream closes.
+    StreamEnd { slot: usize },
+    /// A replica asked for by the autoscaler has loaded its weights.
+    ReplicaReady { replica: usize },
+    /// The autoscaler evaluates its signal.
+    AutoscaleTick,
+    /// A point of the open-streams series.
+    Sample,
+}
+
+/// The state of a replica in the fleet.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ReplicaState {
+    /// Loading weights; takes no traffic yet.
+    Starting,
+    Ready,
+    /// Finishing its requests before it stops; takes no new traffic.
+    Draining,
+    Stopped,
+}
+
+/// One point of the fleet's time series.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+pub struct SeriesPoint {
+    pub t: f64,
+    /// Streams the gateway holds.
+    pub open_streams: u32,
+    /// Ready replicas in serving pools.
+    pub ready_replicas: u32,
+    /// Replicas being paid for (starting, ready or draining), all pools.
+    pub provisioned_replicas: u32,
+    /// Prompt tokens waiting for prefill across the fleet.
+    pub queued_prompt_tokens: u64,
+}
+
+/// What a UI shows of the fleet at one moment.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct FleetSnapshot {
+    pub t: f64,
+    pub open_streams: u32,
+    pub arrived: u64,
+    pub completed: u64,
+    pub rejected: u64,
+    pub spilled: u64,
+    pub in_flight: u64,
+    pub replicas: Vec<ReplicaView>,
+}
+
+/// One replica in a snapshot.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+pub struct ReplicaView {
+    pub pool: usize,
+    pub state: ReplicaState,
+    pub load: ReplicaLoad,
+}
+
+#[derive(Clone, Copy, Debug)]
+struct Scheduled {
+    t: f64,
+    seq: u64,
+    event: Event,
+}
+
+impl PartialEq for Scheduled {
+    fn eq(&self, other: &Self) -> bool {
+        self.cmp(other) == Ordering::Equal
+    }
+}
+impl Eq for Scheduled {}
+impl PartialOrd for Scheduled {
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+impl Ord for Scheduled {
+    /// Reversed, so that the max-heap pops the earliest (time, sequence) first.
+    fn cmp(&self, other: &Self) -> Ordering {
+        other
+            .t
+            .total_cmp(&self.t)
+            .then_with(|| other.seq.cmp(&self.seq))
+    }
+}
+
+struct Source {
+    stream: RequestStream,
+    start: f64,
+    next: Option<GeneratedRequest>,
+}
+
+pub(super) struct ReplicaSlot {
+    pub(super) pool: usize,
+    pub(super) replica: Replica,
+    pub(super) state: ReplicaState,
+    pub(super) created_at: f64,
+    /// When it became ready (infinite while starting).
+    ready_at: f64,
+    pub(super) stopped_at: Option<f64>,
+    conn: ConnectionPool,
+    bursts: StepBursts,
+    firsts: FirstBursts,
+    generation: u64,
+    wake_at: Option<f64>,
+    busy_mark: f64,
+    decoding_streams: u32,
+    /// Requests routed here whose connection is still being set up, and their prompt
+    /// tokens: the router counts them as its own outstanding work on the replica.
+    dispatching: u32,
+    dispatching_tokens: u64,
+    pub(super) routed: u64,
+}
+
+/// A request in the fleet, from send to stream end. Slots are reused.
+#[derive(Clone, Debug, Default)]
+struct Live {
+    seq: u64,
+    tenant: u32,
+    region: u32,
+    streaming: bool,
+    prompt: Option<Prompt>,
+    prompt_tokens: u32,
+    output_len: u32,
+    output_tokens: u32,
+    session: Option<u64>,
+    sent: f64,
+    gateway_in: f64,
+    engine_in: f64,
+    admitted: Option<f64>,
+    got_first: bool,
+    first_token: f64,
+    finish: f64,
+    first_release: Option<f64>,
+    hops: Hops,
+    replica: Option<usize>,
+    hosted: bool,
+    outcome: Option<Outcome>,
+    cached_prefix_tokens: u32,
+}
+
+/// Counters and distributions the report is made from.
+#[derive(Clone, Debug, Default)]
+pub(super) struct Stats {
+    pub(super) arrived: u64,
+    pub(super) completed: u64,
+    pub(super) rejected_quota: u64,
+    pub(super) rejected_shed: u64,
+    pub(super) rejected_no_replica: u64,
+    pub(super) rejected_engine: u64,
+    pub(super) spilled_pool: u64,
+    pub(super) spilled_hosted: u64,
+    pub(super) open_streams: u32,
+    pub(super) open_max: u32,
+    pub(super) streams_opened: u64,
+    pub(super) streams_closed: u64,
+    /// Integral of open streams over [0, horizon], stream-seconds.
+    pub(super) open_area: f64,
+    open_changed: f64,
+    /// Streams that opened before the horizon: count and summed duration.
+    pub(super) horizon_streams: u64,
+    pub(super) horizon_stream_s: f64,
+    pub(super) engine_ttft: Histogram,
+    pub(super) server_ttft: Histogram,
+    pub(super) user_ttft: Histogram,
+    pub(super) engine_itl: Histogram,
+    pub(super) gateway_itl: Histogram,
+    pub(super) client_itl: Histogram,
+    pub(super) tpot: Histogram,
+    pub(super) e2e: Histogram,
+    pub(super) engine_queue: Histogram,
+    pub(super) gap: Histogram,
+    pub(super) hop_auth: Histogram,
+    pub(super) hop_tokenize: Histogram,
+    pub(super) hop_quota: Histogram,
+    pub(super) hop_router: Histogram,
+    pub(super) hop_connect: Histogram,
+    pub(super) hop_relay: Histogram,
+    pub(super) output_tokens: u64,
+    pub(super) prompt_tokens: u64,
+    pub(super) hosted_dollars: f64,
+    /// Per tenant: arrived, completed.
+    pub(super) tenant_arrived: Vec<u64>,
+    pub(super) tenant_completed: Vec<u64>,
+    pub(super) events: u64,
+}
+
+impl FleetSim {
+    /// Validates the configuration and sets up the fleet at time zero.
+    pub fn new(cfg: FleetConfig) -> Result<FleetSim, ConfigError> {
+        cfg.validate()?;
+        let mut sources = Vec::with_capacity(cfg.traffic.len());
+        for (i, s) in cfg.traffic.iter().enumerate() {
+            let stream = RequestStream::new(&s.workload)
+                .map_err(|e| e.within(&format!("traffic[{i}].workload")))?;
+            sources.push(Source {
+                stream,
+                start: s.start_s,
+                next: None,
+            });
+        }
+        let tenants = cfg
+            .traffic
+            .iter()
+            .map(|s| s.workload.tenants)
+            .max()
+            .unwrap_or(1);
+        let quota = QuotaStore::new(cfg.quota.clone(), tenants).map_err(|e| e.within("quota"))?;
+        let router = Router::new(cfg.router).map_err(|e| e.within("router"))?;
+        let horizon = cfg.horizon();
+        let sample_interval = cfg.sample_interval_s.max(horizon / 4000.0);
+        let mut sim = FleetSim {
+            now: 0.0,
+            horizon,
+            heap: BinaryHeap::new(),
+            next_seq: 0,
+            rng: Pcg64::seed_from_u64(cfg.seed),
+            sources,
+            live: Vec::new(),
+            free: Vec::new(),
+            replicas: Vec::new(),
+            quota,
+            router,
+            stats: Stats {
+                tenant_arrived: vec![0; tenants as usize],
+                tenant_completed: vec![0; tenants as usize],
+                ..Stats::default()
+            },
+            records: Vec::new(),
+            scale_events: Vec::new(),
+            signal_series: Vec::new(),
+            series: Vec::new(),
+            sample_interval,
+            last_scale_change: f64::NEG_INFINITY,
+            interval_ttft: Vec::new(),
+            events_buf: Vec::new(),
+            cand_buf: Vec::new(),
+            all_streaming: cfg.clients.streaming_fraction >= 1.0,
+            release_rule: cfg.relay.release_rule(),
+            cfg,
+        };
+        for p in 0..sim.cfg.pools.len() {
+            for _ in 0..sim.cfg.pools[p].replicas {
+                sim.add_replica(p, ReplicaState::Ready)?;
+            }
+        }
+        for i in 0..sim.sources.len() {
+            sim.pull(i);
+        }
+        sim.schedule(0.0, Event::Sample);
+        if sim.cfg.autoscaler.enabled {
+            sim.schedule(sim.cfg.autoscaler.interval_s, Event::AutoscaleTick);
+        }
+        Ok(sim)
+    }
+
+    /// The current simulated time.
+    pub fn now(&self) -> f64 {
+        self.now
+    }
+
+    pub fn config(&self) -> &FleetConfig {
+        &self.cfg
+    }
+
+    /// Whether every event has been processed (all traffic sent and every stream closed).
+    pub fn is_done(&self) -> bool {
+        self.heap.is_empty()
+    }
+
+    /// Events processed so far.
+    pub fn events_processed(&self) -> u64 {
+        self.stats.events
+    }
+
+    /// Processes the next event; returns its time, or `None` when the run is over.
+    pub fn step(&mut self) -> Option<f64> {
+        let s = self.heap.pop()?;
+        if s.t > self.now {
+            self.now = s.t;
+        }
+        self.stats.events += 1;
+        self.handle(s.event);
+        Some(s.t)
+    }
+
+    /// Processes every event up to and including time `t`; then the clock reads `t`.
+    pub fn advance_to(&mut self, t: f64) {
+        while self.heap.peek().is_some_and(|s| s.t <= t) {
+            self.step();
+        }
+        if t.is_finite() && t > self.now {
+            self.now = t;
+        }
+    }
+
+    /// Processes at most `events` events (one slice of work for an animation frame).
+    /// Returns how many were processed.
+    pub fn advance_for(&mut self, events: u64) -> u64 {
+        let mut n = 0;
+        while n < events && self.step().is_some() {
+            n += 1;
+        }
+        n
+    }
+
+    /// Runs to the end: all traffic sent and every stream closed.
+    pub fn run(&mut self) {
+        while self.step().is_some() {}
+    }
+
+    /// Per-request records (only with `record_requests`), in the order streams closed.
+    pub fn records(&self) -> &[RequestRecord] {
+        &self.records
+    }
+
+    /// The fleet at this moment.
+    pub fn snapshot(&self) -> FleetSnapshot {
+        let s = &self.stats;
+        let rejected =
+            s.rejected_quota + s.rejected_shed + s.rejected_no_replica + s.rejected_engine;
+        let spilled = s.spilled_pool + s.spilled_hosted;
+        FleetSnapshot {
+            t: self.now,
+            open_streams: s.open_streams,
+            arrived: s.arrived,
+            completed: s.completed,
+            rejected,
+            spilled,
+            in_flight: s.arrived - s.completed - rejected - spilled,
+            replicas: self
+                .replicas
+                .iter()
+                .map(|r| ReplicaView {
+                    pool: r.pool,
+                    state: r.state,
+                    load: r.replica.load(),
+                })
+                .collect(),
+        }
+    }
+
+    fn schedule(&mut self, t: f64, event: Event) {
+        let seq = self.next_seq;
+        self.next_seq += 1;
+        self.heap.push(Scheduled { t, seq, event });
+    }
+
+    fn handle(&mut self, event: Event) {
+        match event {
+            Event::Send { source } => self.on_send(source),
+            Event::GatewayIn { slot } => self.on_gateway_in(slot),
+            Event::QuotaSend { slot } => self.on_quota(slot),
+            Event::RouterDecide { slot } => self.on_route(slot),
+            Event::EngineSubmit { slot } => self.on_submit(slot),
+            Event::ReplicaWake {
+                replica,
+                generation,
+            } => {
+                if self.replicas[replica].generation == generation {
+                    self.replicas[replica].wake_at = None;
+                    self.advance_replica(replica);
+                }
+            }
+            Event::StreamEnd { slot } => self.on_stream_end(slot),
+            Event::ReplicaReady { replica } => {
+                let rs = &mut self.replicas[replica];
+                if rs.state == ReplicaState::Starting {
+                    rs.state = ReplicaState::Ready;
+                    rs.ready_at = self.now;
+                }
+            }
+            Event::AutoscaleTick => self.on_autoscale(),
+            Event::Sample => self.on_sample(),
+        }
+    }
+
+    /// Draws the next request of source `i` and schedules its send.
+    fn pull(&mut self, i: usize) {
+        let src = &mut self.sources[i];
+        src.next = src.stream.next();
+        if let Some(r) = &src.next {
+            let t = src.start + r.arrival;
+            self.schedule(t, Event::Send { source: i });
+        }
+    }
+
+    fn on_send(&mut self, source: usize) {
+        let Some(req) = self.sources[source].next.take() else {
+            return;
+        };
+        self.pull(source);
+        let t = self.now;
+        let clients = &self.cfg.clients;
+        let region = clients.region_for(self.rng.gen::<f64>());
+        let new_conn = self.rng.gen::<f64>() < clients.regions[region].new_connection_fraction;
+        let streaming = self.all_streaming || self.rng.gen::<f64>() < clients.streaming_fraction;
+        let setup = if new_conn {
+            clients.connection_setup_s(region)
+        } else {
+            0.0
+        };
+        let gateway_in = t + setup + clients.regions[region].rtt_s / 2.0;
+        let seq = self.stats.arrived;
+        self.stats.arrived += 1;
+        let tenant = req.tenant;
+        if let Some(c) = self.stats.tenant_arrived.get_mut(tenant as usize) {
+            *c += 1;
+        }
+        let prompt_tokens = req.prompt.len();
+        let live = Live {
+            seq,
+            tenant,
+            region: region as u32,
+            streaming,
+            prompt_tokens,
+            output_len: req.output_len.min(clients.max_tokens).max(1),
+            // Sessions of different sources must not meet in the router's session map.
+            session: req.session.map(|s| s ^ ((source as u64) << 56)),
+            prompt: Some(req.prompt),
+            sent: t,
+            gateway_in,
+            ..Live::default()
+        };
+        let slot = match self.free.pop() {
+            Some(s) => {
+                self.live[s] = live;
+                s
+            }
+            None => {
+                self.live.push(live);
+                self.live.len() - 1
+            }
+        };
+        self.schedule(gateway_in, Event::GatewayIn { slot });
+    }
+
+    fn on_gateway_in(&mut self, slot: usize) {
+        self.open_stream();
+        let g = self.cfg.gateway;
+        let auth = if self.rng.gen::<f64>() < g.auth_miss_fraction {
+            g.auth_miss_s
+        } else {
+            g.auth_s
+        };
+        let l = &mut self.live[slot];
+        l.hops.auth = auth;
+        l.hops.tokenize = l.prompt_tokens as f64 * g.tokenize_s_per_token;
+        let t = self.now + auth + l.hops.tokenize;
+        self.schedule(t, Event::QuotaSend { slot });
+    }
+
+    fn on_quota(&mut self, slot: usize) {
+        let t = self.now;
+        let answered = if self.quota.config().enabled {
+            let (run_at, answered) = self.quota.schedule(t);
+            let l = &self.live[slot];
+            let cost = l.prompt_tokens as u64 + self.cfg.clients.max_tokens as u64;
+            let decision = self
+                .quota
+                .check(run_at, l.tenant, cost, l.prompt_tokens as u64);
+            self.live[slot].hops.quota = answered - t;
+            if let QuotaDecision::Rejected { retry_after_s } = decision {
+                self.stats.rejected_quota += 1;
+                self.live[slot].outcome = Some(Outcome::Rejected {
+                    reason: RejectReason::Quota,
+                    retry_after_s,
+                });
+                self.schedule(answered, Event::StreamEnd { slot });
+                return;
+            }
+            answered
+        } else {
+            t
+        };
+        // Answers leave the store in the order checks arrived, so the router sees its
+        // arrivals in time order and its queue can be resolved now.
+        let decided = self.router.schedule(answered);
+        self.live[slot].hops.router = decided - answered;
+        self.schedule(decided, Event::RouterDecide { slot });
+    }
+
+    fn on_route(&mut self, slot: usize) {
+        let t = self.now;
+        let needs_prefix = self.router.config().policy.needs_prefix();
+        let mut cands = std::mem::take(&mut self.cand_buf);
+        cands.clear();
+        {
+            let prompt = self.live[slot].prompt.as_ref();
+            for (i, r) in self.replicas.iter().enumerate() {
+                if r.state == ReplicaState::Ready && self.cfg.pools[r.pool].serving {
+                    let cached = match (needs_prefix, prompt) {
+                        (true, Some(p)) => r.replica.cached_prefix_tokens(p),
+                        _ => 0,
+                    };
+                    let mut load = r.replica.load();
+                    load.waiting += r.dispatching;
+                    load.outstanding += r.dispatching;
+                    load.queued_prompt_tokens += r.dispatching_tokens;
+                    cands.push(Candidate {
+                        replica: i,
+                        load,
+                        cached_prefix_tokens: cached,
+                    });
+                }
+            }
+        }
+        let ov = self.cfg.overflow;
+        let saturated = ov.active()
+            && cands
+                .iter()
+                .all(|c| ov.replica_saturated(c.load.queued_prompt_tokens, c.load.waiting));
+        let route = RouteRequest {
+            prompt_tokens: self.live[slot].prompt_tokens,
+            session: self.live[slot].session,
+        };
+        let mut target = None;
+        if saturated {
+            match ov.action {
+                OverflowAction::Queue => {}
+                OverflowAction::Shed { retry_after_s } => {
+                    self.stats.rejected_shed += 1;
+                    self.live[slot].outcome = Some(Outcome::Rejected {
+                        reason: RejectReason::Shed,
+                        retry_after_s,
+                    });
+                    self.schedule(t, Event::StreamEnd { slot });
+                    self.cand_buf = cands;
+                    return;
+                }
+                OverflowAction::SpillToPool { pool } => {
+                    target = self
+                        .replicas
+                        .iter()
+                        .enumerate()
+                        .filter(|(_, r)| r.pool == pool && r.state == ReplicaState::Ready)
+                        .min_by_key(|(_, r)| {
+                            let l = r.replica.load();
+                            (l.queued_prompt_tokens, l.outstanding)
+                        })
+                        .map(|(i, _)| i);
+                    if target.is_some() {
+                        self.stats.spilled_pool += 1;
+                        self.live[slot].outcome = Some(Outcome::Spilled(SpillTarget::Pool(pool)));
+                    }
+                }
+                OverflowAction::Hosted(api) => {
+                    self.stats.spilled_hosted += 1;
+                    let l = &mut self.live[slot];
+                    l.outcome = Some(Outcome::Spilled(SpillTarget::Hosted));
+                    l.hosted = true;
+                    l.engine_in = t;
+                    l.prompt = None;
+                    let (ttft, rest) = api.timing(l.prompt_tokens, l.output_len);
+                    l.admitted = Some(t);
+                    l.got_first = true;
+                    l.first_token = t + ttft;
+                    l.finish = l.first_token + rest;
+                    l.output_tokens = l.output_len;
+                    self.stats.hosted_dollars += api.price(l.prompt_tokens, l.output_len);
+                    let end = l.finish + self.cfg.relay.relay_s;
+                    self.schedule(end, Event::StreamEnd { slot });
+                    self.cand_buf = cands;
+                    return;
+                }
+            }
+        }
+        if target.is_none() {
+            target = self
+                .router
+                .choose(route, &cands, &mut self.rng)
+                .map(|i| cands[i].replica);
+        }
+        self.cand_buf = cands;
+        let Some(r) = target else {
+            self.stats.rejected_no_replica += 1;
+            self.live[slot].outcome = Some(Outcome::Rejected {
+                reason: RejectReason::NoReplica,
+                retry_after_s: 1,
+            });
+            self.schedule(t, Event::StreamEnd { slot });
+            return;
+        };
+        let rs = &mut self.replicas[r];
+        rs.routed += 1;
+        rs.dispatching += 1;
+        rs.dispatching_tokens += self.live[slot].prompt_tokens as u64;
+        let connect = rs.conn.acquire(t, &self.cfg.gateway.pool);
+        let l = &mut self.live[slot];
+        if self.cfg.record_requests || needs_prefix {
+            if let Some(p) = &l.prompt {
+                l.cached_prefix_tokens = rs.replica.cached_prefix_tokens(p);
+            }
+        }
+        l.replica = Some(r);
+        l.hops.connect = connect;
+        self.schedule(t + connect, Event::EngineSubmit { slot });
+    }
+
+    fn on_submit(&mut self, slot: usize) {
+        let t = self.now;
+        let Some(r) = self.live[slot].replica else {
+            return;
+        };
+        // Bring the replica to now first, so that it is submitted to in time order.
+        self.advance_replica(r);
+        let l = &mut self.live[slot];
+        l.engine_in = t;
+        let rs = &mut self.replicas[r];
+        rs.dispatching = rs.dispatching.saturating_sub(1);
+        rs.dispatching_tokens = rs.dispatching_tokens.saturating_sub(l.prompt_tokens as u64);
+        let req = EngineRequest {
+            id: slot as u64,
+            prompt: l.prompt.take().unwrap_or_default(),
+            output_len: l.output_len,
+            tenant: l.tenant,
+        };
+        self.replicas[r].replica.submit(t, req);
+        self.advance_replica(r);
+    }
+
+    /// Runs replica `r` up to now, handles what it reports, and schedules its next wake-up.
+    fn advance_replica(&mut self, r: usize) {
+        let t = self.now;
+        let mut events = std::mem::take(&mut self.events_buf);
+        events.clear();
+        self.replicas[r].replica.advance_to(t, &mut events);
+        for &e in &events {
+            self.on_replica_event(r, e);
+        }
+        self.events_buf = events;
+        let rs = &mut self.replicas[r];
+        let next = rs.replica.next_event_time();
+        if next != rs.wake_at {
+            rs.generation += 1;
+            rs.wake_at = next;
+            if let Some(at) = next {
+                let generation = rs.generation;
+                self.schedule(
+                    at.max(t),
+                    Event::ReplicaWake {
+                        replica: r,
+                        generation,
+                    },
+                );
+            }
+        }
+    }
+
+    fn on_replica_event(&mut self, r: usize, e: ReplicaEvent) {
+        let relay = self.cfg.relay.relay_s;
+        match e {
+            ReplicaEvent::Admitted { id, t } => {
+                let l = &mut self.live[id as usize];
+                if l.admitted.is_none() {
+                    l.admitted = Some(t);
+                }
+            }
+            ReplicaEvent::FirstToken { id, t } => {
+                let slot = id as usize;
+                let l = &mut self.live[slot];
+                if l.got_first {
+                    return;
+                }
+                l.got_first = true;
+                l.first_token = t;
+                if l.streaming {
+                    let rs = &mut self.replicas[r];
+                    rs.decoding_streams += 1;
+                    if let Some(at) = rs.firsts.first_token(slot, t + relay) {
+                        l.first_release = Some(at);
+                    }
+                    self.interval_ttft.push(t + relay - l.gateway_in);
+                }
+            }
+            ReplicaEvent::Finished {
+                id,
+                t,
+                output_tokens,
+            } => {
+                let slot = id as usize;
+                let l = &mut self.live[slot];
+                l.finish = t;
+                l.output_tokens = output_tokens;
+                if output_tokens == 0 && !l.got_first {
+                    // The engine refused it (it can never fit in the KV pool).
+                    self.stats.rejected_engine += 1;
+                    l.outcome = Some(Outcome::Rejected {
+                        reason: RejectReason::NoReplica,
+                        retry_after_s: 0,
+                    });
+                } else if l.streaming {
+                    let rs = &mut self.replicas[r];
+                    rs.decoding_streams = rs.decoding_streams.saturating_sub(1);
+                    if let Some(at) = rs.firsts.finish(slot, t + relay) {
+                        l.first_release = Some(at);
+                    }
+                } else {
+                    self.interval_ttft.push(t + relay - l.gateway_in);
+                }
+                self.schedule(t + relay, Event::StreamEnd { slot });
+            }
+            ReplicaEvent::Preempted { .. } => {}
+            ReplicaEvent::StepEnd {
+                t,
+                duration,
+                decode_tokens,
+                ..
+            } => {
+                let st = &mut self.stats;
+                let rs = &mut self.replicas[r];
+                st.engine_itl.push_n(duration, decode_tokens as u64);
+                let streamed = if self.all_streaming {
+                    decode_tokens
+                } else {
+                    decode_tokens.min(rs.decoding_streams)
+                } as u64;
+                st.gateway_itl.push_n(duration, streamed);
+                let client = &mut st.client_itl;
+                rs.bursts.step(t + relay, duration, streamed, &mut |g, w| {
+                    client.push_n(g, w)
+                });
+                if !rs.firsts.is_empty() {
+                    let live = &mut self.live;
+                    rs.firsts.step(t + relay, &mut |slot, at| {
+                        live[slot].first_release = Some(at);
+                    });
+                }
+            }
+        }
+    }
+
+    fn on_stream_end(&mut self, slot: usize) {
+        let t = self.now;
+        self.close_stream(self.live[slot].gateway_in);
+        let l = std::mem::take(&mut self.live[slot]);
+        self.free.push(slot);
+        let relay = self.cfg.relay.relay_s;
+        let half_rtt = self.cfg.clients.regions[l.region as usize].rtt_s / 2.0;
+        let served = !matches!(l.outcome, Some(Outcome::Rejected { .. }));
+        if let Some(r) = l.replica {
+            let rs = &mut self.replicas[r];
+            rs.conn.release(t, &self.cfg.gateway.pool);
+            if rs.state == ReplicaState::Draining && rs.replica.load().outstanding == 0 {
+                rs.state = ReplicaState::Stopped;
+                rs.stopped_at = Some(t);
+            }
+        }
+        let outcome = match l.outcome {
+            Some(o) => o,
+            None => {
+                self.stats.completed += 1;
+                if let Some(c) = self.stats.tenant_completed.get_mut(l.tenant as usize) {
+                    *c += 1;
+                }
+                Outcome::Completed
+            }
+        };
+        let mut rec = RequestRecord {
+            seq: l.seq,
+            tenant: l.tenant,
+            region: l.region,
+            streaming: l.streaming,
+            prompt_tokens: l.prompt_tokens,
+            output_tokens: l.output_tokens,
+            outcome,
+            replica: l.replica,
+            sent: l.sent,
+            gateway_in: l.gateway_in,
+            engine_in: l.engine_in,
+            first_token: l.first_token,
+            first_byte_written: t,
+            first_byte_at_client: t + half_rtt,
+            last_byte_at_client: t + half_rtt,
+            hops: l.hops,
+            cached_prefix_tokens: l.cached_prefix_tokens,
+        };
+        if served {
+            let written = if l.streaming {
+                l.first_token + relay
+            } else {
+                t
+            };
+            let released = if l.hosted && l.streaming {
+                self.hosted_first_release(&l, written, t)
+            } else {
+                l.first_release.unwrap_or(written).max(written)
+            };
+            rec.hops.relay = relay;
+            rec.first_byte_written = written;
+            rec.first_byte_at_client = released + half_rtt;
+            let st = &mut self.stats;
+            st.output_tokens += l.output_tokens as u64;
+            st.prompt_tokens += l.prompt_tokens as u64;
+            st.server_ttft.push(rec.server_ttft());
+            st.user_ttft.push(rec.user_ttft());
+            st.e2e.push(rec.e2e());
+            if !l.hosted {
+                st.engine_ttft.push(rec.engine_ttft());
+                st.engine_queue
+                    .push(l.admitted.unwrap_or(l.first_token) - l.engine_in);
+            }
+            if l.output_tokens > 1 {
+                st.tpot
+                    .push((l.finish - l.first_token) / (l.output_tokens - 1) as f64);
+            }
+            if l.streaming {
+                st.gap.push(rec.server_ttft() - rec.engine_ttft());
+                st.hop_auth.push(rec.hops.auth);
+                st.hop_tokenize.push(rec.hops.tokenize);
+                st.hop_quota.push(rec.hops.quota);
+                st.hop_router.push(rec.hops.router);
+                st.hop_connect.push(rec.hops.connect);
+                st.hop_relay.push(rec.hops.relay);
+                if l.hosted && l.output_tokens > 1 {
+                    self.hosted_itl(&l);
+                }
+            }
+        }
+        if self.cfg.record_requests {
+            self.records.push(rec);
+        }
+    }
+
+    /// When the first burst of a hosted reply (tokens evenly spaced) leaves the relay.
+    fn hosted_first_release(&self, l: &Live, written: f64, end: f64) -> f64 {
+        let (tokens, interval) = self.release_rule;
+        let gap = if l.output_tokens > 1 {
+            (l.finish - l.first_token) / (l.output_tokens - 1) as f64
+        } else {
+            0.0
+        };
+        let mut at = end;
+        if tokens > 0 {
+            at = at.min(written + tokens.saturating_sub(1) as f64 * gap);
+        }
+        if interval > 0.0 {
+            at = at.min(written + interval);
+        }
+        at.max(written)
+    }
+
+    /// ITL of a hosted reply, evenly spaced at the provider's speed, through the relay.
+    fn hosted_itl(&mut self, l: &Live) {
+        let n = (l.output_tokens - 1) as u64;
+        let gap = (l.finish - l.first_token) / n as f64;
+        self.stats.gateway_itl.push_n(gap, n);
+        let (tokens, interval) = self.release_rule;
+        let per_burst = if tokens > 0 {
+            tokens as u64
+        } else {
+            libm::ceil(interval / gap).max(1.0) as u64
+        };
+        let bursts = n / per_burst.max(1);
+        if per_burst <= 1 {
+            self.stats.client_itl.push_n(gap, n);
+        } else {
+            self.stats.client_itl.push_n(gap * per_burst as f64, bursts);
+            self.stats.client_itl.push_n(0.0, n - bursts);
+        }
+    }
+
+    fn open_stream(&mut self) {
+        self.account_open_area();
+        let st = &mut self.stats;
+        st.open_streams += 1;
+        st.open_max = st.open_max.max(st.open_streams);
+        st.streams_opened += 1;
+    }
+
+    fn close_stream(&mut self, opened_at: f64) {
+        self.account_open_area();
+        let st = &mut self.stats;
+        st.open_streams = st.open_streams.saturating_sub(1);
+        st.streams_closed += 1;
+        if opened_at < self.horizon {
+            st.horizon_streams += 1;
+            st.horizon_stream_s += self.now - opened_at;
+        }
+    }
+
+    fn account_open_area(&mut self) {
+        let now = self.now.min(self.horizon);
+        let st = &mut self.stats;
+        if now > st.open_changed {
+            st.open_area += st.open_streams as f64 * (now - st.open_changed);
+            st.open_changed = now;
+        }
+    }
+
+    fn on_sample(&mut self) {
+        let mut ready = 0;
+        let mut provisioned = 0;
+        let mut queued = 0;
+        for r in &self.replicas {
+            if r.state != ReplicaState::Stopped {
+                provisioned += 1;
+            }
+            if r.state == ReplicaState::Ready && self.cfg.pools[r.pool].serving {
+                ready += 1;
+            }
+            if r.state != ReplicaState::Starting {
+                queued += r.replica.load().queued_prompt_tokens;
+            }
+        }
+        self.series.push(SeriesPoint {
+            t: self.now,
+            open_streams: self.stats.open_streams,
+            ready_replicas: ready,
+            provisioned_replicas: provisioned,
+            queued_prompt_tokens: queued,
+        });
+        let next = self.now + self.sample_interval;
+        if next <= self.horizon {
+            self.schedule(next, Event::Sample);
+        }
+    }
+
+    fn on_autoscale(&mut self) {
+        let a = self.cfg.autoscaler;
+        let t = self.now;
+        let pool = a.pool;
+        let mut ready = 0u32;
+        let mut current = 0u32;
+        let mut busy = 0.0;
+        let mut ready_time = 0.0;
+        let mut queued = 0.0;
+        let mut kv = 0.0;
+        for r in self.replicas.iter_mut().filter(|r| r.pool == pool) {
+            let b = r.replica.metrics().busy_time_s;
+            if r.state == ReplicaState::Ready {
+                ready += 1;
+                busy += (b - r.busy_mark).max(0.0);
+                ready_time += (t - r.ready_at).clamp(0.0, a.interval_s);
+                let load = r.replica.load();
+                queued += load.queued_prompt_tokens as f64;
+                kv += kv_usage(&load);
+            }
+            if matches!(r.state, ReplicaState::Ready | ReplicaState::Starting) {
+                current += 1;
+            }
+            r.busy_mark = b;
+        }
+        let n = ready.max(1) as f64;
+        let value = match a.signal {
+            ScaleSignal::GpuUtilisation => {
+                if ready_time > 0.0 {
+                    (busy / ready_time).min(1.0)
+                } else {
+                    f64::NAN
+                }
+            }
+            ScaleSignal::QueuedTokens => queued / n,
+            ScaleSignal::KvUsage => kv / n,
+            ScaleSignal::Ttft => {
+                if self.interval_ttft.is_empty() {
+                    f64::NAN
+                } else {
+                    let mut h = Histogram::new();
+                    for &v in &self.interval_ttft {
+                        h.push(v);
+                    }
+                    h.quantile(a.ttft_quantile)
+                }
+            }
+        };
+        self.interval_ttft.clear();
+        self.signal_series.push(SignalPoint {
+            t,
+            value,
+            ready,
+            provisioned: current,
+        });
+        let p = &self.cfg.pools[pool];
+        let (min, max) = (p.min_replicas, p.max_replicas);
+        let since = t - self.last_scale_change;
+        let want = a.desired(ready, current, value, min, max).and_then(|want| {
+            if want > current {
+                (since >= a.cooldown_s).then_some(want)
+            } else {
+                (since >= a.cooldown_s.max(a.scale_down_cooldown_s))
+                    .then_some(want.max(current.saturating_sub(a.max_scale_down_step)))
+            }
+        });
+        {
+            if let Some(want) = want {
+                self.scale_events.push(ScaleEvent {
+                    t,
+                    signal: value,
+                    from: current,
+                    to: want,
+                });
+                self.last_scale_change = t;
+                if want > current {
+                    for _ in current..want {
+                        if let Ok(r) = self.add_replica(pool, ReplicaState::Starting) {
+                            self.schedule(
+                                t + a.scale_up_delay_s,
+                                Event::ReplicaReady { replica: r },
+                            );
+                        }
+                    }
+                } else {
+                    self.drain(pool, current - want);
+                }
+            }
+        }
+        let next = t + a.interval_s;
+        if next <= self.horizon {
+            self.schedule(next, Event::AutoscaleTick);
+        }
+    }
+
+    /// Stops routing to `n` replicas of `pool` (starting ones first, then the least loaded).
+    fn drain(&mut self, pool: usize, n: u32) {
+        let t = self.now;
+        for _ in 0..n {
+            let pick = self
+                .replicas
+                .iter()
+                .enumerate()
+                .filter(|(_, r)| r.pool == pool && r.state == ReplicaState::Starting)
+                .map(|(i, _)| i)
+                .next_back()
+                .or_else(|| {
+                    self.replicas
+                        .iter()
+                        .enumerate()
+                        .filter(|(_, r)| r.pool == pool && r.state == ReplicaState::Ready)
+                        .min_by_key(|(i, r)| (r.replica.load().outstanding, usize::MAX - i))
+                        .map(|(i, _)| i)
+                });
+            let Some(i) = pick else { return };
+            let rs = &mut self.replicas[i];
+            if rs.state == ReplicaState::Starting || rs.replica.load().outstanding == 0 {
+                rs.state = ReplicaState::Stopped;
+                rs.stopped_at = Some(t);
+            } else {
+                rs.state = ReplicaState::Draining;
+            }
+        }
+    }
+
+    fn add_replica(&mut self, pool: usize, state: ReplicaState) -> Result<usize, ConfigError> {
+        let mut cfg: ReplicaConfig = self.cfg.pools[pool].replica.clone();
+        let cap = self.cfg.router.step_share_cap_tokens;
+        if cap > 0 {
+            cfg.scheduler.long_prefill_token_threshold = cap;
+        }
+        let replica = Replica::new(cfg).map_err(|e| e.within(&format!("pools[{pool}].replica")))?;
+        self.replicas.push(ReplicaSlot {
+            pool,
+            replica,
+            state,
+            created_at: self.now,
+            ready_at: if state == ReplicaState::Ready {
+                self.now
+            } else {
+                f64::INFINITY
+            },
+            stopped_at: None,
+            conn: ConnectionPool::default(),
+            bursts: StepBursts::new(&self.cfg.relay),
+            firsts: FirstBursts::new(&self.cfg.relay),
+            generation: 0,
+            wake_at: None,
+            busy_mark: 0.0,
+            decoding_streams: 0,
+            dispatching: 0,
+            dispatching_tokens: 0,
+            routed: 0,
+        });
+        Ok(self.replicas.len() - 1)
+    }
+}

@@ -1,0 +1,1065 @@
+//! The three derivations. Every figure the cost model knows comes from [`CostModel`]; the
+//! arithmetic here is only what sits around it (rates times lengths, demand over a ceiling,
+//! Little's law, money, shares).
+
+use super::{Derivation, Inputs, Limit, LimitReading, Pressure, Question, Step, Verdict};
+use crate::cost::{CostModel, Deployment, Efficiency, MemoryConfig, StepCost};
+use crate::error::ConfigError;
+use crate::format::{self, duration, fixed, gb, int, money, num, percent, sig};
+
+/// Works a question through for the given inputs: every step in order and the verdict.
+///
+/// Returns one error per bad input (field = input name) instead of panicking, including a
+/// replica whose weights leave no room for the KV cache.
+pub fn derive(q: Question, inputs: &Inputs) -> Result<Derivation, Vec<ConfigError>> {
+    let errors = inputs.validate(q);
+    if !errors.is_empty() {
+        return Err(errors);
+    }
+    let ctx = Ctx::new(q, inputs).map_err(|e| vec![e])?;
+    Ok(match q {
+        Question::Fleet => fleet(&ctx),
+        Question::ChatsPerReplica => chats_per_replica(&ctx),
+        Question::GpuHours => gpu_hours(&ctx),
+    })
+}
+
+/// Validated inputs with the cost model built from them.
+struct Ctx<'a> {
+    inputs: &'a Inputs,
+    cost: CostModel,
+    memory: MemoryConfig,
+    tp: u32,
+}
+
+impl<'a> Ctx<'a> {
+    fn new(q: Question, inputs: &'a Inputs) -> Result<Ctx<'a>, ConfigError> {
+        let model = inputs
+            .model_spec()
+            .ok_or_else(|| ConfigError::new("model", "has no preset with that id"))?;
+        let gpu = inputs
+            .gpu_spec()
+            .ok_or_else(|| ConfigError::new("gpu", "has no preset with that id"))?;
+        let v = |name: &str| inputs.get(name).unwrap_or(0.0);
+        let tp = v("gpus_per_replica") as u32;
+        let deployment = Deployment {
+            model,
+            gpu,
+            tp,
+            weight_dtype: inputs.weight_dtype(),
+            kv_dtype: inputs.kv_dtype(),
+        };
+        let eff = Efficiency {
+            mfu: v("mfu"),
+            mbu: v("mbu"),
+            ..Efficiency::REFERENCE
+        };
+        let cost = CostModel::new(deployment, eff).map_err(|e| {
+            let field = input_field(&e.field).to_string();
+            ConfigError::new(field, e.message)
+        })?;
+        let memory = match (inputs.get("mem_util"), inputs.get("reserve_gb")) {
+            (Some(u), Some(r)) => MemoryConfig {
+                gpu_memory_utilization: u,
+                reserve_bytes_per_gpu: r * 1e9,
+            },
+            _ => MemoryConfig::REFERENCE,
+        };
+        memory.validate().map_err(|e| {
+            let field = input_field(&e.field).to_string();
+            ConfigError::new(field, e.message)
+        })?;
+        let ctx = Ctx {
+            inputs,
+            cost,
+            memory,
+            tp,
+        };
+        if q != Question::GpuHours && ctx.cost.kv_pool_tokens(&ctx.memory) < 1.0 {
+            return Err(ConfigError::new(
+                "gpu_mem_gb",
+                format!(
+                    "leaves no room for the KV cache: {} of weights fill what {} may use; \
+                     add GPUs per replica or pick a larger GPU",
+                    gb(ctx.cost.weight_bytes(), 4),
+                    plural(tp as f64, "GPU"),
+                ),
+            ));
+        }
+        Ok(ctx)
+    }
+
+    /// A validated numeric input.
+    fn v(&self, name: &str) -> f64 {
+        self.inputs.get(name).unwrap_or(0.0)
+    }
+
+    /// `"G × "` when the replica spans several GPUs, nothing otherwise.
+    fn g(&self) -> &'static str {
+        if self.tp > 1 {
+            "G × "
+        } else {
+            ""
+        }
+    }
+
+    /// `"4 × "` when the replica spans several GPUs, nothing otherwise.
+    fn g_num(&self) -> String {
+        if self.tp > 1 {
+            format!("{} × ", self.tp)
+        } else {
+            String::new()
+        }
+    }
+
+    fn weight_bytes_step(&self) -> Step {
+        let w = self.cost.weight_bytes();
+        Step {
+            id: "weight_bytes",
+            label: "Weights in memory",
+            formula: "P × bytes per weight".into(),
+            substituted: format!(
+                "{} × {} B",
+                num(self.v("params")),
+                self.inputs.weight_dtype().bytes()
+            ),
+            value: w,
+            unit: "B",
+            display: gb(w, 4),
+            why: "Every decode step reads all the weights once, and they take their share of \
+                  memory before any KV cache does."
+                .into(),
+            check: None,
+        }
+    }
+
+    fn kv_per_token_step(&self) -> Step {
+        let kv = self.cost.kv_bytes_per_token();
+        let kib = if kv % 1024.0 == 0.0 {
+            format!(" ({} KiB)", int(kv / 1024.0))
+        } else {
+            String::new()
+        };
+        Step {
+            id: "kv_per_token",
+            label: "K and V per token",
+            formula: "2 × layers × KV heads × head dim × bytes".into(),
+            substituted: format!(
+                "2 × {} × {} × {} × {} B",
+                num(self.v("layers")),
+                num(self.v("kv_heads")),
+                num(self.v("head_dim")),
+                self.inputs.kv_dtype().bytes()
+            ),
+            value: kv,
+            unit: "B",
+            display: format!("{} B{kib}", int(kv)),
+            why: "Each token of context keeps a key and a value vector in every layer; grouped-query \
+                  attention stores them only for the KV heads."
+                .into(),
+            check: None,
+        }
+    }
+
+    fn decode_bytes_step(&self, batch: u32, context: u32) -> Step {
+        let bytes = self.cost.decode_bytes(batch, context);
+        let w = self.cost.weight_bytes();
+        Step {
+            id: "decode_bytes",
+            label: "Bytes read per decode step",
+            formula: "W + B × C × kv".into(),
+            substituted: format!(
+                "{} + {} × {} × {} B = {} + {} GB",
+                gb(w, 4),
+                int(batch as f64),
+                int(context as f64),
+                int(self.cost.kv_bytes_per_token()),
+                fixed(w / 1e9, 2),
+                fixed((bytes - w) / 1e9, 2),
+            ),
+            value: bytes,
+            unit: "B",
+            display: gb(bytes, 4),
+            why: "A decode step produces one token per sequence but must stream every weight and \
+                  every cached K and V of the batch out of HBM to do it."
+                .into(),
+            check: None,
+        }
+    }
+
+    fn decode_step_step(
+        &self,
+        id: &'static str,
+        label: &'static str,
+        sc: &StepCost,
+        bytes: f64,
+    ) -> Step {
+        let mut substituted = format!(
+            "max({} compute, {} / ({}{} TB/s × {}) = {})",
+            duration(sc.compute_s, 2),
+            gb(bytes, 4),
+            self.g_num(),
+            num(self.v("hbm_tb_s")),
+            num(self.v("mbu")),
+            duration(sc.memory_s, 2),
+        );
+        if sc.comm_s > 0.0 {
+            substituted.push_str(&format!(" + {} all-reduce", duration(sc.comm_s, 2)));
+        }
+        let bound = if sc.memory_bound() {
+            "memory-bound"
+        } else {
+            "compute-bound"
+        };
+        Step {
+            id,
+            label,
+            formula: format!(
+                "max(compute, bytes / ({}BW × MBU)){}",
+                self.g(),
+                if self.tp > 1 { " + all-reduce" } else { "" }
+            ),
+            substituted,
+            value: sc.total_s,
+            unit: "s",
+            display: duration(sc.total_s, 2),
+            why: format!(
+                "This step is {bound}: the time to move its bytes through HBM outweighs the time \
+                 to do its arithmetic{}.",
+                if sc.memory_bound() {
+                    ""
+                } else {
+                    " only when it does not"
+                }
+            ),
+            check: None,
+        }
+    }
+
+    fn decode_throughput_step(&self, batch: u32, context: u32, step_s: f64) -> Step {
+        let thr = self.cost.decode_throughput(batch, context);
+        Step {
+            id: "decode_throughput",
+            label: "Replica decode throughput",
+            formula: "B / t_step".into(),
+            substituted: format!("{} / {}", int(batch as f64), duration(step_s, 2)),
+            value: thr,
+            unit: "tok/s",
+            display: format!("{} tok/s", count(thr)),
+            why: "Each step emits one token for every sequence in the batch, so a bigger batch \
+                  spreads the same weight reads over more tokens."
+                .into(),
+            check: None,
+        }
+    }
+
+    fn prefill_per_token_step(&self) -> Step {
+        let t = self.cost.prefill_time_per_token();
+        Step {
+            id: "prefill_per_token",
+            label: "Prefill time per token",
+            formula: format!("2 × P / ({}F × MFU)", self.g()),
+            substituted: format!(
+                "2 × {} / ({}{} TFLOP/s × {})",
+                num(self.v("active_params")),
+                self.g_num(),
+                num(self.v("peak_tflops")),
+                num(self.v("mfu")),
+            ),
+            value: t,
+            unit: "s",
+            display: duration(t, 3),
+            why: "Prefill runs the whole prompt through the model at once, so it is limited by \
+                  arithmetic: two FLOPs per parameter per token at the throughput the engine reaches."
+                .into(),
+            check: None,
+        }
+    }
+}
+
+/// The seed problem: size the fleet, then check it against streams, latency and KV.
+fn fleet(c: &Ctx) -> Derivation {
+    let rate = c.v("rate");
+    let lp = c.v("prompt_tokens");
+    let lo = c.v("output_tokens");
+    let tpot = c.v("tpot_ms") / 1e3;
+    let batch = c.v("batch") as u32;
+    let ceiling = c.v("ceiling");
+    let price = c.v("price");
+    let tp = c.tp as f64;
+    let mut s = Vec::new();
+
+    let prompt_tps = rate * lp;
+    s.push(fig(
+        "prompt_tps",
+        "Prompt tokens per second",
+        "λ × prompt tokens",
+        format!("{} × {}", num(rate), num(lp)),
+        prompt_tps,
+        "tok/s",
+        format!("{} tok/s", count(prompt_tps)),
+        "Prefill work scales with prompt tokens, not with requests, so the load is counted in tokens.",
+    ));
+    let output_tps = rate * lo;
+    s.push(fig(
+        "output_tps",
+        "Output tokens per second",
+        "λ × output tokens",
+        format!("{} × {}", num(rate), num(lo)),
+        output_tps,
+        "tok/s",
+        format!("{} tok/s", count(output_tps)),
+        "Decode work scales with the tokens the fleet must generate, one step per token per stream.",
+    ));
+    let pf = c.prefill_per_token_step();
+    let t_pf = pf.value;
+    s.push(pf);
+    let prefill_demand = prompt_tps * t_pf;
+    s.push(fig(
+        "prefill_demand",
+        "Prefill demand",
+        "prompt tok/s × t_prefill",
+        format!("{} × {}", count(prompt_tps), duration(t_pf, 3)),
+        prefill_demand,
+        "replica-s/s",
+        format!("{} replica-s/s", sig(prefill_demand, 3)),
+        "Each second of traffic brings this many seconds of prefill work for one replica.",
+    ));
+    let ttft = lp * t_pf;
+    s.push(fig(
+        "ttft_compute",
+        "TTFT compute",
+        "prompt tokens × t_prefill",
+        format!("{} × {}", num(lp), duration(t_pf, 3)),
+        ttft,
+        "s",
+        duration(ttft, 2),
+        "This is the floor under time to first token: queueing and routing only add to it.",
+    ));
+    let avg_ctx = lp + lo / 2.0;
+    let ctx = avg_ctx.round().clamp(1.0, u32::MAX as f64) as u32;
+    s.push(fig(
+        "avg_context",
+        "Average context during decode",
+        "prompt + output / 2",
+        format!("{} + {} / 2", num(lp), num(lo)),
+        avg_ctx,
+        "tokens",
+        format!("{} tokens", int(avg_ctx)),
+        "A reply's context grows from the prompt to prompt plus output, so on average it sits halfway.",
+    ));
+    s.push(c.weight_bytes_step());
+    s.push(c.kv_per_token_step());
+    let bytes_step = c.decode_bytes_step(batch, ctx);
+    let bytes = bytes_step.value;
+    s.push(bytes_step);
+    let sc = c.cost.decode_step(batch, ctx);
+    s.push(c.decode_step_step("decode_step", "Decode step time", &sc, bytes));
+    let thr_step = c.decode_throughput_step(batch, ctx, sc.total_s);
+    let thr = thr_step.value;
+    s.push(thr_step);
+    let decode_demand = output_tps / thr;
+    s.push(fig(
+        "decode_demand",
+        "Decode demand",
+        "output tok/s / decode throughput",
+        format!("{} / {}", count(output_tps), count(thr)),
+        decode_demand,
+        "replica-s/s",
+        format!("{} replica-s/s", sig(decode_demand, 3)),
+        "Each second of traffic brings this many seconds of decode work for one replica.",
+    ));
+    let replicas_exact = (prefill_demand + decode_demand) / ceiling;
+    s.push(fig(
+        "replicas_exact",
+        "Replicas at the ceiling",
+        "(prefill + decode demand) / ceiling",
+        format!(
+            "({} + {}) / {}",
+            sig(prefill_demand, 3),
+            sig(decode_demand, 3),
+            num(ceiling)
+        ),
+        replicas_exact,
+        "replicas",
+        format!("{} replicas", fixed(replicas_exact, 1)),
+        "Running replicas below full use leaves headroom for bursts, so queues stay short.",
+    ));
+    let replicas = whole_up(replicas_exact).max(1.0);
+    s.push(fig(
+        "replicas",
+        "Replicas",
+        "⌈replicas at the ceiling⌉",
+        format!("⌈{}⌉", fixed(replicas_exact, 2)),
+        replicas,
+        "replicas",
+        plural(replicas, "replica"),
+        "Replicas come whole, so the fleet rounds up.",
+    ));
+    let gpus = replicas * tp;
+    s.push(fig(
+        "gpus",
+        "GPUs",
+        "replicas × G",
+        format!("{} × {}", int(replicas), plural(tp, "GPU")),
+        gpus,
+        "GPUs",
+        plural(gpus, "GPU"),
+        "The bill and the capacity plan count GPUs, and each replica holds G of them.",
+    ));
+    let cost_h = gpus * price;
+    s.push(fig(
+        "cost_per_hour",
+        "Cost per hour",
+        "GPUs × price",
+        format!("{} × {}/h", int(gpus), money(price)),
+        cost_h,
+        "$/h",
+        format!("{}/h", money(cost_h)),
+        "The fleet costs the same each hour whether its GPUs are busy or idle.",
+    ));
+    let per_million = cost_h / (output_tps * 3600.0 / 1e6);
+    s.push(fig(
+        "cost_per_million",
+        "Cost per million output tokens",
+        "cost per hour / (output tok/s × 3,600 / 10⁶)",
+        format!("{}/h / ({} × 3,600 / 1,000,000)", money(cost_h), count(output_tps)),
+        per_million,
+        "$",
+        money(per_million),
+        "Dividing the hourly bill by the tokens served in that hour gives the figure to compare with a hosted API's price.",
+    ));
+    let reply_s = lo * tpot;
+    s.push(fig(
+        "time_per_reply",
+        "Time per reply",
+        "output tokens × TPOT",
+        format!("{} × {}", num(lo), duration(tpot, 3)),
+        reply_s,
+        "s",
+        duration(reply_s, 2),
+        "A streamed reply stays open for as long as it takes to produce its last token.",
+    ));
+    let tpot_ok = sc.total_s <= tpot;
+    s.push(check(
+        "tpot_check",
+        "Decode step meets the TPOT target",
+        "t_step ≤ TPOT",
+        format!("{} ≤ {}", duration(sc.total_s, 2), duration(tpot, 3)),
+        sc.total_s / tpot,
+        tpot_ok,
+        "A decode step is the gap between two tokens of a stream, so it must fit inside the per-token target.",
+    ));
+    let open = rate * reply_s;
+    s.push(fig(
+        "open_streams",
+        "Open streams (Little's law)",
+        "λ × time per reply",
+        format!("{} × {}", num(rate), duration(reply_s, 2)),
+        open,
+        "streams",
+        format!("{} streams", sig(open, 3)),
+        "Little's law: what is in flight equals the arrival rate times how long each stays, so the gateway holds hundreds of streams, not thousands.",
+    ));
+    let spr = open / replicas;
+    let about = if spr.fract() != 0.0 {
+        format!(" (about {})", int(spr))
+    } else {
+        String::new()
+    };
+    s.push(fig(
+        "streams_per_replica",
+        "Streams per replica",
+        "open streams / replicas",
+        format!("{} / {}", sig(open, 3), int(replicas)),
+        spr,
+        "streams",
+        format!("{} streams{about}", fixed(spr, 2)),
+        "These are the sequences each replica decodes at once: its real batch.",
+    ));
+    let batch_ok = spr <= batch as f64;
+    s.push(check(
+        "batch_check",
+        "Streams fit the assumed batch",
+        "streams per replica ≤ B",
+        format!("{} ≤ {}", fixed(spr, 2), int(batch as f64)),
+        spr / batch as f64,
+        batch_ok,
+        "The throughput above assumed a batch of B; a replica holding more streams than that would decode them more slowly.",
+    ));
+    let pool = c.cost.kv_pool_tokens(&c.memory);
+    s.push(kv_pool_step(c, pool));
+    let held = spr.round();
+    let in_use = held * avg_ctx;
+    s.push(fig(
+        "kv_in_use",
+        "KV in use per replica",
+        "streams per replica × average context",
+        format!("{} × {}", int(held), int(avg_ctx)),
+        in_use,
+        "tokens",
+        format!("{} tokens", int(in_use)),
+        "Each open stream keeps its whole context cached for as long as it decodes.",
+    ));
+    let share = in_use / pool;
+    s.push(fig(
+        "kv_share",
+        "Share of the KV pool in use",
+        "KV in use / KV pool",
+        format!("{} / {}", int(in_use), int(pool)),
+        share,
+        "",
+        percent(share),
+        "A small share means memory is not what limits the fleet; a share near one means preemptions.",
+    ));
+
+    // The verdict: which resource the load leans on, and whether latency or KV presses.
+    let total = prefill_demand + decode_demand;
+    let (compute_load, memory_load) = if sc.memory_bound() {
+        (prefill_demand, decode_demand)
+    } else {
+        (total, 0.0)
+    };
+    let mut readings = vec![
+        LimitReading {
+            limit: Limit::Compute,
+            pressure: load_pressure(compute_load, memory_load, total),
+            reason: format!(
+                "Compute carries {} of the work ({} of {} replica-s/s): prefill{}.",
+                percent(compute_load / total),
+                sig(compute_load, 3),
+                sig(total, 3),
+                if sc.memory_bound() {
+                    ""
+                } else {
+                    " and a compute-bound decode"
+                }
+            ),
+        },
+        LimitReading {
+            limit: Limit::HbmBandwidth,
+            pressure: load_pressure(memory_load, compute_load, total),
+            reason: if sc.memory_bound() {
+                format!(
+                    "Decode carries {} of the work, and each decode step is memory-bound: it reads {} to emit {} tokens.",
+                    percent(memory_load / total),
+                    gb(bytes, 4),
+                    int(batch as f64)
+                )
+            } else {
+                "Even decode is compute-bound here, so HBM bandwidth has room.".to_string()
+            },
+        },
+    ];
+    let fill = spr / batch as f64;
+    readings.push(LimitReading {
+        limit: Limit::LatencyTarget,
+        pressure: if !tpot_ok || fill >= 0.9 {
+            Pressure::Binding
+        } else if fill >= 0.5 {
+            Pressure::Secondary
+        } else {
+            Pressure::Slack
+        },
+        reason: if tpot_ok {
+            format!(
+                "At {} per token a reply stays open {}, which keeps {} streams on each replica against a batch of {}{}.",
+                duration(tpot, 3),
+                duration(reply_s, 2),
+                fixed(spr, 2),
+                int(batch as f64),
+                if batch_ok {
+                    ""
+                } else {
+                    ": replicas must run bigger, slower batches than assumed, or the fleet needs more of them"
+                }
+            )
+        } else {
+            format!(
+                "A decode step of {} misses the {} target, so the batch must shrink or the model must run on more GPUs.",
+                duration(sc.total_s, 2),
+                duration(tpot, 3)
+            )
+        },
+    });
+    let batch_kv = batch as f64 * avg_ctx;
+    readings.push(LimitReading {
+        limit: Limit::KvCapacity,
+        pressure: if share >= 0.9 || batch_kv > pool {
+            Pressure::Binding
+        } else if share >= 0.5 {
+            Pressure::Secondary
+        } else {
+            Pressure::Slack
+        },
+        reason: format!(
+            "The streams in flight use {} of each replica's KV pool ({} of {} tokens).",
+            percent(share),
+            int(in_use),
+            int(pool)
+        ),
+    });
+    finish(Question::Fleet, s, readings)
+}
+
+/// How many chats of a given length the KV pool of one replica holds, and how many of them
+/// it can decode within the latency target.
+fn chats_per_replica(c: &Ctx) -> Derivation {
+    let len = c.v("chat_tokens");
+    let len_u = len as u32;
+    let tpot = c.v("tpot_ms") / 1e3;
+    let mut s = vec![c.kv_per_token_step(), c.weight_bytes_step()];
+    let pool_bytes = c.cost.kv_pool_bytes(&c.memory);
+    s.push(fig(
+        "kv_pool_bytes",
+        "Memory left for the KV cache",
+        &format!("{0}M × u − {0}R − W", c.g()),
+        format!(
+            "{}{} GB × {} − {}{} GB − {}",
+            c.g_num(),
+            num(c.v("gpu_mem_gb")),
+            num(c.v("mem_util")),
+            c.g_num(),
+            num(c.v("reserve_gb")),
+            gb(c.cost.weight_bytes(), 4)
+        ),
+        pool_bytes,
+        "B",
+        gb(pool_bytes, 4),
+        "Whatever the engine may use, less the reserve for activations and the weights, is the KV cache.",
+    ));
+    let pool = c.cost.kv_pool_tokens(&c.memory);
+    s.push(fig(
+        "kv_pool",
+        "KV pool",
+        "memory for KV / kv",
+        format!(
+            "{} / {} B",
+            gb(pool_bytes, 4),
+            int(c.cost.kv_bytes_per_token())
+        ),
+        pool,
+        "tokens",
+        format!("{} tokens", int(pool)),
+        "The pool is counted in tokens because every cached token costs the same bytes.",
+    ));
+    let chats = (pool / len).floor().min(u32::MAX as f64);
+    s.push(fig(
+        "chats",
+        "Chats that fit",
+        "⌊KV pool / chat length⌋",
+        format!("⌊{} / {}⌋", int(pool), num(len)),
+        chats,
+        "chats",
+        plural(chats, "chat"),
+        "Each chat at full length holds its whole context in the cache at once.",
+    ));
+    let full = c.cost.decode_step(chats as u32, len_u);
+    let full_bytes = c.cost.decode_bytes(chats as u32, len_u);
+    s.push(c.decode_step_step(
+        "full_decode_step",
+        "Decode step with every chat at full length",
+        &full,
+        full_bytes,
+    ));
+    let full_ok = full.total_s <= tpot;
+    s.push(check(
+        "tpot_check",
+        "Full house meets the TPOT target",
+        "t_step ≤ TPOT",
+        format!("{} ≤ {}", duration(full.total_s, 2), duration(tpot, 3)),
+        full.total_s / tpot,
+        full_ok,
+        "Holding chats is one thing; decoding all of them at once must still keep each token within the target.",
+    ));
+    let within = largest_batch_within(&c.cost, chats as u32, len_u, tpot);
+    s.push(fig(
+        "chats_within_tpot",
+        "Chats that decode within the target",
+        "largest B with t_step(B, chat length) ≤ TPOT",
+        format!("largest B ≤ {} with t_step(B, {}) ≤ {}", int(chats), num(len), duration(tpot, 3)),
+        within as f64,
+        "chats",
+        plural(within as f64, "chat"),
+        "Every chat in the batch adds its KV reads to each step, so the latency target caps the batch too.",
+    ));
+
+    let latency_binds = (within as f64) < chats;
+    let readings = vec![
+        LimitReading {
+            limit: Limit::Compute,
+            pressure: if latency_binds && !full.memory_bound() {
+                Pressure::Binding
+            } else {
+                Pressure::Slack
+            },
+            reason: format!(
+                "A full decode step spends {} on arithmetic against {} on memory.",
+                duration(full.compute_s, 2),
+                duration(full.memory_s, 2)
+            ),
+        },
+        LimitReading {
+            limit: Limit::HbmBandwidth,
+            pressure: if latency_binds && full.memory_bound() {
+                Pressure::Binding
+            } else {
+                Pressure::Slack
+            },
+            reason: format!(
+                "With every chat at full length a decode step reads {}.",
+                gb(full_bytes, 4)
+            ),
+        },
+        LimitReading {
+            limit: Limit::KvCapacity,
+            pressure: Pressure::Binding,
+            reason: format!(
+                "{} tokens of KV pool hold {} of {} tokens.",
+                int(pool),
+                plural(chats, "chat"),
+                num(len)
+            ),
+        },
+        LimitReading {
+            limit: Limit::LatencyTarget,
+            pressure: if latency_binds {
+                Pressure::Binding
+            } else {
+                Pressure::Slack
+            },
+            reason: if latency_binds {
+                format!(
+                    "Decoding all of them takes {} a step, over the {} target; only {} decode within it.",
+                    duration(full.total_s, 2),
+                    duration(tpot, 3),
+                    plural(within as f64, "chat")
+                )
+            } else {
+                format!(
+                    "Decoding all of them takes {} a step, within the {} target.",
+                    duration(full.total_s, 2),
+                    duration(tpot, 3)
+                )
+            },
+        },
+    ];
+    finish(Question::ChatsPerReplica, s, readings)
+}
+
+/// GPU-hours and cost of a million output tokens, from the decode step time and batch.
+fn gpu_hours(c: &Ctx) -> Derivation {
+    let batch = c.v("batch") as u32;
+    let ctx = c.v("context") as u32;
+    let price = c.v("price");
+    let tp = c.tp as f64;
+    let mut s = vec![c.weight_bytes_step(), c.kv_per_token_step()];
+    let bytes_step = c.decode_bytes_step(batch, ctx);
+    let bytes = bytes_step.value;
+    s.push(bytes_step);
+    let sc = c.cost.decode_step(batch, ctx);
+    s.push(c.decode_step_step("decode_step", "Decode step time", &sc, bytes));
+    let thr_step = c.decode_throughput_step(batch, ctx, sc.total_s);
+    let thr = thr_step.value;
+    s.push(thr_step);
+    let replica_s = 1e6 / thr;
+    s.push(fig(
+        "replica_seconds_per_million",
+        "Replica time per million tokens",
+        "10⁶ / decode throughput",
+        format!("1,000,000 / {}", count(thr)),
+        replica_s,
+        "s",
+        duration(replica_s, 3),
+        "At a steady batch the replica's output rate sets how long a million tokens take.",
+    ));
+    let gpu_h = replica_s * tp / 3600.0;
+    s.push(fig(
+        "gpu_hours_per_million",
+        "GPU-hours per million output tokens",
+        "replica time × G / 3,600",
+        format!("{} × {} / 3,600", duration(replica_s, 3), plural(tp, "GPU")),
+        gpu_h,
+        "GPU-h",
+        format!("{} GPU-h", sig(gpu_h, 3)),
+        "Every GPU of the replica is paid for while it works.",
+    ));
+    let per_million = gpu_h * price;
+    s.push(fig(
+        "cost_per_million",
+        "Cost per million output tokens",
+        "GPU-hours × price",
+        format!("{} × {}", sig(gpu_h, 3), money(price)),
+        per_million,
+        "$",
+        money(per_million),
+        "This is a floor: it assumes a full batch all the time and leaves out prefill and headroom, which a real fleet pays for.",
+    ));
+
+    let pool = c.cost.kv_pool_tokens(&c.memory);
+    let kv = batch as f64 * ctx as f64;
+    let kv_share = if pool > 0.0 { kv / pool } else { f64::INFINITY };
+    let readings = vec![
+        LimitReading {
+            limit: Limit::Compute,
+            pressure: if sc.memory_bound() {
+                Pressure::Slack
+            } else {
+                Pressure::Binding
+            },
+            reason: format!(
+                "A decode step spends {} on arithmetic.",
+                duration(sc.compute_s, 2)
+            ),
+        },
+        LimitReading {
+            limit: Limit::HbmBandwidth,
+            pressure: if sc.memory_bound() {
+                Pressure::Binding
+            } else {
+                Pressure::Slack
+            },
+            reason: format!(
+                "A decode step reads {}, which takes {} at the bandwidth the engine reaches.",
+                gb(bytes, 4),
+                duration(sc.memory_s, 2)
+            ),
+        },
+        LimitReading {
+            limit: Limit::KvCapacity,
+            pressure: if kv_share >= 0.9 {
+                Pressure::Binding
+            } else if kv_share >= 0.5 {
+                Pressure::Secondary
+            } else {
+                Pressure::Slack
+            },
+            reason: format!(
+                "The batch holds {} tokens of context, {} of the KV pool at {} memory use and a {} reserve per GPU.",
+                int(kv),
+                percent(kv_share),
+                percent(c.memory.gpu_memory_utilization),
+                gb(c.memory.reserve_bytes_per_gpu, 3)
+            ),
+        },
+    ];
+    finish(Question::GpuHours, s, readings)
+}
+
+/// The KV pool step of the fleet question.
+fn kv_pool_step(c: &Ctx, pool: f64) -> Step {
+    fig(
+        "kv_pool",
+        "KV pool per replica",
+        &format!("({0}M × u − {0}R − W) / kv", c.g()),
+        format!(
+            "({}{} GB × {} − {}{} GB − {}) / {} B",
+            c.g_num(),
+            num(c.v("gpu_mem_gb")),
+            num(c.v("mem_util")),
+            c.g_num(),
+            num(c.v("reserve_gb")),
+            gb(c.cost.weight_bytes(), 4),
+            int(c.cost.kv_bytes_per_token())
+        ),
+        pool,
+        "tokens",
+        format!("{} tokens", int(pool)),
+        "The memory the engine may use, less the reserve and the weights, holds this many tokens of context.",
+    )
+}
+
+/// The largest batch, at most `max`, whose decode step at `context` fits within `target`
+/// seconds; zero when even one sequence does not. The step time grows with the batch.
+fn largest_batch_within(cost: &CostModel, max: u32, context: u32, target: f64) -> u32 {
+    let (mut lo, mut hi) = (0u32, max);
+    while lo < hi {
+        let mid = lo + (hi - lo).div_ceil(2);
+        if cost.decode_step(mid, context).total_s <= target {
+            lo = mid;
+        } else {
+            hi = mid - 1;
+        }
+    }
+    lo
+}
+
+/// Pressure on a resource from its share of the load against the other resource's.
+fn load_pressure(mine: f64, other: f64, total: f64) -> Pressure {
+    if mine > other {
+        Pressure::Binding
+    } else if mine >= 0.2 * total {
+        Pressure::Secondary
+    } else {
+        Pressure::Slack
+    }
+}
+
+/// Assembles the derivation, writing the verdict's summary from its readings.
+fn finish(q: Question, steps: Vec<Step>, mut readings: Vec<LimitReading>) -> Derivation {
+    readings.sort_by_key(|r| r.limit);
+    let pick = |p: Pressure| -> Vec<&LimitReading> {
+        readings.iter().filter(|r| r.pressure == p).collect()
+    };
+    let binding = pick(Pressure::Binding);
+    let secondary = pick(Pressure::Secondary);
+    let slack = pick(Pressure::Slack);
+    let mut summary = format!(
+        "{} {} the answer.",
+        capitalise(&join(binding.iter().map(|r| r.limit.label()))),
+        if binding.len() > 1 { "bound" } else { "bounds" }
+    );
+    for r in &binding {
+        summary.push(' ');
+        summary.push_str(&r.reason);
+    }
+    if !secondary.is_empty() {
+        summary.push_str(&format!(
+            " {} also {} in.",
+            capitalise(&join(secondary.iter().map(|r| r.limit.label()))),
+            if secondary.len() > 1 {
+                "weigh"
+            } else {
+                "weighs"
+            }
+        ));
+        for r in &secondary {
+            summary.push(' ');
+            summary.push_str(&r.reason);
+        }
+    }
+    if !slack.is_empty() {
+        summary.push_str(&format!(
+            " {} {} slack.",
+            capitalise(&join(slack.iter().map(|r| r.limit.label()))),
+            if slack.len() > 1 { "have" } else { "has" }
+        ));
+        for r in &slack {
+            summary.push(' ');
+            summary.push_str(&r.reason);
+        }
+    }
+    Derivation {
+        question: q,
+        steps,
+        verdict: Verdict { readings, summary },
+    }
+}
+
+/// An ordinary figure step.
+#[allow(clippy::too_many_arguments)]
+fn fig(
+    id: &'static str,
+    label: &'static str,
+    formula: &str,
+    substituted: String,
+    value: f64,
+    unit: &'static str,
+    display: String,
+    why: &str,
+) -> Step {
+    Step {
+        id,
+        label,
+        formula: formula.to_string(),
+        substituted,
+        value,
+        unit,
+        display,
+        why: why.to_string(),
+        check: None,
+    }
+}
+
+/// A check step: its value is the ratio of the checked figure to its limit.
+fn check(
+    id: &'static str,
+    label: &'static str,
+    formula: &str,
+    substituted: String,
+    ratio: f64,
+    ok: bool,
+    why: &str,
+) -> Step {
+    let display = format!(
+        "{} ({} of the limit)",
+        if ok { "passes" } else { "fails" },
+        percent(ratio)
+    );
+    Step {
+        id,
+        label,
+        formula: formula.to_string(),
+        substituted,
+        value: ratio,
+        unit: "",
+        display,
+        why: why.to_string(),
+        check: Some(ok),
+    }
+}
+
+/// Rounds up to a whole number, treating a value within floating-point noise of a whole
+/// number as that number (so 8.000000000001 replicas is 8, not 9).
+fn whole_up(x: f64) -> f64 {
+    let r = x.round();
+    if (x - r).abs() <= 1e-9 * r.abs().max(1.0) {
+        r
+    } else {
+        x.ceil()
+    }
+}
+
+/// A token count or rate: whole from 100 up, three significant figures below.
+fn count(v: f64) -> String {
+    if v.abs() >= 100.0 {
+        int(v)
+    } else {
+        sig(v, 3)
+    }
+}
+
+/// `"1 replica"`, `"8 replicas"`.
+fn plural(n: f64, word: &str) -> String {
+    let s = if n == 1.0 { "" } else { "s" };
+    format!("{} {word}{s}", format::fixed(n, 2))
+}
+
+fn join<'a>(items: impl Iterator<Item = &'a str>) -> String {
+    let v: Vec<&str> = items.collect();
+    match v.len() {
+        0 => "nothing".to_string(),
+        1 => v[0].to_string(),
+        n => format!("{} and {}", v[..n - 1].join(", "), v[n - 1]),
+    }
+}
+
+fn capitalise(s: &str) -> String {
+    let mut c = s.chars();
+    match c.next() {
+        Some(f) => f.to_uppercase().collect::<String>() + c.as_str(),
+        None => String::new(),
+    }
+}
+
+/// Maps a field path of the cost model's errors to the input that sets it.
+fn input_field(field: &str) -> &str {
+    match field {
+        "model.params" => "params",
+        "model.active_params" => "active_params",
+        "model.layers" => "layers",
+        "model.hidden" => "hidden",
+        "model.heads" => "heads",
+        "model.kv_heads" => "kv_heads",
+        "model.head_dim" => "head_dim",
+        "gpu.bf16_flops" | "gpu.fp8_flops" => "peak_tflops",
+        "gpu.mem_bw" => "hbm_tb_s",
+        "gpu.mem_bytes" => "gpu_mem_gb",
+        "efficiency.mfu" => "mfu",
+        "efficiency.mbu" => "mbu",
+        "tp" => "gpus_per_replica",
+        "gpu_memory_utilization" => "mem_util",
+        "reserve_bytes_per_gpu" => "reserve_gb",
+        other => other,
+    }
+}

@@ -1,0 +1,140 @@
+//! The standalone replica driver: whole runs, their reports, and what they must never do.
+
+use trainer_core::replica::{OverloadReason, ReplicaSim, ReplicaSimConfig, Verdict};
+use trainer_core::workload::{Arrival, LengthDist};
+
+/// The seed replica and load, shortened to `duration_s`.
+fn seed_for(duration_s: f64) -> ReplicaSimConfig {
+    let mut cfg = ReplicaSimConfig::seed();
+    cfg.workload.duration_s = duration_s;
+    cfg
+}
+
+#[test]
+fn littles_law_holds_on_a_long_run() {
+    let report = ReplicaSim::new(seed_for(900.0)).unwrap().run();
+    assert_eq!(report.verdict, Verdict::Completed);
+    assert_eq!(report.finished, report.arrived);
+    let rate = report.arrived as f64 / report.sim_time_s;
+    let little = rate * report.e2e.mean;
+    assert!(
+        (report.mean_in_system / little - 1.0).abs() < 0.05,
+        "L = {} vs lambda W = {little}",
+        report.mean_in_system
+    );
+}
+
+#[test]
+fn seed_load_meets_the_brief_and_every_request_gets_its_tokens() {
+    let report = ReplicaSim::new(seed_for(300.0)).unwrap().run();
+    assert!(report.requests.iter().all(|r| r.output_tokens == 250));
+    // TTFT is about one 1,000-token prefill (32.5 ms of dense compute plus attention), and the
+    // decode step stays under the brief's 8.3 ms at batch 32 because the batch is smaller.
+    assert!(
+        report.ttft.p50 > 0.030 && report.ttft.p50 < 0.060,
+        "{:?}",
+        report.ttft
+    );
+    assert!(
+        report.itl.p50 > 0.006 && report.itl.p50 < 0.0083,
+        "{:?}",
+        report.itl
+    );
+    assert_eq!(report.preemptions, 0);
+    let out = report.output_tokens_per_s;
+    assert!((out / (6.25 * 250.0) - 1.0).abs() < 0.1, "{out}");
+}
+
+#[test]
+fn same_config_same_report_bit_for_bit() {
+    let mut cfg = seed_for(60.0);
+    cfg.workload.prompt_len = LengthDist::LogNormal {
+        mean: 1000.0,
+        p99: 8000.0,
+    };
+    cfg.replica.kv_blocks_override = Some(700);
+    let a = ReplicaSim::new(cfg.clone()).unwrap().run();
+    let b = ReplicaSim::new(cfg.clone()).unwrap().run();
+    assert_eq!(a, b);
+    assert!(a.preemptions > 0, "the small pool should preempt");
+    cfg.workload.seed = 99;
+    assert_ne!(ReplicaSim::new(cfg).unwrap().run().e2e, a.e2e);
+}
+
+#[test]
+fn a_runaway_rate_stops_at_a_cap_with_an_overloaded_verdict() {
+    let mut cfg = seed_for(3600.0);
+    cfg.workload.arrival = Arrival::Poisson { rate: 1e6 };
+    cfg.limits.max_waiting = 20_000;
+    let report = ReplicaSim::new(cfg).unwrap().run();
+    match report.verdict {
+        Verdict::Overloaded { reason, .. } => assert_eq!(reason, OverloadReason::QueueLimit),
+        v => panic!("expected overloaded, got {v:?}"),
+    }
+    assert_eq!(report.arrived, report.finished + report.in_flight);
+}
+
+#[test]
+fn frame_loop_drivers_agree_with_a_plain_run() {
+    let cfg = seed_for(20.0);
+    let whole = ReplicaSim::new(cfg.clone()).unwrap().run();
+    let mut by_time = ReplicaSim::new(cfg.clone()).unwrap();
+    let mut t = 0.0;
+    while !by_time.done() {
+        t += 0.37;
+        by_time.advance_to(t);
+        let snap = by_time.snapshot();
+        assert!(snap.now <= t + 1e-9 || snap.done);
+        if by_time.next_time().is_none() {
+            by_time.step_event();
+        }
+    }
+    let mut by_work = ReplicaSim::new(cfg).unwrap();
+    while by_work.advance_for_work(1000) > 0 {}
+    assert_eq!(by_work.report(), whole);
+    assert_eq!(by_time.report().requests, whole.requests);
+}
+
+/// A change to the seed configuration.
+type Edit = fn(&mut ReplicaSimConfig);
+
+#[test]
+fn bad_configs_name_the_field() {
+    let cases: Vec<(Edit, &str)> = vec![
+        (
+            |c| c.replica.scheduler.max_num_seqs = 0,
+            "replica.scheduler.max_num_seqs",
+        ),
+        (
+            |c| c.replica.scheduler.block_size = 0,
+            "replica.scheduler.block_size",
+        ),
+        (
+            |c| c.replica.kv_blocks_override = Some(0),
+            "replica.kv_blocks_override",
+        ),
+        (
+            |c| c.replica.memory.gpu_memory_utilization = f64::NAN,
+            "replica.memory.gpu_memory_utilization",
+        ),
+        (
+            |c| c.replica.memory.gpu_memory_utilization = 0.2,
+            "replica.memory",
+        ),
+        (
+            |c| c.replica.efficiency.mfu = -1.0,
+            "replica.deployment.efficiency.mfu",
+        ),
+        (
+            |c| c.workload.arrival = Arrival::Poisson { rate: 0.0 },
+            "workload.arrival.rate",
+        ),
+        (|c| c.sample_interval_s = 0.0, "sample_interval_s"),
+        (|c| c.limits.max_steps = 0, "limits"),
+    ];
+    for (edit, field) in cases {
+        let mut cfg = ReplicaSimConfig::seed();
+        edit(&mut cfg);
+        assert_eq!(ReplicaSim::new(cfg).unwrap_err().field, field);
+    }
+}
