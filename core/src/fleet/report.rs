@@ -180,13 +180,26 @@ impl FleetSim {
                 - outcomes.spilled(),
             ..outcomes
         };
+        let mut gateway_itl = if self.all_streaming {
+            st.engine_itl.clone()
+        } else {
+            st.gateway_itl.clone()
+        };
+        gateway_itl.merge(&st.hosted_gateway_itl);
+        let client_itl = if self.unbuffered {
+            gateway_itl.summary()
+        } else {
+            let mut c = st.client_itl.clone();
+            c.merge(&st.hosted_client_itl);
+            c.summary()
+        };
         let clocks = Clocks {
             engine_ttft: st.engine_ttft.summary(),
             server_ttft: st.server_ttft.summary(),
             user_ttft: st.user_ttft.summary(),
             engine_itl: st.engine_itl.summary(),
-            gateway_itl: st.gateway_itl.summary(),
-            client_itl: st.client_itl.summary(),
+            gateway_itl: gateway_itl.summary(),
+            client_itl,
             tpot: st.tpot.summary(),
             e2e: st.e2e.summary(),
             engine_queue: st.engine_queue.summary(),

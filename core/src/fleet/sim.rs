@@ -55,7 +55,9 @@ pub struct FleetSim {
     events_buf: Vec<ReplicaEvent>,
     cand_buf: Vec<Candidate>,
     /// Whether every request streams (then every decode token is a streamed token).
-    all_streaming: bool,
+    pub(super) all_streaming: bool,
+    /// Whether deltas reach the client one by one (then client ITL is gateway ITL).
+    pub(super) unbuffered: bool,
     /// (tokens per burst, flush interval) of the relay, for hosted replies.
     release_rule: (u32, f64),
 }
@@ -243,6 +245,9 @@ pub(super) struct Stats {
     pub(super) engine_itl: Histogram,
     pub(super) gateway_itl: Histogram,
     pub(super) client_itl: Histogram,
+    /// ITL of replies from the hosted API, kept apart and merged in by the report.
+    pub(super) hosted_gateway_itl: Histogram,
+    pub(super) hosted_client_itl: Histogram,
     pub(super) tpot: Histogram,
     pub(super) e2e: Histogram,
     pub(super) engine_queue: Histogram,
@@ -313,6 +318,7 @@ impl FleetSim {
             events_buf: Vec::new(),
             cand_buf: Vec::new(),
             all_streaming: cfg.clients.streaming_fraction >= 1.0,
+            unbuffered: cfg.relay.unbuffered(),
             release_rule: cfg.relay.release_rule(),
             cfg,
         };
@@ -787,16 +793,22 @@ impl FleetSim {
                 let st = &mut self.stats;
                 let rs = &mut self.replicas[r];
                 st.engine_itl.push_n(duration, decode_tokens as u64);
+                // When every request streams, the gateway's gaps are the engine's, and with
+                // nothing buffering the client's are the gateway's: the report reuses them.
                 let streamed = if self.all_streaming {
                     decode_tokens
                 } else {
                     decode_tokens.min(rs.decoding_streams)
                 } as u64;
-                st.gateway_itl.push_n(duration, streamed);
-                let client = &mut st.client_itl;
-                rs.bursts.step(t + relay, duration, streamed, &mut |g, w| {
-                    client.push_n(g, w)
-                });
+                if !self.all_streaming {
+                    st.gateway_itl.push_n(duration, streamed);
+                }
+                if !self.unbuffered {
+                    let client = &mut st.client_itl;
+                    rs.bursts.step(t + relay, duration, streamed, &mut |g, w| {
+                        client.push_n(g, w)
+                    });
+                }
                 if !rs.firsts.is_empty() {
                     let live = &mut self.live;
                     rs.firsts.step(t + relay, &mut |slot, at| {
@@ -921,7 +933,7 @@ impl FleetSim {
     fn hosted_itl(&mut self, l: &Live) {
         let n = (l.output_tokens - 1) as u64;
         let gap = (l.finish - l.first_token) / n as f64;
-        self.stats.gateway_itl.push_n(gap, n);
+        self.stats.hosted_gateway_itl.push_n(gap, n);
         let (tokens, interval) = self.release_rule;
         let per_burst = if tokens > 0 {
             tokens as u64
@@ -930,10 +942,11 @@ impl FleetSim {
         };
         let bursts = n / per_burst.max(1);
         if per_burst <= 1 {
-            self.stats.client_itl.push_n(gap, n);
+            self.stats.hosted_client_itl.push_n(gap, n);
         } else {
-            self.stats.client_itl.push_n(gap * per_burst as f64, bursts);
-            self.stats.client_itl.push_n(0.0, n - bursts);
+            let h = &mut self.stats.hosted_client_itl;
+            h.push_n(gap * per_burst as f64, bursts);
+            h.push_n(0.0, n - bursts);
         }
     }
 
