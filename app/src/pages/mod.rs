@@ -2,7 +2,8 @@
 
 mod home;
 mod not_found;
-mod planned;
+pub mod planned;
+mod size;
 
 use crate::route::Route;
 use leptos::prelude::*;
@@ -11,7 +12,8 @@ pub fn render(route: Route) -> AnyView {
     match route {
         Route::Home => view! { <home::Home/> }.into_any(),
         Route::NotFound(path) => view! { <not_found::NotFound path=path/> }.into_any(),
-        Route::Size(q) => planned::size_question(q).into_any(),
+        Route::SizeIndex => view! { <size::SizeIndex/> }.into_any(),
+        Route::Size(q) => view! { <size::SizePage question=q/> }.into_any(),
         other => planned::page(other.section()).into_any(),
     }
 }

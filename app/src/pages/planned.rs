@@ -89,8 +89,3 @@ pub fn page(section: Section) -> impl IntoView {
         </section>
     }
 }
-
-/// One "size it up" question while the calculator is being built.
-pub fn size_question(_id: String) -> impl IntoView {
-    page(Section::Size)
-}
