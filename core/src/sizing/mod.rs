@@ -17,9 +17,12 @@
 //!
 //! [`CostModel`]: crate::cost::CostModel
 
+mod check;
 mod derive;
 mod drill;
 mod inputs;
+
+pub use check::{fleet_config, SimCheck, SimCheckConfig};
 
 pub use derive::derive;
 pub use drill::{sensitivity, Drill, Grade};

@@ -1,0 +1,283 @@
+//! Checking a sized fleet with the fleet simulator: the same workload and replica as the
+//! derivation, at a given replica count, summarised as targets met or missed.
+
+use super::{Inputs, Question};
+use crate::cost::{Deployment, Efficiency, MemoryConfig};
+use crate::error::ConfigError;
+use crate::fleet::{FleetConfig, FleetReport, PoolConfig, SloConfig, TrafficSource};
+use crate::replica::ReplicaConfig;
+use crate::workload::{Arrival, LengthDist, WorkloadConfig};
+use serde::Serialize;
+
+/// How a simulator check runs.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+pub struct SimCheckConfig {
+    /// Simulated seconds of traffic (cut short when the rate would make too many requests).
+    pub duration_s: f64,
+    /// Most requests one check may simulate, so a check stays quick in a browser.
+    pub max_requests: f64,
+    /// Server TTFT target (p99), seconds. The sizing questions set no TTFT target, so the
+    /// check uses the simulator's default.
+    pub ttft_s: f64,
+    /// Seeds the arrivals and the fleet's own draws.
+    pub seed: u64,
+}
+
+/// What one simulated run says about a replica count.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+pub struct SimCheck {
+    /// Replicas simulated.
+    pub replicas: u32,
+    /// Simulated seconds of traffic.
+    pub duration_s: f64,
+    /// Requests that arrived and that completed.
+    pub arrived: u64,
+    pub completed: u64,
+    /// Requests refused for want of a replica that could hold them.
+    pub rejected: u64,
+    /// The targets checked against, seconds.
+    pub ttft_target_s: f64,
+    pub tpot_target_s: f64,
+    /// p99 server TTFT (gateway receives to first byte written), seconds.
+    pub ttft_p99_s: f64,
+    /// p99 time per output token over requests, seconds.
+    pub tpot_p99_s: f64,
+    /// p99 gap between two tokens of a sequence at the engine, seconds.
+    pub itl_p99_s: f64,
+    /// Mean engine ITL, which is the mean decode step a token waited for, seconds.
+    pub itl_mean_s: f64,
+    /// Fraction of replica time spent running steps, averaged over the replicas.
+    pub utilisation: f64,
+    /// Time-weighted mean of the streams open at the gateway.
+    pub open_streams: f64,
+    /// The back-of-the-envelope estimate: arrival rate × output tokens × the TPOT target.
+    pub open_streams_estimate: f64,
+    /// Mean time a stream stayed open, seconds.
+    pub mean_stream_s: f64,
+}
+
+impl SimCheckConfig {
+    /// Two and a half simulated minutes, at most 60,000 requests, a 500 ms TTFT target.
+    pub const DEFAULT: SimCheckConfig = SimCheckConfig {
+        duration_s: 150.0,
+        max_requests: 60_000.0,
+        ttft_s: SLO_DEFAULT_TTFT_S,
+        seed: 1,
+    };
+}
+
+const SLO_DEFAULT_TTFT_S: f64 = 0.5;
+
+/// The fleet configuration that checks the fleet question's answer at `replicas`: constant
+/// prompt and output lengths, Poisson arrivals at the rate, the inputs' model, GPU, number
+/// formats, efficiencies and memory settings, no quota and no autoscaler (the check is about
+/// capacity, not policy).
+///
+/// Refuses inputs the fleet question would refuse, a replica count outside 1..=4096, and a
+/// rate so high that even ten simulated seconds would exceed `max_requests`.
+pub fn fleet_config(
+    inputs: &Inputs,
+    replicas: u32,
+    cfg: &SimCheckConfig,
+) -> Result<FleetConfig, ConfigError> {
+    let q = Question::Fleet;
+    if let Some(e) = inputs.validate(q).into_iter().next() {
+        return Err(e);
+    }
+    if replicas == 0 || replicas > 4096 {
+        return Err(ConfigError::new(
+            "replicas",
+            format!("must be 1 to 4096 for the simulator, got {replicas}"),
+        ));
+    }
+    let v = |name: &str| inputs.get(name).unwrap_or(0.0);
+    let rate = v("rate");
+    let duration = cfg.duration_s.min(cfg.max_requests / rate);
+    if duration < 10.0 {
+        return Err(ConfigError::new(
+            "rate",
+            format!(
+                "is too high to simulate in the browser: ten seconds would bring more than {} requests",
+                crate::format::int(cfg.max_requests)
+            ),
+        ));
+    }
+    let model = inputs
+        .model_spec()
+        .ok_or_else(|| ConfigError::new("model", "has no preset with that id"))?;
+    let gpu = inputs
+        .gpu_spec()
+        .ok_or_else(|| ConfigError::new("gpu", "has no preset with that id"))?;
+    let replica = ReplicaConfig {
+        deployment: Deployment {
+            model,
+            gpu,
+            tp: v("gpus_per_replica") as u32,
+            weight_dtype: inputs.weight_dtype(),
+            kv_dtype: inputs.kv_dtype(),
+        },
+        efficiency: Efficiency {
+            mfu: v("mfu"),
+            mbu: v("mbu"),
+            ..Efficiency::REFERENCE
+        },
+        memory: MemoryConfig {
+            gpu_memory_utilization: v("mem_util"),
+            reserve_bytes_per_gpu: v("reserve_gb") * 1e9,
+        },
+        ..ReplicaConfig::seed()
+    };
+    let output = v("output_tokens") as u32;
+    let workload = WorkloadConfig {
+        arrival: Arrival::Poisson { rate },
+        prompt_len: LengthDist::Constant {
+            value: v("prompt_tokens") as u32,
+        },
+        output_len: LengthDist::Constant { value: output },
+        sessions: None,
+        tenants: 10,
+        duration_s: duration,
+        seed: cfg.seed,
+    };
+    let mut fleet = FleetConfig::seed();
+    fleet.seed = cfg.seed;
+    fleet.traffic = vec![TrafficSource {
+        start_s: 0.0,
+        workload,
+    }];
+    fleet.clients.max_tokens = fleet.clients.max_tokens.max(output);
+    fleet.quota.enabled = false;
+    fleet.autoscaler.enabled = false;
+    fleet.pools = vec![PoolConfig {
+        replica,
+        gpu_hour_price: v("price"),
+        ..PoolConfig::seed(replicas)
+    }];
+    fleet.slo = SloConfig {
+        ttft_s: cfg.ttft_s,
+        tpot_s: v("tpot_ms") / 1e3,
+    };
+    fleet.validate()?;
+    Ok(fleet)
+}
+
+impl SimCheck {
+    /// Summarises a finished (or partial) run of a configuration from [`fleet_config`].
+    pub fn from_report(config: &FleetConfig, report: &FleetReport) -> SimCheck {
+        let c = &report.clocks;
+        SimCheck {
+            replicas: config.pools.first().map_or(0, |p| p.replicas),
+            duration_s: report.horizon_s,
+            arrived: report.outcomes.arrived,
+            completed: report.outcomes.completed,
+            rejected: report.outcomes.rejected(),
+            ttft_target_s: config.slo.ttft_s,
+            tpot_target_s: config.slo.tpot_s,
+            ttft_p99_s: c.server_ttft.p99,
+            tpot_p99_s: c.tpot.p99,
+            itl_p99_s: c.engine_itl.p99,
+            itl_mean_s: c.engine_itl.mean,
+            utilisation: report.pools.first().map_or(0.0, |p| p.busy_fraction),
+            open_streams: report.streams.open_mean,
+            open_streams_estimate: report.streams.estimate_at_tpot_target,
+            mean_stream_s: report.streams.mean_stream_s,
+        }
+    }
+
+    /// Whether p99 server TTFT meets its target.
+    pub fn ttft_ok(&self) -> bool {
+        self.ttft_p99_s <= self.ttft_target_s
+    }
+
+    /// Whether p99 TPOT meets its target.
+    pub fn tpot_ok(&self) -> bool {
+        self.tpot_p99_s <= self.tpot_target_s
+    }
+
+    /// Whether p99 engine ITL meets the TPOT target.
+    pub fn itl_ok(&self) -> bool {
+        self.itl_p99_s <= self.tpot_target_s
+    }
+
+    /// Whether every request was served and p99 TTFT and TPOT met their targets (p99 ITL is
+    /// reported beside them: steps that carry a prefill chunk stretch a few gaps).
+    pub fn passes(&self) -> bool {
+        self.rejected == 0 && self.ttft_ok() && self.tpot_ok()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::fleet::FleetSim;
+
+    fn run(query: &str, replicas: u32, duration_s: f64) -> SimCheck {
+        let (_, inputs, errors) = Inputs::from_query(query);
+        assert!(errors.is_empty(), "{errors:?}");
+        let cfg = SimCheckConfig {
+            duration_s,
+            ..SimCheckConfig::DEFAULT
+        };
+        let fleet = fleet_config(&inputs, replicas, &cfg).expect("config");
+        let mut sim = FleetSim::new(fleet.clone()).expect("sim");
+        sim.run();
+        SimCheck::from_report(&fleet, &sim.report())
+    }
+
+    #[test]
+    fn seed_fleet_meets_the_targets_with_fewer_streams_than_the_estimate() {
+        let c = run("question=fleet", 8, 60.0);
+        assert_eq!(c.replicas, 8);
+        assert!(c.passes(), "{c:?}");
+        // The estimate assumes 20 ms per token from the measured arrival rate (about 50/s);
+        // the simulated step is shorter, so fewer streams are open.
+        assert!(
+            (c.open_streams_estimate / 250.0 - 1.0).abs() < 0.05,
+            "{c:?}"
+        );
+        assert!(c.open_streams < c.open_streams_estimate, "{c:?}");
+        assert!(c.itl_mean_s < 0.02, "{c:?}");
+    }
+
+    #[test]
+    fn fewer_replicas_hold_more_streams_each_and_run_slower_steps() {
+        let eight = run("question=fleet", 8, 60.0);
+        let seven = run("question=fleet", 7, 60.0);
+        assert!(
+            seven.open_streams / 7.0 > eight.open_streams / 8.0,
+            "{seven:?} {eight:?}"
+        );
+        assert!(seven.itl_mean_s > eight.itl_mean_s, "{seven:?} {eight:?}");
+    }
+
+    #[test]
+    fn the_workload_follows_the_inputs() {
+        let (_, inputs, _) = Inputs::from_query("question=fleet&rate=20&output_tokens=2000");
+        let f = fleet_config(&inputs, 3, &SimCheckConfig::DEFAULT).expect("config");
+        assert_eq!(f.pools[0].replicas, 3);
+        assert_eq!(f.clients.max_tokens, 2000);
+        assert_eq!(
+            f.traffic[0].workload.arrival,
+            Arrival::Poisson { rate: 20.0 }
+        );
+        assert!((f.slo.tpot_s - 0.02).abs() < 1e-12);
+    }
+
+    #[test]
+    fn refuses_what_it_cannot_simulate() {
+        let cases: &[(&str, u32, &str)] = &[
+            ("question=fleet", 0, "replicas"),
+            ("question=fleet", 5000, "replicas"),
+            ("question=fleet&rate=100000", 8, "rate"),
+        ];
+        for &(query, replicas, field) in cases {
+            let (_, inputs, _) = Inputs::from_query(query);
+            let e = fleet_config(&inputs, replicas, &SimCheckConfig::DEFAULT).unwrap_err();
+            assert_eq!(e.field, field, "{query} at {replicas}");
+        }
+        let (_, mut inputs, _) = Inputs::from_query("question=fleet");
+        let _ = inputs.set(Question::Fleet, "batch", -1.0);
+        let e = fleet_config(&inputs, 8, &SimCheckConfig::DEFAULT).unwrap_err();
+        assert_eq!(e.field, "batch");
+    }
+}
