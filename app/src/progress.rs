@@ -61,6 +61,18 @@ impl ProgressStore {
         }
     }
 
+    /// Records one drill attempt, and saves.
+    pub fn record_drill(&self, question: &str, step: &str, correct: bool) {
+        self.progress.update(|p| {
+            p.drills.push(DrillResult {
+                question: question.to_string(),
+                step: step.to_string(),
+                correct,
+            })
+        });
+        self.save();
+    }
+
     /// Forgets everything.
     pub fn reset(&self) {
         self.progress.set(Progress::default());

@@ -201,7 +201,6 @@ impl Router {
         }
     }
 
-    #[allow(dead_code)] // The calculator keeps its state in the URL with this.
     /// Rewrites the query of the current entry (state kept in the URL, without a history entry).
     pub fn replace_query(&self, query: &str) {
         let url = self.url(&self.route.get_untracked(), query);

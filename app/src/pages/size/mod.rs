@@ -1,18 +1,69 @@
-//! "Size it up": the tap-through back-of-the-envelope calculator (being built).
+//! "Size it up": the tap-through back-of-the-envelope calculator.
+//!
+//! `/size` lists the questions; `/size/<question>` works one through with every input editable
+//! beside the steps. The state (inputs that differ from the presets, and how many steps are
+//! revealed) lives in the URL query string, so a link reproduces the exact derivation.
 
-use crate::pages::planned;
-use crate::route::Section;
+mod calc;
+mod drill;
+mod sensitivity;
+mod simcheck;
+
+use crate::route::{Link, Route};
 use leptos::prelude::*;
+use trainer_core::sizing::Question;
 
 /// `/size`: the list of questions.
 #[component]
 pub fn SizeIndex() -> impl IntoView {
-    planned::page(Section::Size)
+    view! {
+        <section data-testid="page-size">
+            <p class="eyebrow">"Size it up"</p>
+            <h1>"Size it up"</h1>
+            <p class="lede">
+                "Back-of-the-envelope arithmetic, one step at a time. Every input stays editable beside the steps, "
+                "and every revealed step is recomputed as you type."
+            </p>
+            <QuestionCards/>
+        </section>
+    }
 }
 
-/// `/size/<question>`: one question worked step by step.
+/// `/size/<question>`: one question worked step by step, or a clear message for an unknown id.
 #[component]
 pub fn SizePage(question: String) -> impl IntoView {
-    let _ = question;
-    planned::page(Section::Size)
+    match Question::from_id(&question) {
+        Some(q) => view! { <calc::Calculator q=q/> }.into_any(),
+        None => view! {
+            <section data-testid="size-unknown">
+                <p class="eyebrow">"Size it up"</p>
+                <h1>"No such question"</h1>
+                <p>
+                    "There is no sizing question called " <code>{question}</code>
+                    ". These are the three there are:"
+                </p>
+                <QuestionCards/>
+            </section>
+        }
+        .into_any(),
+    }
+}
+
+/// One card per question, with its prompt.
+#[component]
+fn QuestionCards() -> impl IntoView {
+    let cards = Question::ALL
+        .into_iter()
+        .enumerate()
+        .map(|(i, q)| {
+            view! {
+                <li class="card" data-testid=format!("question-{}", q.id())>
+                    <span class="card-step" aria-hidden="true">{i + 1}</span>
+                    <h3><Link to=Route::Size(q.id().into()) testid=format!("open-{}", q.id())>{q.title()}</Link></h3>
+                    <p>{q.prompt()}</p>
+                </li>
+            }
+        })
+        .collect_view();
+    view! { <ol class="cards size-cards">{cards}</ol> }
 }

@@ -1,0 +1,315 @@
+//! "Check it with the simulator": runs the fleet simulator at the computed replica count and at
+//! one fewer, a slice per animation frame so the page never freezes, and sets what it
+//! measured beside the estimate.
+
+use super::calc::Calc;
+use leptos::prelude::*;
+use std::cell::RefCell;
+use std::rc::Rc;
+use trainer_core::fleet::{FleetConfig, FleetSim};
+use trainer_core::format::{duration, fixed, int, percent, sig};
+use trainer_core::sizing::{fleet_config, SimCheck, SimCheckConfig};
+
+/// Wall time one slice may take before it yields to the browser, milliseconds.
+const SLICE_MS: f64 = 12.0;
+
+#[derive(Clone, Debug, PartialEq)]
+enum Status {
+    Idle,
+    /// Which run (0-based) of how many, and how far through its simulated time (0 to 1).
+    Running {
+        run: usize,
+        runs: usize,
+        progress: f64,
+    },
+    Done {
+        wall_ms: f64,
+    },
+    Failed(String),
+}
+
+/// What a finished check was run on, to notice when the inputs have moved on since.
+#[derive(Clone, Debug, PartialEq)]
+struct Outcome {
+    query: String,
+    rate: f64,
+    output_tokens: f64,
+    tpot_s: f64,
+    batch: f64,
+    checks: Vec<SimCheck>,
+}
+
+struct Job {
+    runs: Vec<(FleetConfig, FleetSim)>,
+    current: usize,
+    started: f64,
+}
+
+fn now_ms() -> f64 {
+    web_sys::window()
+        .and_then(|w| w.performance())
+        .map_or_else(js_sys::Date::now, |p| p.now())
+}
+
+#[component]
+pub fn SimCheckPanel(c: Calc) -> impl IntoView {
+    let status = RwSignal::new(Status::Idle);
+    let outcome: RwSignal<Option<Outcome>> = RwSignal::new(None);
+    let start = move |_| {
+        let Some((inputs, d)) = c.good.get_untracked() else {
+            return;
+        };
+        if matches!(status.get_untracked(), Status::Running { .. }) {
+            return;
+        }
+        let replicas = d.step("replicas").map_or(1.0, |s| s.value) as u32;
+        let counts: Vec<u32> = if replicas > 1 {
+            vec![replicas, replicas - 1]
+        } else {
+            vec![replicas]
+        };
+        let cfg = SimCheckConfig::DEFAULT;
+        let mut runs = Vec::new();
+        for n in counts {
+            match fleet_config(&inputs, n, &cfg)
+                .and_then(|f| FleetSim::new(f.clone()).map(|s| (f, s)))
+            {
+                Ok(r) => runs.push(r),
+                Err(e) => {
+                    status.set(Status::Failed(format!(
+                        "The simulator cannot run these inputs: {} {}.",
+                        e.field, e.message
+                    )));
+                    return;
+                }
+            }
+        }
+        let v = |n: &str| inputs.get(n).unwrap_or(0.0);
+        let meta = Outcome {
+            query: c.query(),
+            rate: v("rate"),
+            output_tokens: v("output_tokens"),
+            tpot_s: v("tpot_ms") / 1e3,
+            batch: v("batch"),
+            checks: Vec::new(),
+        };
+        outcome.set(None);
+        let runs_n = runs.len();
+        status.set(Status::Running {
+            run: 0,
+            runs: runs_n,
+            progress: 0.0,
+        });
+        let job = Rc::new(RefCell::new(Job {
+            runs,
+            current: 0,
+            started: now_ms(),
+        }));
+        slice(job, status, outcome, meta);
+    };
+    let running = move || matches!(status.get(), Status::Running { .. });
+    let stale = move || outcome.with(|o| o.as_ref().is_some_and(|o| o.query != c.query_tracked()));
+    view! {
+        <section class="simcheck" aria-labelledby="simcheck-h" data-testid="simcheck">
+            <h2 id="simcheck-h">"Check it with the simulator"</h2>
+            <p class="muted">
+                "Runs the fleet simulator with the same workload, model, GPU and efficiencies for "
+                {format!("{} simulated seconds", SimCheckConfig::DEFAULT.duration_s)}
+                " at the replica count above and at one replica fewer: Poisson arrivals, the engine's own continuous batching and chunked prefill, the gateway and its streams."
+            </p>
+            <button class="button primary" data-testid="check-sim" disabled=running on:click=start>
+                {move || if running() { "Simulating…" } else { "Check it with the simulator" }}
+            </button>
+            {move || match status.get() {
+                Status::Running { run, runs, progress } => view! {
+                    <p class="sim-status" role="status" data-testid="sim-running">
+                        {format!("Run {} of {runs}: {} simulated", run + 1, percent(progress))}
+                        <progress max="1" value=progress></progress>
+                    </p>
+                }.into_any(),
+                Status::Failed(m) => view! { <p class="field-error" role="alert" data-testid="sim-error">{m}</p> }.into_any(),
+                Status::Done { wall_ms } => view! {
+                    <p class="muted sim-status" data-testid="sim-time" data-value=format!("{wall_ms}")>
+                        {format!("Simulated in {} of wall time, in slices between frames.", duration(wall_ms / 1e3, 2))}
+                    </p>
+                }.into_any(),
+                Status::Idle => ().into_any(),
+            }}
+            {move || stale().then(|| view! {
+                <p class="stale-note" data-testid="sim-stale">"The inputs have changed since this check: run it again to check them."</p>
+            })}
+            {move || outcome.get().map(results_view)}
+        </section>
+    }
+}
+
+impl Calc {
+    /// The query string, tracked (so a view can compare it with an earlier one).
+    fn query_tracked(&self) -> String {
+        self.inputs.track();
+        self.query_without_reveal()
+    }
+
+    fn query_without_reveal(&self) -> String {
+        self.query()
+            .split('&')
+            .filter(|p| !p.starts_with("reveal="))
+            .collect::<Vec<_>>()
+            .join("&")
+    }
+}
+
+/// Runs the job for one slice of wall time, then yields to the browser until the next frame.
+fn slice(
+    job: Rc<RefCell<Job>>,
+    status: RwSignal<Status>,
+    outcome: RwSignal<Option<Outcome>>,
+    mut meta: Outcome,
+) {
+    let t0 = now_ms();
+    let mut finished = false;
+    {
+        let mut j = job.borrow_mut();
+        while now_ms() - t0 < SLICE_MS {
+            let cur = j.current;
+            let Some((cfg, sim)) = j.runs.get_mut(cur) else {
+                finished = true;
+                break;
+            };
+            sim.advance_for(2_000);
+            if sim.is_done() {
+                meta.checks.push(SimCheck::from_report(cfg, &sim.report()));
+                j.current += 1;
+            }
+        }
+        if j.current >= j.runs.len() {
+            finished = true;
+        }
+        let runs = j.runs.len();
+        let update = if finished {
+            Status::Done {
+                wall_ms: now_ms() - j.started,
+            }
+        } else {
+            let (cfg, sim) = &j.runs[j.current];
+            let horizon = cfg.horizon().max(1e-9);
+            Status::Running {
+                run: j.current,
+                runs,
+                progress: (sim.now() / horizon).clamp(0.0, 1.0),
+            }
+        };
+        // The page may have gone away; then the job stops.
+        if status.try_set(update).is_some() {
+            return;
+        }
+    }
+    if finished {
+        let _ = outcome.try_set(Some(meta));
+        return;
+    }
+    request_animation_frame(move || slice(job, status, outcome, meta));
+}
+
+fn results_view(o: Outcome) -> impl IntoView {
+    let rows = o
+        .checks
+        .iter()
+        .map(|k| {
+            let mark = |ok: bool| if ok { "meets" } else { "misses" };
+            let cls = |ok: bool| if ok { "ok" } else { "miss" };
+            let n = k.replicas;
+            let spr = k.open_streams / n as f64;
+            view! {
+                <tr data-testid=format!("sim-row-{n}") data-pass=k.passes().to_string()>
+                    <th scope="row">{format!("{n} replica{}", if n == 1 { "" } else { "s" })}</th>
+                    <td class=cls(k.ttft_ok()) data-testid=format!("sim-ttft-{n}") data-value=format!("{}", k.ttft_p99_s)>
+                        {duration(k.ttft_p99_s, 3)} <span class="mark">{mark(k.ttft_ok())}</span>
+                    </td>
+                    <td class=cls(k.tpot_ok()) data-testid=format!("sim-tpot-{n}") data-value=format!("{}", k.tpot_p99_s)>
+                        {duration(k.tpot_p99_s, 3)} <span class="mark">{mark(k.tpot_ok())}</span>
+                    </td>
+                    <td class=cls(k.itl_ok()) data-testid=format!("sim-itl-{n}") data-value=format!("{}", k.itl_p99_s)>
+                        {duration(k.itl_p99_s, 3)} <span class="mark">{mark(k.itl_ok())}</span>
+                    </td>
+                    <td data-testid=format!("sim-util-{n}") data-value=format!("{}", k.utilisation)>{percent(k.utilisation)}</td>
+                    <td data-testid=format!("sim-spr-{n}") data-value=format!("{spr}")>{fixed(spr, 1)}</td>
+                    <td data-testid=format!("sim-verdict-{n}") class=cls(k.passes())>
+                        {if k.passes() { "✓ meets the targets" } else if k.rejected > 0 { "✗ turns requests away" } else { "✗ misses a target" }}
+                    </td>
+                </tr>
+            }
+        })
+        .collect_view();
+    let first = o.checks.first().copied();
+    let targets = first.map(|k| {
+        format!(
+            "Targets: p99 server TTFT ≤ {} (the simulator's default; the question sets none) and p99 time per output token ≤ {}. ITL is the engine's gap between two tokens of a stream.",
+            duration(k.ttft_target_s, 3),
+            duration(k.tpot_target_s, 3)
+        )
+    });
+    let streams = first.map(|k| {
+        let reply_est = o.output_tokens * o.tpot_s;
+        let lesson = if k.open_streams < k.open_streams_estimate {
+            format!(
+                "The estimate keeps each reply open {} ({} tokens × {}), as if every token took the whole target. \
+                 In the simulation a decode step took {} on average, so a stream stayed open only {} from the gateway's first byte in to its last byte out, \
+                 and Little's law on that ({} req/s × {}) gives the {} streams measured. \
+                 With fewer streams each replica decodes a batch of about {} rather than the {} assumed, which shortens each step further.",
+                duration(reply_est, 2),
+                int(o.output_tokens),
+                duration(o.tpot_s, 3),
+                duration(k.itl_mean_s, 2),
+                duration(k.mean_stream_s, 2),
+                sig(o.rate, 3),
+                duration(k.mean_stream_s, 2),
+                sig(k.open_streams, 3),
+                fixed(k.open_streams / k.replicas as f64, 1),
+                int(o.batch),
+            )
+        } else {
+            format!(
+                "Here the simulated streams stay open longer than the {} the estimate assumes per reply: tokens come slower than the target, so more streams pile up.",
+                duration(reply_est, 2)
+            )
+        };
+        view! {
+            <div class="streams-compare" data-testid="sim-streams">
+                <div class="figure">
+                    <span class="figure-value" data-testid="sim-open-streams" data-value=format!("{}", k.open_streams)>{sig(k.open_streams, 3)}</span>
+                    <span class="figure-label">{format!("open streams, simulated at {} replicas (time-weighted mean)", k.replicas)}</span>
+                </div>
+                <div class="figure">
+                    <span class="figure-value" data-testid="sim-estimate-streams" data-value=format!("{}", k.open_streams_estimate)>{sig(k.open_streams_estimate, 3)}</span>
+                    <span class="figure-label">"open streams, Little's law at the TPOT target"</span>
+                </div>
+                <p class="streams-lesson" data-testid="sim-lesson">{lesson}</p>
+            </div>
+        }
+    });
+    let busy_note = "Utilisation is the share of time a replica had a step in flight. Continuous batching runs steps back to back whenever any stream is open, so it reads high even when each step carries far fewer streams than the batch allows; the streams per replica show how full the steps were.";
+    view! {
+        <div class="sim-results" data-testid="sim-results">
+            <p class="muted">{targets}</p>
+            <div class="table-scroll">
+                <table class="sim-table">
+                    <thead>
+                        <tr>
+                            <th scope="col">"Fleet"</th>
+                            <th scope="col">"p99 TTFT"</th>
+                            <th scope="col">"p99 TPOT"</th>
+                            <th scope="col">"p99 ITL"</th>
+                            <th scope="col">"Utilisation"</th>
+                            <th scope="col">"Streams / replica"</th>
+                            <th scope="col">"Verdict"</th>
+                        </tr>
+                    </thead>
+                    <tbody>{rows}</tbody>
+                </table>
+            </div>
+            <p class="muted small">{busy_note}</p>
+            {streams}
+        </div>
+    }
+}

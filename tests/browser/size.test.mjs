@@ -1,0 +1,286 @@
+// "Size it up": deep links reproduce a derivation, the keyboard reveals steps, typing
+// recomputes them and rewrites the URL, bad input gets a message while the last good result
+// stays, the simulator check gives a verdict, and a drill is graded and recorded.
+
+import { test, before, after } from "node:test";
+import assert from "node:assert/strict";
+import { start, open, shoot, DESKTOP, PHONE } from "./harness.mjs";
+
+let app;
+before(async () => { app = await start({ base: "/trainer/" }); });
+after(async () => { await app?.close(); });
+
+const step = (id) => `[data-testid="step-${id}"]`;
+const value = async (page, id) => Number(await page.getAttribute(step(id), "data-value"));
+const display = (page, id) => page.textContent(`[data-testid="value-${id}"]`);
+const query = (page) => new URL(page.url()).searchParams;
+
+/** Opens a page of the calculator and waits for it. */
+async function openSize(page, rel) {
+  await open(page, app.url, rel);
+  await page.waitForSelector('[data-testid="inputs"]');
+}
+
+/** Types into a field as a person would: select what is there, then type over it. */
+async function typeInto(page, name, text) {
+  const input = page.locator(`[data-testid="input-${name}"]`);
+  await input.click();
+  await input.press("ControlOrMeta+a");
+  if (text === "") await input.press("Backspace");
+  else await input.pressSequentially(text);
+}
+
+async function done(page) {
+  assert.deepEqual(page.problems, []);
+  await page.context().close();
+}
+
+test("the seed deep link shows every reference figure of the brief", async () => {
+  const page = await app.page();
+  await openSize(page, "size/fleet?reveal=all");
+  const expected = {
+    prefill_per_token: "32.5 µs",
+    decode_step: "8.3 ms",
+    decode_throughput: "3,869 tok/s",
+    replicas: "8 replicas",
+    cost_per_hour: "$20/h",
+    cost_per_million: "$0.44",
+    open_streams: "250 streams",
+    kv_pool: "416,103 tokens",
+    kv_share: "8 %",
+  };
+  for (const [id, text] of Object.entries(expected)) {
+    assert.equal((await display(page, id)).trim(), text, id);
+  }
+  // Figures that are one multiplication, checked from the brief's formulas.
+  assert.equal(await value(page, "prompt_tps"), 50 * 1000);
+  assert.equal(await value(page, "output_tps"), 50 * 250);
+  assert.equal(await value(page, "avg_context"), 1000 + 250 / 2);
+  assert.equal(await value(page, "kv_per_token"), 2 * 32 * 8 * 128 * 2);
+  assert.equal(await value(page, "gpus"), (await value(page, "replicas")) * 1);
+  assert.equal(await value(page, "cost_per_hour"), (await value(page, "gpus")) * 2.5);
+  // The check steps are styled as passing, and the verdict names what binds.
+  assert.match(await page.getAttribute(step("tpot_check"), "class"), /pass/);
+  assert.match(await page.textContent('[data-testid="verdict-summary"]'), /HBM bandwidth/);
+  assert.equal(await page.getAttribute('[data-testid="reading-kvcapacity"]', "class"), "reading slack");
+  await shoot(page, "size-fleet-all-1280");
+  await done(page);
+});
+
+test("a deep link with twice the rate doubles the demand, and the steps follow", async () => {
+  const page = await app.page();
+  await openSize(page, "size/fleet?reveal=all");
+  const seed = {
+    prefill: await value(page, "prefill_demand"),
+    decode: await value(page, "decode_demand"),
+    exact: await value(page, "replicas_exact"),
+  };
+  await page.context().close();
+  const p2 = await app.page();
+  await openSize(p2, "size/fleet?rate=100&reveal=all");
+  assert.equal(await p2.inputValue('[data-testid="input-rate"]'), "100");
+  assert.equal(await value(p2, "prompt_tps"), 100 * 1000);
+  const close = (a, b) => Math.abs(a / b - 1) < 1e-12;
+  assert.ok(close(await value(p2, "prefill_demand"), 2 * seed.prefill));
+  assert.ok(close(await value(p2, "decode_demand"), 2 * seed.decode));
+  assert.ok(close(await value(p2, "replicas_exact"), 2 * seed.exact));
+  assert.equal(await value(p2, "replicas"), Math.ceil(2 * seed.exact));
+  await done(p2);
+});
+
+test("the right arrow reveals steps one by one, but not while typing in a field", async () => {
+  const page = await app.page();
+  await openSize(page, "size/fleet");
+  assert.equal(await page.locator(".steps > li").count(), 0);
+  await page.locator("h1").click();
+  for (let n = 1; n <= 3; n++) {
+    await page.keyboard.press("ArrowRight");
+    await page.waitForFunction((n) => document.querySelectorAll(".steps > li").length === n, n);
+  }
+  const ids = await page.$$eval(".steps > li", (els) => els.map((e) => e.dataset.testid));
+  assert.deepEqual(ids, ["step-prompt_tps", "step-output_tps", "step-prefill_per_token"]);
+  assert.equal(query(page).get("reveal"), "3");
+  // Inside a field the arrow moves the caret instead.
+  await page.click('[data-testid="input-rate"]');
+  await page.keyboard.press("ArrowRight");
+  assert.equal(await page.locator(".steps > li").count(), 3);
+  // The button does the same, "Show all" reveals the rest and the verdict, "Start over" hides them.
+  await page.click('[data-testid="next-step"]');
+  assert.equal(await page.locator(".steps > li").count(), 4);
+  await page.click('[data-testid="show-all"]');
+  await page.waitForSelector('[data-testid="verdict"]');
+  assert.equal(query(page).get("reveal"), "all");
+  const progress = await page.evaluate(() => JSON.parse(localStorage.getItem("serving-trainer.progress.v1")));
+  assert.ok(progress.done.includes("size/fleet"), "reaching the last step marks the question done");
+  await page.click('[data-testid="start-over"]');
+  assert.equal(await page.locator(".steps > li").count(), 0);
+  await done(page);
+});
+
+test("editing an input recomputes the revealed steps and rewrites the URL without history", async () => {
+  const page = await app.page();
+  await openSize(page, "size/fleet?reveal=all");
+  const before = await page.evaluate(() => history.length);
+  await typeInto(page, "rate", "60");
+  await page.waitForFunction(() => document.querySelector('[data-testid="step-prompt_tps"]').dataset.value === "60000");
+  assert.equal(await value(page, "output_tps"), 60 * 250);
+  assert.equal(query(page).get("rate"), "60");
+  assert.equal(await page.evaluate(() => history.length), before, "typing added history entries");
+  // A percentage is typed in percent.
+  await typeInto(page, "ceiling", "50");
+  await page.waitForFunction(() => location.search.includes("ceiling=0.5"));
+  const exact = await value(page, "replicas_exact");
+  const demand = (await value(page, "prefill_demand")) + (await value(page, "decode_demand"));
+  assert.ok(Math.abs(exact - demand / 0.5) < 1e-9);
+  // A preset choice resets the figures it provides and the steps follow (the 70B model needs
+  // more than one GPU for its weights).
+  await typeInto(page, "gpus_per_replica", "4");
+  await page.selectOption('[data-testid="input-model"]', "llama-3.1-70b");
+  await page.waitForFunction(() => document.querySelector('[data-testid="step-kv_per_token"]').dataset.value === String(2 * 80 * 8 * 128 * 2));
+  assert.equal(query(page).get("model"), "llama-3.1-70b");
+  // Reloading the URL reproduces the same derivation.
+  const replicas = await value(page, "replicas");
+  await page.reload();
+  await page.waitForSelector(step("replicas"));
+  assert.equal(await value(page, "replicas"), replicas);
+  assert.equal(await page.inputValue('[data-testid="input-ceiling"]'), "50");
+  await done(page);
+});
+
+test("bad input shows a message on its field and the last good result stays, marked stale", async () => {
+  const page = await app.page();
+  await openSize(page, "size/fleet?reveal=all");
+  const cases = [
+    ["", /empty/],
+    ["-5", /negative/],
+    ["0", /greater than zero/],
+    ["abc", /not a number/],
+    ["1e99", /at most/],
+  ];
+  for (const [text, message] of cases) {
+    // Pasted whole: typed key by key, "1e99" would pass through "1", a good value.
+    await page.fill('[data-testid="input-rate"]', text);
+    const err = page.locator('[data-testid="error-rate"]');
+    await err.waitFor();
+    assert.match(await err.textContent(), message, `"${text}"`);
+    assert.equal(await page.getAttribute('[data-testid="input-rate"]', "aria-invalid"), "true");
+    assert.ok(await page.isVisible('[data-testid="stale"]'), `"${text}": stale note`);
+    assert.equal(await value(page, "prompt_tps"), 50000, `"${text}": last good result`);
+    assert.equal(await display(page, "replicas"), "8 replicas");
+  }
+  await shoot(page, "size-fleet-bad-input-1280");
+  await typeInto(page, "rate", "50");
+  await page.waitForSelector('[data-testid="stale"]', { state: "detached" });
+  assert.equal(await page.locator('[data-testid="error-rate"]').count(), 0);
+  await done(page);
+});
+
+test("bad values in a deep link get their messages in their fields", async () => {
+  const page = await app.page();
+  await openSize(page, "size/fleet?rate=abc&batch=-3&gpu=nope&reveal=2");
+  assert.match(await page.textContent('[data-testid="error-rate"]'), /not a number/);
+  assert.match(await page.textContent('[data-testid="error-batch"]'), /negative/);
+  assert.equal(await page.inputValue('[data-testid="input-rate"]'), "abc");
+  assert.match(await page.textContent('[data-testid="error-gpu"]'), /no preset/);
+  assert.equal(await page.locator(".steps > li").count(), 2);
+  await done(page);
+});
+
+test("the index lists the questions and an unknown question links to them", async () => {
+  const page = await app.page();
+  await open(page, app.url, "size");
+  assert.equal(await page.locator('[data-testid^="question-"]').count(), 3);
+  await open(page, app.url, "size/nope");
+  assert.match(await page.textContent("main h1"), /No such question/);
+  await page.click('[data-testid="open-gpu-hours"]');
+  await page.waitForSelector('[data-testid="page-size-gpu-hours"]');
+  await page.click('[data-testid="show-all"]');
+  const thr = await value(page, "decode_throughput");
+  const perM = await value(page, "gpu_hours_per_million");
+  assert.ok(Math.abs(perM - 1e6 / thr / 3600) / perM < 1e-9, "GPU-hours per million = 10⁶ / throughput / 3,600");
+  await done(page);
+});
+
+test("the chats question: 320 KiB per token on the 70B replica", async () => {
+  const page = await app.page();
+  await openSize(page, "size/chats-per-replica?reveal=all");
+  assert.equal(await value(page, "kv_per_token"), 2 * 80 * 8 * 128 * 2);
+  const pool = await value(page, "kv_pool");
+  assert.equal(await value(page, "chats"), Math.floor(pool / 4096));
+  await page.waitForSelector('[data-testid="verdict"]');
+  await done(page);
+});
+
+test("the simulator check runs both fleets and sets its streams beside the estimate", async () => {
+  const page = await app.page();
+  await openSize(page, "size/fleet?reveal=all");
+  await page.click('[data-testid="check-sim"]');
+  await page.waitForSelector('[data-testid="sim-results"]', { timeout: 30000 });
+  assert.equal(await page.getAttribute('[data-testid="sim-row-8"]', "data-pass"), "true");
+  assert.match(await page.textContent('[data-testid="sim-verdict-8"]'), /meets/);
+  assert.equal(await page.locator('[data-testid="sim-row-7"]').count(), 1);
+  const sim = Number(await page.getAttribute('[data-testid="sim-open-streams"]', "data-value"));
+  const est = Number(await page.getAttribute('[data-testid="sim-estimate-streams"]', "data-value"));
+  assert.ok(Math.abs(est / 250 - 1) < 0.05, `estimate ${est}`);
+  assert.ok(sim < est, `simulated ${sim} streams vs estimate ${est}`);
+  assert.match(await page.textContent('[data-testid="sim-lesson"]'), /Little's law/);
+  const util = Number(await page.getAttribute('[data-testid="sim-util-8"]', "data-value"));
+  assert.ok(util > 0 && util <= 1);
+  const wall = Number(await page.getAttribute('[data-testid="sim-time"]', "data-value"));
+  console.log(`simulator check: ${Math.round(wall)} ms of wall time for both runs`);
+  // Editing an input marks the result as belonging to other inputs.
+  await typeInto(page, "rate", "55");
+  await page.waitForSelector('[data-testid="sim-stale"]');
+  await shoot(page, "size-fleet-sim-1280");
+  await done(page);
+});
+
+test("a drill is graded, shows its worked steps and goes to progress", async () => {
+  const page = await app.page();
+  await openSize(page, "size/fleet");
+  await page.click('[data-testid="drill-new"]');
+  const target = await page.getAttribute('[data-testid="drill-card"]', "data-target");
+  const seed = await page.getAttribute('[data-testid="drill-card"]', "data-seed");
+  await page.fill('[data-testid="drill-answer"]', "abc");
+  await page.click('[data-testid="drill-check"]');
+  await page.waitForSelector('[data-testid="drill-error"]');
+  await page.fill('[data-testid="drill-answer"]', "1");
+  await page.click('[data-testid="drill-check"]');
+  await page.waitForSelector('[data-testid="drill-worked"]');
+  const correct = await page.getAttribute('[data-testid="drill-result"]', "data-correct");
+  assert.ok(await page.isVisible(`[data-testid="drill-step-${target}"]`));
+  const progress = await page.evaluate(() => JSON.parse(localStorage.getItem("serving-trainer.progress.v1")));
+  assert.deepEqual(progress.drills.at(-1), { question: "fleet", step: target, correct: correct === "true" });
+  // Loading the drill's inputs puts them in the calculator.
+  await page.click('[data-testid="drill-load"]');
+  await page.waitForFunction(() => new URL(location.href).search.length > 1);
+  // A new drill draws fresh inputs.
+  await page.click('[data-testid="drill-new"]');
+  assert.notEqual(await page.getAttribute('[data-testid="drill-card"]', "data-seed"), seed);
+  await done(page);
+});
+
+test("the sensitivity plot sorts the inputs and has a table of the numbers", async () => {
+  const page = await app.page();
+  await openSize(page, "size/fleet");
+  await page.waitForSelector('[data-testid="sens-plot"]');
+  const values = await page.$$eval('[data-testid^="sens-row-"]', (els) => els.map((e) => Number(e.dataset.value)));
+  assert.ok(values.length >= 8);
+  for (let i = 1; i < values.length; i++) assert.ok(Math.abs(values[i - 1]) >= Math.abs(values[i]));
+  // The replica count is proportional to the rate and inversely proportional to the ceiling.
+  const row = async (n) => Number(await page.getAttribute(`[data-testid="sens-row-${n}"]`, "data-value"));
+  assert.ok(Math.abs((await row("rate")) - 1) < 1e-9);
+  assert.ok((await row("ceiling")) < -0.8);
+  await done(page);
+});
+
+for (const [viewport, scheme] of [[DESKTOP, "light"], [PHONE, "light"], [PHONE, "dark"], [DESKTOP, "dark"]]) {
+  test(`the calculator fits ${viewport.width} px (${scheme})`, async () => {
+    const page = await app.page(viewport, { colorScheme: scheme });
+    await openSize(page, "size/fleet?reveal=6");
+    const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+    assert.ok(overflow <= 1, `page is ${overflow}px wider than the viewport`);
+    await shoot(page, `size-fleet-${viewport.width}-${scheme}`);
+    await done(page);
+  });
+}
