@@ -228,6 +228,7 @@ test("the simulator check runs both fleets and sets its streams beside the estim
   assert.ok(util > 0 && util <= 1);
   const wall = Number(await page.getAttribute('[data-testid="sim-time"]', "data-value"));
   console.log(`simulator check: ${Math.round(wall)} ms of wall time for both runs`);
+  assert.equal(await page.locator('[data-testid="sim-stale"]').count(), 0);
   // Editing an input marks the result as belonging to other inputs.
   await typeInto(page, "rate", "55");
   await page.waitForSelector('[data-testid="sim-stale"]');

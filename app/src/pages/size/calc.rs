@@ -14,6 +14,20 @@ use trainer_core::sizing::{
     derive, Derivation, InputGroup, InputKind, InputSpec, Inputs, Pressure, Question, Step,
 };
 
+/// Inputs a model or GPU preset provides: folded under their chooser.
+const PRESET_FIGURES: [&str; 10] = [
+    "params",
+    "active_params",
+    "layers",
+    "hidden",
+    "heads",
+    "kv_heads",
+    "head_dim",
+    "peak_tflops",
+    "hbm_tb_s",
+    "gpu_mem_gb",
+];
+
 /// Revealed-steps count that means "all of them".
 const ALL: usize = usize::MAX;
 
@@ -225,6 +239,23 @@ impl Calc {
             .get_untracked()
             .min(self.step_count_untracked());
         self.reveal_to(shown + 1);
+        // Bring the new step into view when it lands below the fold.
+        request_animation_frame(|| {
+            let Some(w) = web_sys::window() else { return };
+            let last = w
+                .document()
+                .and_then(|d| d.query_selector(".steps > li:last-child").ok().flatten());
+            let height = w
+                .inner_height()
+                .ok()
+                .and_then(|h| h.as_f64())
+                .unwrap_or(0.0);
+            if let Some(el) = last {
+                if el.get_bounding_client_rect().bottom() > height {
+                    el.scroll_into_view_with_bool(false);
+                }
+            }
+        });
     }
 }
 
@@ -367,14 +398,37 @@ fn InputsPanel(c: Calc) -> impl IntoView {
                 if fields.is_empty() {
                     return None;
                 }
-                let fields = fields
+                // A preset's own figures (the model's shape, the GPU's datasheet) sit folded
+                // under their chooser; they open when one of them is custom or wrong.
+                let (preset, main): (Vec<InputSpec>, Vec<InputSpec>) =
+                    fields.into_iter().partition(|s| PRESET_FIGURES.contains(&s.name));
+                let open = preset.iter().any(|s| {
+                    c.errors.with_untracked(|e| e.contains_key(s.name))
+                        || c.inputs.with_untracked(|i| !i.is_default(q, s.name))
+                });
+                let what = if g == InputGroup::Model { "the model's shape" } else { "the GPU's datasheet" };
+                let folded = (!preset.is_empty()).then(|| {
+                    let n = preset.len();
+                    let preset = preset
+                        .into_iter()
+                        .map(|s| view! { <Field c=c spec=s/> })
+                        .collect_view();
+                    view! {
+                        <details class="preset-figures" open=open data-testid=format!("figures-{}", title.to_lowercase())>
+                            <summary>{format!("{n} figures from {what}")}</summary>
+                            {preset}
+                        </details>
+                    }
+                });
+                let main = main
                     .into_iter()
                     .map(|s| view! { <Field c=c spec=s/> })
                     .collect_view();
                 Some(view! {
                     <fieldset class="input-group">
                         <legend>{title}</legend>
-                        {fields}
+                        {main}
+                        {folded}
                     </fieldset>
                 })
             })

@@ -129,7 +129,7 @@ pub fn Sensitivity(c: Calc) -> impl IntoView {
                     "no visible effect".to_string()
                 } else {
                     format!(
-                        "+10 % on the input moves the step about {}{} %",
+                        "{}{} %",
                         if e >= 0.0 { "+" } else { "−" },
                         fixed((e * 10.0).abs(), 1)
                     )
@@ -138,7 +138,7 @@ pub fn Sensitivity(c: Calc) -> impl IntoView {
                     <tr data-testid=format!("sens-row-{name}") data-value=format!("{e}")>
                         <th scope="row">{label}</th>
                         <td class="num">{signed(e)}</td>
-                        <td>{meaning}</td>
+                        <td class="num">{meaning}</td>
                     </tr>
                 }
             })
@@ -164,7 +164,7 @@ pub fn Sensitivity(c: Calc) -> impl IntoView {
                     <summary>"The numbers, as a table"</summary>
                     <div class="table-scroll">
                         <table data-testid="sens-table">
-                            <thead><tr><th scope="col">"Input"</th><th scope="col">"Elasticity"</th><th scope="col">"Meaning"</th></tr></thead>
+                            <thead><tr><th scope="col">"Input"</th><th scope="col">"Elasticity"</th><th scope="col">"Step, for +10 % on the input"</th></tr></thead>
                             <tbody>{table}</tbody>
                         </table>
                     </div>

@@ -86,7 +86,7 @@ pub fn SimCheckPanel(c: Calc) -> impl IntoView {
         }
         let v = |n: &str| inputs.get(n).unwrap_or(0.0);
         let meta = Outcome {
-            query: c.query(),
+            query: c.query_without_reveal(),
             rate: v("rate"),
             output_tokens: v("output_tokens"),
             tpot_s: v("tpot_ms") / 1e3,
@@ -288,6 +288,24 @@ fn results_view(o: Outcome) -> impl IntoView {
             </div>
         }
     });
+    let verdict_note = match (o.checks.first(), o.checks.get(1)) {
+        (Some(a), Some(b)) if a.passes() && b.passes() => Some(format!(
+            "At {} replicas the fleet still meets the targets: the utilisation ceiling in the estimate is headroom for bursts and failures, not something the average load needs. Whether to keep it is a judgement about risk, which is the point to make in an interview.",
+            b.replicas
+        )),
+        (Some(a), Some(b)) if a.passes() => Some(format!(
+            "{} replicas is the smallest fleet that holds: at {} it misses a target.",
+            a.replicas, b.replicas
+        )),
+        (Some(a), _) if !a.passes() => Some(format!(
+            "Even {} replicas miss a target: the estimate is optimistic for these inputs (look at which check failed above).",
+            a.replicas
+        )),
+        _ => None,
+    };
+    let itl_note = first
+        .filter(|k| k.tpot_ok() && !k.itl_ok())
+        .map(|_| "p99 ITL misses while TPOT meets the target: a step that also carries a new prompt's prefill stretches a few gaps between tokens, and TPOT averages those over the whole reply. Chunked prefill with a smaller chunk would trade some TTFT for smoother streams.");
     let busy_note = "Utilisation is the share of time a replica had a step in flight. Continuous batching runs steps back to back whenever any stream is open, so it reads high even when each step carries far fewer streams than the batch allows; the streams per replica show how full the steps were.";
     view! {
         <div class="sim-results" data-testid="sim-results">
@@ -308,6 +326,8 @@ fn results_view(o: Outcome) -> impl IntoView {
                     <tbody>{rows}</tbody>
                 </table>
             </div>
+            {verdict_note.map(|t| view! { <p data-testid="sim-verdict-note">{t}</p> })}
+            {itl_note.map(|t| view! { <p class="muted small" data-testid="sim-itl-note">{t}</p> })}
             <p class="muted small">{busy_note}</p>
             {streams}
         </div>
