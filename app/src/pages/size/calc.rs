@@ -634,7 +634,9 @@ fn StepsPanel(c: Calc) -> impl IntoView {
     };
     let next_label = move || {
         let (n, t) = (shown(), total());
-        if n == 0 {
+        if t > 0 && n >= t {
+            "All steps shown".to_string()
+        } else if n == 0 {
             "Start: first step".to_string()
         } else {
             format!("Next step ({} of {t})", n + 1)
