@@ -255,7 +255,7 @@ fn results_view(o: Outcome) -> impl IntoView {
             format!(
                 "The estimate keeps each reply open {} ({} tokens × {}), as if every token took the whole target. \
                  In the simulation a decode step took {} on average, so a stream stayed open only {} from the gateway's first byte in to its last byte out, \
-                 and Little's law on that ({} req/s × {}) gives the {} streams measured. \
+                 and Little's law on that ({} req/s × {}) gives about the {} streams measured. \
                  With fewer streams each replica decodes a batch of about {} rather than the {} assumed, which shortens each step further.",
                 duration(reply_est, 2),
                 int(o.output_tokens),
