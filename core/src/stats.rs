@@ -83,9 +83,32 @@ impl Samples {
     }
 
     /// Count, mean, p50/p90/p95/p99 and maximum. Sorts lazily; empty gives all zeros.
+    ///
+    /// A long unsorted list is not sorted: each percentile is found by a weighted quickselect
+    /// in O(n), which is several times faster for the hundreds of thousands of per-step
+    /// latencies of a long run. The figures are the same exact nearest-rank values.
     pub fn summary(&mut self) -> Summary {
         if self.total == 0 {
             return Summary::default();
+        }
+        if !self.sorted && self.items.len() > SELECT_MIN {
+            let max = self
+                .items
+                .iter()
+                .map(|x| x.0)
+                .fold(f64::NEG_INFINITY, f64::max);
+            let total = self.total;
+            let mean = self.mean();
+            let mut q = |p: f64| select_weighted(&mut self.items, rank(p, total));
+            return Summary {
+                count: total,
+                mean,
+                p50: q(0.50),
+                p90: q(0.90),
+                p95: q(0.95),
+                p99: q(0.99),
+                max,
+            };
         }
         self.sort();
         Summary {
@@ -106,8 +129,7 @@ impl Samples {
             return 0.0;
         }
         self.sort();
-        let q = if q.is_nan() { 0.5 } else { q.clamp(0.0, 1.0) };
-        let rank = ((q * self.total as f64).ceil() as u64).clamp(1, self.total);
+        let rank = rank(q, self.total);
         let mut seen = 0u64;
         for &(v, w) in &self.items {
             seen += w;
@@ -141,6 +163,80 @@ impl Samples {
         self.items = out;
         self.sorted = true;
     }
+}
+
+/// Above this many items `summary` selects instead of sorting.
+const SELECT_MIN: usize = 4096;
+
+/// The 1-based nearest rank of quantile `q` among `total` measurements.
+fn rank(q: f64, total: u64) -> u64 {
+    let q = if q.is_nan() { 0.5 } else { q.clamp(0.0, 1.0) };
+    ((q * total as f64).ceil() as u64).clamp(1, total)
+}
+
+/// The value with nearest rank `rank` (1-based, counting weights) among `items`, by a
+/// three-way quickselect with a median-of-three pivot drawn from deterministic pseudo-random
+/// positions. Reorders `items`. A range that stops
+/// shrinking quickly is sorted instead, so the worst case stays O(n log n).
+fn select_weighted(items: &mut [(f64, u64)], mut rank: u64) -> f64 {
+    let (mut lo, mut hi) = (0usize, items.len());
+    let mut rounds = 0u32;
+    while hi > lo {
+        rounds += 1;
+
+        if hi - lo <= 32 || rounds > 64 {
+            let part = &mut items[lo..hi];
+            part.sort_unstable_by(|a, b| a.0.total_cmp(&b.0));
+            let mut seen = 0u64;
+            for &(v, w) in part.iter() {
+                seen += w;
+                if seen >= rank {
+                    return v;
+                }
+            }
+            return part.last().map_or(0.0, |x| x.0);
+        }
+        // Three positions from a fixed pseudo-random sequence: partitions leave the data in
+        // patterns that make fixed positions poor pivots.
+        let n = (hi - lo) as u64;
+        let r = crate::workload::mix64(rounds as u64 ^ n);
+        let at = |k: u32| lo + ((r >> (k * 21)) % n) as usize;
+        let (a, b, c) = (items[at(0)].0, items[at(1)].0, items[at(2)].0);
+        let pivot = if (a <= b) == (b <= c) {
+            b
+        } else if (b <= a) == (a <= c) {
+            a
+        } else {
+            c
+        };
+        // Dutch national flag: [lo, lt) < pivot, [lt, i) == pivot, (gt, hi) > pivot.
+        let (mut lt, mut i, mut gt) = (lo, lo, hi);
+        let (mut w_lt, mut w_eq) = (0u64, 0u64);
+        while i < gt {
+            let v = items[i].0;
+            if v < pivot {
+                w_lt += items[i].1;
+                items.swap(lt, i);
+                lt += 1;
+                i += 1;
+            } else if v > pivot {
+                gt -= 1;
+                items.swap(i, gt);
+            } else {
+                w_eq += items[i].1;
+                i += 1;
+            }
+        }
+        if rank <= w_lt {
+            hi = lt;
+        } else if rank <= w_lt + w_eq {
+            return pivot;
+        } else {
+            rank -= w_lt + w_eq;
+            lo = gt;
+        }
+    }
+    0.0
 }
 
 #[cfg(test)]
@@ -187,6 +283,30 @@ mod tests {
         s.push(4.0);
         let m = s.summary();
         assert_eq!((m.count, m.mean, m.max, m.p50), (4, 2.5, 4.0, 2.0));
+    }
+
+    #[test]
+    fn selection_gives_the_same_summary_as_sorting() {
+        let mut x = 0x1234_5678_u64;
+        let mut big = Samples::new();
+        for i in 0..50_000u64 {
+            x = crate::workload::mix64(x);
+            // Many repeated values and uneven weights, as step latencies have.
+            big.push_n((x % 5_000) as f64 / 7.0, 1 + i % 5);
+        }
+        let mut sorted = big.clone();
+        sorted.sort();
+        let fast = big.summary();
+        assert!(!big.sorted, "the long list is selected, not sorted");
+        let slow = sorted.summary();
+        assert_eq!(fast, slow);
+        for q in [0.0, 0.001, 0.5, 0.77, 0.999, 1.0] {
+            let mut b = big.clone();
+            assert_eq!(
+                select_weighted(&mut b.items, rank(q, b.total)),
+                sorted.quantile(q)
+            );
+        }
     }
 
     #[test]

@@ -138,3 +138,50 @@ fn bad_configs_name_the_field() {
         assert_eq!(ReplicaSim::new(cfg).unwrap_err().field, field);
     }
 }
+
+/// Runs a configuration twice, once event by event (no fast-forward) and once with `run`
+/// (fast-forwarding decode-only runs), and checks the reports are identical.
+fn check_fast_forward_is_exact(cfg: ReplicaSimConfig) {
+    let mut fast_sim = ReplicaSim::new(cfg.clone()).unwrap();
+    let fast = fast_sim.run();
+    let m = fast_sim.replica().metrics();
+    assert!(m.fast_forward_steps > 0 && m.fast_forward_steps < m.steps);
+    let mut slow = ReplicaSim::new(cfg).unwrap();
+    while slow.step_event() {}
+    let slow = slow.report();
+    assert_eq!(fast, slow);
+    assert!(fast.finished > 0);
+}
+
+#[test]
+fn fast_forward_equals_the_step_by_step_run() {
+    use trainer_core::workload::SessionConfig;
+    let base = seed_for(120.0);
+    check_fast_forward_is_exact(base.clone());
+    let mut varied = base.clone();
+    varied.workload.prompt_len = LengthDist::LogNormal {
+        mean: 800.0,
+        p99: 6000.0,
+    };
+    varied.workload.output_len = LengthDist::Uniform { min: 1, max: 600 };
+    varied.replica.kv_blocks_override = Some(900);
+    check_fast_forward_is_exact(varied.clone());
+    for block_size in [1, 7, 32] {
+        let mut odd = varied.clone();
+        odd.replica.scheduler.block_size = block_size;
+        odd.replica.kv_blocks_override = Some(14_400 / block_size);
+        check_fast_forward_is_exact(odd);
+    }
+    let mut chat = base;
+    chat.workload.arrival = Arrival::Gamma { rate: 3.0, cv: 3.0 };
+    chat.workload.sessions = Some(SessionConfig {
+        turns: 5,
+        think_time_s: 3.0,
+        system_prompt_len: 700,
+        reply_time_per_token_s: 0.01,
+    });
+    chat.workload.output_len = LengthDist::Uniform { min: 20, max: 300 };
+    chat.replica.kv_blocks_override = Some(2000);
+    chat.replica.scheduler.max_num_seqs = 8;
+    check_fast_forward_is_exact(chat);
+}

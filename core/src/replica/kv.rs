@@ -16,8 +16,6 @@
 //! any freed block is the same order.
 
 use crate::workload::{mix64, Prompt};
-use std::collections::HashMap;
-use std::hash::{BuildHasherDefault, Hasher};
 
 /// No block: the end of the free queue.
 const NIL: u32 = u32::MAX;
@@ -34,7 +32,7 @@ pub(crate) struct BlockPool {
     /// Blocks in the linked free queue (freed at least once, reference count zero).
     queued: u32,
     /// Prefix cache: chained block hash to the block holding that content.
-    cached: HashMap<u64, u32, BuildHasherDefault<PrehashedHasher>>,
+    cached: HashIndex,
     /// Blocks taken out of the free pool so far (allocations and hits on free cached blocks).
     pub(crate) taken: u64,
     /// Blocks returned to the free pool so far (last reference dropped).
@@ -65,23 +63,129 @@ struct BlockMeta {
     hash: Option<u64>,
 }
 
-/// A hasher for keys that are already well-mixed 64-bit hashes: it passes them through.
-#[derive(Clone, Copy, Debug, Default)]
-pub(crate) struct PrehashedHasher(u64);
+/// An open-addressing map from block hash to block id, for keys that are already well-mixed
+/// 64-bit hashes: linear probing, one cache line per probe, backward-shift deletion. It is
+/// only ever looked up by key; nothing iterates it in a way that affects results.
+#[derive(Clone, Debug)]
+pub(crate) struct HashIndex {
+    /// (key, block); key 0 marks an empty slot.
+    slots: Vec<(u64, u32)>,
+    len: usize,
+}
 
-impl Hasher for PrehashedHasher {
-    fn finish(&self) -> u64 {
-        self.0
-    }
+/// Stands in for a hash that happens to be zero (the empty-slot marker).
+const ZERO_KEY: u64 = 0x9e37_79b9_7f4a_7c15;
 
-    fn write(&mut self, bytes: &[u8]) {
-        for &b in bytes {
-            self.0 = mix64(self.0 ^ b as u64);
+impl HashIndex {
+    fn new() -> HashIndex {
+        HashIndex {
+            slots: vec![(0, 0); 1024],
+            len: 0,
         }
     }
 
-    fn write_u64(&mut self, v: u64) {
-        self.0 = v;
+    fn key(h: u64) -> u64 {
+        if h == 0 {
+            ZERO_KEY
+        } else {
+            h
+        }
+    }
+
+    fn mask(&self) -> usize {
+        self.slots.len() - 1
+    }
+
+    fn get(&self, h: u64) -> Option<u32> {
+        let k = Self::key(h);
+        let mask = self.mask();
+        let mut i = k as usize & mask;
+        loop {
+            let (key, v) = self.slots[i];
+            if key == k {
+                return Some(v);
+            }
+            if key == 0 {
+                return None;
+            }
+            i = (i + 1) & mask;
+        }
+    }
+
+    /// Inserts unless the key is present; returns whether it inserted.
+    fn insert_if_vacant(&mut self, h: u64, v: u32) -> bool {
+        if (self.len + 1) * 2 > self.slots.len() {
+            self.grow();
+        }
+        let k = Self::key(h);
+        let mask = self.mask();
+        let mut i = k as usize & mask;
+        loop {
+            let key = self.slots[i].0;
+            if key == k {
+                return false;
+            }
+            if key == 0 {
+                self.slots[i] = (k, v);
+                self.len += 1;
+                return true;
+            }
+            i = (i + 1) & mask;
+        }
+    }
+
+    fn remove(&mut self, h: u64) -> Option<u32> {
+        let k = Self::key(h);
+        let mask = self.mask();
+        let mut i = k as usize & mask;
+        loop {
+            let key = self.slots[i].0;
+            if key == k {
+                break;
+            }
+            if key == 0 {
+                return None;
+            }
+            i = (i + 1) & mask;
+        }
+        let v = self.slots[i].1;
+        // Backward-shift deletion: pull later members of the probe run into the hole.
+        let mut j = i;
+        loop {
+            j = (j + 1) & mask;
+            let key = self.slots[j].0;
+            if key == 0 {
+                break;
+            }
+            let home = key as usize & mask;
+            let movable = if i <= j {
+                home <= i || home > j
+            } else {
+                home <= i && home > j
+            };
+            if movable {
+                self.slots[i] = self.slots[j];
+                i = j;
+            }
+        }
+        self.slots[i] = (0, 0);
+        self.len -= 1;
+        Some(v)
+    }
+
+    fn grow(&mut self) {
+        let bigger = vec![(0, 0); self.slots.len() * 2];
+        let old = std::mem::replace(&mut self.slots, bigger);
+        self.len = 0;
+        for (k, v) in old {
+            if k != 0 {
+                self.insert_if_vacant(k, v);
+            }
+        }
+    }
+
+    fn entries(&self) -> impl Iterator<Item = (u64, u32)> + '_ {
+        self.slots.iter().copied().filter(|e| e.0 != 0)
     }
 }
 
@@ -94,7 +198,7 @@ impl BlockPool {
             head: NIL,
             tail: NIL,
             queued: 0,
-            cached: HashMap::default(),
+            cached: HashIndex::new(),
             taken: 0,
             returned: 0,
         }
@@ -120,7 +224,7 @@ impl BlockPool {
 
     /// The block cached under `hash`, if any.
     pub(crate) fn lookup(&self, hash: u64) -> Option<u32> {
-        self.cached.get(&hash).copied()
+        self.cached.get(hash)
     }
 
     /// Pops `n` blocks from the front of the free queue into `out`, evicting any cached content
@@ -144,8 +248,12 @@ impl BlockPool {
                 let b = self.head;
                 self.unlink(b);
                 if let Some(h) = self.meta[b as usize].hash.take() {
-                    if self.cached.get(&h) == Some(&b) {
-                        self.cached.remove(&h);
+                    // Evict: the map points at this block (a block is only registered when
+                    // its hash was vacant), so one removal does it.
+                    if let Some(other) = self.cached.remove(h) {
+                        if other != b {
+                            self.cached.insert_if_vacant(h, other);
+                        }
                     }
                 }
                 b
@@ -187,8 +295,7 @@ impl BlockPool {
         if self.meta[b as usize].hash.is_some() {
             return;
         }
-        if let std::collections::hash_map::Entry::Vacant(e) = self.cached.entry(hash) {
-            e.insert(b);
+        if self.cached.insert_if_vacant(hash, b) {
             self.meta[b as usize].hash = Some(hash);
         }
     }
@@ -219,10 +326,12 @@ impl BlockPool {
         }
         ok &= walked == self.queued;
         ok &= a.free == self.num_free();
-        ok &= self
-            .cached
-            .iter()
-            .all(|(&h, &b)| self.meta.get(b as usize).is_some_and(|m| m.hash == Some(h)));
+        ok &= self.cached.entries().all(|(h, b)| {
+            self.meta
+                .get(b as usize)
+                .is_some_and(|m| m.hash.map(HashIndex::key) == Some(h))
+        });
+        ok &= self.cached.len == self.meta.iter().filter(|m| m.hash.is_some()).count();
         a.consistent = ok;
         a
     }
@@ -274,21 +383,19 @@ const HASH_SEED: u64 = 0x6b76_5f63_6163_6865;
 /// The walk is O(blocks + segments), never per token.
 pub(crate) fn prompt_block_hashes(prompt: &Prompt, block_size: u32, out: &mut Vec<u64>) {
     let bs = block_size.max(1);
-    let mut parent = HASH_SEED;
-    let mut h = mix64(parent);
+    let mut h = HASH_SEED;
     let mut filled = 0u32;
     for seg in &prompt.segments {
         let mut offset = 0u32;
         while offset < seg.len {
             let take = (seg.len - offset).min(bs - filled);
-            h = mix64(h ^ seg.content);
-            h = mix64(h ^ ((offset as u64) << 32 | take as u64));
+            // One mixing step per piece: the piece's content, offset and length enter together.
+            let piece = seg.content ^ ((offset as u64) << 32 | take as u64).rotate_left(17);
+            h = mix64(h.rotate_left(23) ^ piece);
             filled += take;
             offset += take;
             if filled == bs {
-                parent = h;
-                out.push(parent);
-                h = mix64(parent);
+                out.push(h);
                 filled = 0;
             }
         }
@@ -329,6 +436,31 @@ mod tests {
         assert_ne!(a[3], b[3]);
         // Repeating content at a different offset is different tokens.
         assert_ne!(hashes(&[(1, 8), (1, 8)]), hashes(&[(1, 16)]));
+    }
+
+    #[test]
+    fn hash_index_agrees_with_a_btree_map() {
+        use std::collections::BTreeMap;
+        let mut idx = HashIndex::new();
+        let mut model = BTreeMap::new();
+        let mut x = 7u64;
+        for i in 0..20_000u32 {
+            x = mix64(x);
+            // Few distinct keys, so inserts, repeats and removals all happen often; the low
+            // bits collide on purpose to make long probe runs.
+            let key = (x % 3000) << 40 | (x % 5);
+            if x % 3 == 0 {
+                assert_eq!(idx.remove(key), model.remove(&key), "step {i}");
+            } else {
+                let fresh = !model.contains_key(&key);
+                assert_eq!(idx.insert_if_vacant(key, i), fresh, "step {i}");
+                model.entry(key).or_insert(i);
+            }
+            if i % 997 == 0 {
+                assert!(model.iter().all(|(&k, &v)| idx.get(k) == Some(v)));
+                assert_eq!(idx.len, model.len());
+            }
+        }
     }
 
     #[test]

@@ -287,29 +287,21 @@ impl ReplicaSim {
             self.arrive();
         } else {
             self.replica.process_next(&mut self.events);
-            self.absorb_events();
-            if self.replica.metrics().steps >= self.cfg.limits.max_steps {
-                self.stop(OverloadReason::StepLimit);
-            }
+            self.after_engine();
         }
         true
     }
 
-    /// Processes every event up to simulated time `t`.
+    /// Processes every event up to simulated time `t`, fast-forwarding runs of decode-only steps.
     pub fn advance_to(&mut self, t: f64) {
-        while let Some(next) = self.next_time() {
-            if next > t || t.is_nan() {
-                break;
-            }
-            self.step_event();
-        }
+        self.run_until(t);
         if self.verdict.is_none() {
             self.replica.advance_to(t, &mut self.events);
             self.absorb_events();
         }
     }
 
-    /// Processes up to `n` events; returns how many were processed.
+    /// Processes up to `n` events one at a time; returns how many were processed.
     pub fn advance_for_work(&mut self, n: u64) -> u64 {
         let mut done = 0;
         while done < n && self.step_event() {
@@ -320,8 +312,49 @@ impl ReplicaSim {
 
     /// Runs to the end (or to a cap) and reports.
     pub fn run(&mut self) -> RunReport {
-        while self.step_event() {}
+        self.run_until(f64::INFINITY);
         self.report()
+    }
+
+    /// Processes every event at or before `limit`: arrivals one by one, engine steps in
+    /// batches up to the next arrival (so the replica can fast-forward), in chunks of simulated
+    /// time so the event buffer stays small.
+    fn run_until(&mut self, limit: f64) {
+        const CHUNK_S: f64 = 5.0;
+        while self.verdict.is_none() {
+            let arrival = self.stream.peek_time().filter(|&a| a <= limit);
+            let engine = self.replica.next_event_time().filter(|&e| e <= limit);
+            match (arrival, engine) {
+                (None, None) => {
+                    if self.next_time().is_none() {
+                        self.step_event();
+                    }
+                    return;
+                }
+                (Some(a), Some(e)) if e < a => {
+                    let h = (e + CHUNK_S).min(limit);
+                    if h < a {
+                        self.replica.advance_to(h, &mut self.events);
+                    } else {
+                        self.replica.advance_before(a, &mut self.events);
+                    }
+                    self.after_engine();
+                }
+                (Some(_), _) => self.arrive(),
+                (None, Some(e)) => {
+                    let h = (e + CHUNK_S).min(limit);
+                    self.replica.advance_to(h, &mut self.events);
+                    self.after_engine();
+                }
+            }
+        }
+    }
+
+    fn after_engine(&mut self) {
+        self.absorb_events();
+        if self.replica.metrics().steps >= self.cfg.limits.max_steps {
+            self.stop(OverloadReason::StepLimit);
+        }
     }
 
     pub fn snapshot(&self) -> SimSnapshot {
