@@ -231,3 +231,24 @@ fn follow_one_chat_scenario_tells_the_build_up_story() {
     assert!(r.requests[..3].iter().all(|q| q.preemptions == 0));
     assert_eq!(r.preemptions, 1);
 }
+
+#[test]
+fn chat_history_hits_the_prefix_cache_and_cuts_ttft() {
+    use trainer_core::scenario::ReplicaScenario;
+    let s = ReplicaScenario::builtin("replica-chat-prefix-cache").unwrap();
+    let mut cfg = s.config.clone();
+    cfg.workload.duration_s = 300.0;
+    let on = ReplicaSim::new(cfg.clone()).unwrap().run();
+    cfg.replica.scheduler.enable_prefix_caching = false;
+    let off = ReplicaSim::new(cfg).unwrap().run();
+    // Each turn resends system prompt and history: most prompt tokens are cached.
+    assert!(on.prefix_hit_rate > 0.6, "{}", on.prefix_hit_rate);
+    assert_eq!(off.prefix_hit_rate, 0.0);
+    assert!(
+        on.ttft.mean < 0.7 * off.ttft.mean,
+        "{:?} vs {:?}",
+        on.ttft,
+        off.ttft
+    );
+    assert_eq!(on.arrived, off.arrived);
+}
