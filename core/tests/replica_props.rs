@@ -7,13 +7,15 @@ use trainer_core::replica::{
 };
 use trainer_core::workload::{Arrival, LengthDist, Prompt, Segment, SessionConfig};
 
+/// One request of a case: (arrival, prompt as (content, length) segment picks, output length).
+type CaseRequest = (f64, Vec<(u8, u16)>, u32);
+
 /// A small engine and a handful of requests to push through it.
 #[derive(Clone, Debug)]
 struct Case {
     sched: SchedulerConfig,
     blocks: u32,
-    /// (arrival, prompt as segment picks, output length).
-    reqs: Vec<(f64, Vec<(u8, u16)>, u32)>,
+    reqs: Vec<CaseRequest>,
 }
 
 fn case() -> impl Strategy<Value = Case> {
@@ -178,7 +180,7 @@ fn sim_config() -> impl Strategy<Value = ReplicaSimConfig> {
                 cfg.workload.output_len = LengthDist::Uniform { min: 1, max: o };
                 cfg.workload.duration_s = 3.0;
                 cfg.workload.seed = seed;
-                cfg.workload.sessions = sessions.then(|| SessionConfig {
+                cfg.workload.sessions = sessions.then_some(SessionConfig {
                     turns: 3,
                     think_time_s: 0.2,
                     system_prompt_len: 100,
