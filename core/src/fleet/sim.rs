@@ -408,6 +408,13 @@ impl FleetSim {
         while self.step().is_some() {}
     }
 
+    /// The replicas, all pools, in the order they were created (indices match
+    /// [`RequestRecord::replica`] and [`FleetSnapshot::replicas`]). A UI can open one to
+    /// show its queues and block tables; it reflects the last time the fleet read it.
+    pub fn replicas(&self) -> impl Iterator<Item = &Replica> {
+        self.replicas.iter().map(|r| &r.replica)
+    }
+
     /// Per-request records (only with `record_requests`), in the order streams closed.
     pub fn records(&self) -> &[RequestRecord] {
         &self.records
