@@ -99,14 +99,27 @@ impl Samples {
                 .fold(f64::NEG_INFINITY, f64::max);
             let total = self.total;
             let mean = self.mean();
-            let mut q = |p: f64| select_weighted(&mut self.items, rank(p, total));
+            // Increasing ranks: each selection leaves everything at or below its answer in
+            // front, so the next one searches only the rest.
+            let mut q = [0.0f64; 4];
+            let (mut base, mut below, mut last) = (0usize, 0u64, 0.0);
+            for (slot, p) in q.iter_mut().zip([0.50, 0.90, 0.95, 0.99]) {
+                let r = rank(p, total);
+                if r > below {
+                    let (v, end, w) = select_weighted(&mut self.items[base..], r - below);
+                    base += end;
+                    below += w;
+                    last = v;
+                }
+                *slot = last;
+            }
             return Summary {
                 count: total,
                 mean,
-                p50: q(0.50),
-                p90: q(0.90),
-                p95: q(0.95),
-                p99: q(0.99),
+                p50: q[0],
+                p90: q[1],
+                p95: q[2],
+                p99: q[3],
                 max,
             };
         }
@@ -176,28 +189,30 @@ fn rank(q: f64, total: u64) -> u64 {
 
 /// The value with nearest rank `rank` (1-based, counting weights) among `items`, by a
 /// three-way quickselect with a median-of-three pivot drawn from deterministic pseudo-random
-/// positions. Reorders `items`. A range that stops
-/// shrinking quickly is sorted instead, so the worst case stays O(n log n).
-fn select_weighted(items: &mut [(f64, u64)], mut rank: u64) -> f64 {
+/// positions. Reorders `items` so that the first `end` items are all at or below the answer
+/// and weigh `w >= rank` together; returns (answer, end, w). A range that stops shrinking
+/// quickly is sorted instead, so the worst case stays O(n log n).
+fn select_weighted(items: &mut [(f64, u64)], mut rank: u64) -> (f64, usize, u64) {
     let (mut lo, mut hi) = (0usize, items.len());
+    // Weight of items[..lo].
+    let mut left = 0u64;
     let mut rounds = 0u32;
     while hi > lo {
         rounds += 1;
-
         if hi - lo <= 32 || rounds > 64 {
             let part = &mut items[lo..hi];
             part.sort_unstable_by(|a, b| a.0.total_cmp(&b.0));
             let mut seen = 0u64;
-            for &(v, w) in part.iter() {
+            for (j, &(v, w)) in part.iter().enumerate() {
                 seen += w;
                 if seen >= rank {
-                    return v;
+                    return (v, lo + j + 1, left + seen);
                 }
             }
-            return part.last().map_or(0.0, |x| x.0);
+            let v = part.last().map_or(0.0, |x| x.0);
+            return (v, hi, left + seen);
         }
-        // Three positions from a fixed pseudo-random sequence: partitions leave the data in
-        // patterns that make fixed positions poor pivots.
+        // Partitions leave the data in patterns that make fixed positions poor pivots.
         let n = (hi - lo) as u64;
         let r = crate::workload::mix64(rounds as u64 ^ n);
         let at = |k: u32| lo + ((r >> (k * 21)) % n) as usize;
@@ -230,13 +245,14 @@ fn select_weighted(items: &mut [(f64, u64)], mut rank: u64) -> f64 {
         if rank <= w_lt {
             hi = lt;
         } else if rank <= w_lt + w_eq {
-            return pivot;
+            return (pivot, gt, left + w_lt + w_eq);
         } else {
             rank -= w_lt + w_eq;
+            left += w_lt + w_eq;
             lo = gt;
         }
     }
-    0.0
+    (0.0, lo, left)
 }
 
 #[cfg(test)]
@@ -302,10 +318,11 @@ mod tests {
         assert_eq!(fast, slow);
         for q in [0.0, 0.001, 0.5, 0.77, 0.999, 1.0] {
             let mut b = big.clone();
-            assert_eq!(
-                select_weighted(&mut b.items, rank(q, b.total)),
-                sorted.quantile(q)
-            );
+            let (v, end, w) = select_weighted(&mut b.items, rank(q, b.total));
+            assert_eq!(v, sorted.quantile(q));
+            assert!(b.items[..end].iter().all(|x| x.0 <= v));
+            assert_eq!(w, b.items[..end].iter().map(|x| x.1).sum::<u64>());
+            assert!(w >= rank(q, b.total));
         }
     }
 

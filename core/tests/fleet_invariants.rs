@@ -171,7 +171,7 @@ fn the_same_seed_gives_the_same_run_and_slicing_does_not_change_it() {
     let (whole, _) = run(cfg.clone());
     let mut sim = FleetSim::new(cfg).unwrap();
     let mut slices = 0;
-    while sim.advance_for(997) > 0 {
+    while sim.advance_for(97) > 0 {
         let snap = sim.snapshot();
         assert_eq!(
             snap.arrived,
@@ -179,7 +179,7 @@ fn the_same_seed_gives_the_same_run_and_slicing_does_not_change_it() {
         );
         slices += 1;
     }
-    assert!(slices > 3);
+    assert!(slices > 10);
     let json = |r: &FleetReport| serde_json::to_string(r).unwrap();
     assert_eq!(json(&sim.report()), json(&whole));
     let mut by_time = FleetSim::new(small(30.0, 2, 10.0)).unwrap();
@@ -188,6 +188,19 @@ fn the_same_seed_gives_the_same_run_and_slicing_does_not_change_it() {
     assert!(by_time.snapshot().in_flight > 0 && !by_time.is_done());
     by_time.run();
     assert_eq!(json(&by_time.report()), json(&whole));
+    // Reading every replica every 20 ms (as a UI does each frame) changes nothing either:
+    // replicas advanced lazily give the same run as replicas advanced step by step.
+    let mut frames = FleetSim::new(small(30.0, 2, 10.0)).unwrap();
+    let mut t = 0.0;
+    while !frames.is_done() {
+        t += 0.02;
+        frames.advance_to(t);
+    }
+    let (a, b) = (frames.report(), whole);
+    assert_eq!(a.clocks, b.clocks);
+    assert_eq!(a.outcomes, b.outcomes);
+    assert_eq!(a.gap, b.gap);
+    assert_eq!(a.streams, b.streams);
 }
 
 #[test]

@@ -52,7 +52,7 @@ use std::collections::VecDeque;
 
 /// The scheduler's knobs, named as in vLLM.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(default)]
+#[serde(default, deny_unknown_fields)]
 pub struct SchedulerConfig {
     /// Token budget per step (vLLM's default for chunked prefill on large GPUs: 8192).
     pub max_num_batched_tokens: u32,
@@ -287,6 +287,8 @@ pub struct Replica {
     ff_counts: Vec<u32>,
     ff_order: Vec<u32>,
     ff_offsets: Vec<u32>,
+    /// `advance_to` stops once this many steps have run (a driver's work cap).
+    step_limit: u64,
 }
 
 /// Longest pool the simulator accepts, in blocks.
@@ -478,6 +480,7 @@ impl Replica {
             ff_counts: Vec::new(),
             ff_order: Vec::new(),
             ff_offsets: Vec::new(),
+            step_limit: u64::MAX,
             cfg,
         })
     }
@@ -601,7 +604,7 @@ impl Replica {
             return;
         }
         while let Some(next) = self.next_event_time() {
-            if next > t || (!inclusive && next == t) {
+            if next > t || (!inclusive && next == t) || self.metrics.steps >= self.step_limit {
                 break;
             }
             if let State::StartAt(s) = self.state {
@@ -614,6 +617,13 @@ impl Replica {
         if t > self.now && t.is_finite() {
             self.now = t;
         }
+    }
+
+    /// Makes `advance_to` and `advance_before` stop once `limit` steps have run in total, so a
+    /// driver's work cap lands on the same step whether or not runs are fast-forwarded.
+    /// `process_next` ignores it.
+    pub fn set_step_limit(&mut self, limit: u64) {
+        self.step_limit = limit;
     }
 
     /// Processes the next thing due (compose a step, or end the step in flight), whatever its
@@ -818,7 +828,9 @@ impl Replica {
             self.ff_counts[(s.computed % bs) as usize] += 1;
         }
         // The step in which somebody finishes runs the ordinary way.
-        let max_steps = min_left.saturating_sub(1);
+        let max_steps = (min_left.saturating_sub(1) as u64)
+            .min(self.step_limit.saturating_sub(self.metrics.steps))
+            .min(u32::MAX as u64) as u32;
         let free = self.pool.num_free();
         let used0 = self.pool.num_used();
         let waiting = self.pending.len() as u32;

@@ -29,7 +29,7 @@ pub struct ReplicaSimConfig {
 
 /// Caps that stop a run which would otherwise never end (or take far too long).
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(default)]
+#[serde(default, deny_unknown_fields)]
 pub struct WorkLimits {
     /// Engine steps.
     pub max_steps: u64,
@@ -214,7 +214,8 @@ impl ReplicaSimConfig {
 impl ReplicaSim {
     pub fn new(cfg: ReplicaSimConfig) -> Result<ReplicaSim, ConfigError> {
         cfg.validate()?;
-        let replica = Replica::new(cfg.replica.clone()).map_err(|e| e.within("replica"))?;
+        let mut replica = Replica::new(cfg.replica.clone()).map_err(|e| e.within("replica"))?;
+        replica.set_step_limit(cfg.limits.max_steps);
         let stream = RequestStream::new(&cfg.workload).map_err(|e| e.within("workload"))?;
         Ok(ReplicaSim {
             replica,
