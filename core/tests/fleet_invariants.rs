@@ -118,12 +118,12 @@ fn overflow(i: u8) -> OverflowAction {
     }
 }
 
+// Whatever the fleet (small KV pools and preemption included), every request that arrives
+// ends as exactly one of completed, rejected with a reason, or spilled (none is left in flight
+// after the drain), no stream is counted twice, and user >= server >= engine TTFT.
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(24))]
 
-    /// Whatever the fleet, every request that arrives ends as exactly one of completed,
-    /// rejected with a reason, or spilled (none is left in flight after the drain), no stream
-    /// is counted twice, and the clocks are ordered: user >= server >= engine TTFT.
     #[test]
     fn every_request_ends_once_with_ordered_clocks(
         rate in 2.0f64..60.0,
@@ -135,6 +135,7 @@ proptest! {
         streaming in 0.3f64..1.0,
         budget in 2_000u64..200_000,
         sessions in any::<bool>(),
+        small_kv in any::<bool>(),
         seed in 0u64..1_000,
     ) {
         let mut cfg = small(rate, replicas, horizon);
@@ -148,6 +149,10 @@ proptest! {
                 system_prompt_len: 100,
                 reply_time_per_token_s: 0.01,
             });
+        }
+        if small_kv {
+            // 300 blocks of 16 tokens: replicas preempt, and the longest requests are refused.
+            cfg.pools[0].replica.kv_blocks_override = Some(300);
         }
         cfg.router.policy = policy(pol);
         cfg.relay.buffering = buffering(buf);
@@ -316,4 +321,22 @@ fn bad_fleets_are_errors_that_name_the_field() {
         let err = FleetSim::new(cfg).err().expect("rejected");
         assert_eq!(err.field, field);
     }
+}
+
+#[test]
+fn a_request_no_replica_can_hold_is_refused_not_lost() {
+    // A 100-block pool holds 1,600 tokens; prompts of up to 3,000 tokens sometimes exceed it.
+    let mut cfg = small(10.0, 2, 10.0);
+    cfg.traffic[0].workload.prompt_len = LengthDist::Uniform {
+        min: 100,
+        max: 3_000,
+    };
+    cfg.pools[0].replica.kv_blocks_override = Some(100);
+    let (r, recs) = run(cfg);
+    check_run(&r, &recs).unwrap();
+    assert!(r.outcomes.rejected_no_replica > 0 && r.outcomes.completed > 0);
+    assert!(recs.iter().all(|x| match x.outcome {
+        Outcome::Rejected { reason, .. } => reason == RejectReason::NoReplica,
+        _ => x.prompt_tokens as u64 + x.output_tokens as u64 <= 1_600,
+    }));
 }

@@ -716,6 +716,8 @@ impl FleetSim {
             tenant: l.tenant,
         };
         self.replicas[r].replica.submit(t, req);
+        // A request the engine can never hold is refused at once: hear about it now.
+        self.sync(r, t);
     }
 
     /// Runs replica `r` through every step that ends before `t` (all of them when `t` is
