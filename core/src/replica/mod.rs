@@ -46,7 +46,7 @@ use crate::cost::{
 use crate::error::ConfigError;
 use crate::stats::Samples;
 use crate::workload::Prompt;
-use kv::{prompt_block_hashes, BlockPool};
+use kv::{for_each_block_hash, prompt_block_hashes, BlockPool};
 use serde::{Deserialize, Serialize};
 use std::collections::VecDeque;
 
@@ -75,7 +75,7 @@ pub struct ReplicaConfig {
     pub scheduler: SchedulerConfig,
     /// Forces the pool to this many blocks (tests, build-ups) instead of deriving it from memory.
     pub kv_blocks_override: Option<u32>,
-    /// Steps kept in the per-step trace (the first ones); 0 = none.
+    /// Steps kept in the per-step trace (the first ones, at most 100,000); 0 = none.
     pub trace_capacity: usize,
     /// Keep every token time per request (off for big runs).
     pub record_token_times: bool,
@@ -368,10 +368,10 @@ impl ReplicaConfig {
         self.scheduler
             .validate()
             .map_err(|e| e.within("scheduler"))?;
-        if self.trace_capacity > 1_000_000 {
+        if self.trace_capacity > 100_000 {
             return Err(ConfigError::new(
                 "trace_capacity",
-                format!("must be at most 1000000, got {}", self.trace_capacity),
+                format!("must be at most 100000, got {}", self.trace_capacity),
             ));
         }
         let bs = self.scheduler.block_size as f64;
@@ -662,12 +662,12 @@ impl Replica {
         if !self.cfg.scheduler.enable_prefix_caching {
             return 0;
         }
-        let mut hashes = Vec::new();
-        prompt_block_hashes(prompt, self.cfg.scheduler.block_size, &mut hashes);
-        let hits = hashes
-            .iter()
-            .take_while(|&&h| self.pool.lookup(h).is_some())
-            .count() as u32;
+        let mut hits = 0u32;
+        for_each_block_hash(prompt, self.cfg.scheduler.block_size, |h| {
+            let hit = self.pool.lookup(h).is_some();
+            hits += hit as u32;
+            hit
+        });
         hits * self.cfg.scheduler.block_size
     }
 

@@ -175,9 +175,9 @@ fn default_sample_interval() -> f64 {
 impl Default for WorkLimits {
     fn default() -> Self {
         WorkLimits {
-            max_steps: 50_000_000,
+            max_steps: 20_000_000,
             max_waiting: 100_000,
-            max_requests: 10_000_000,
+            max_requests: 1_000_000,
         }
     }
 }
