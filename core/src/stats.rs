@@ -7,13 +7,22 @@
 use serde::Serialize;
 
 /// Exact percentiles over weighted samples (value, weight). Adding a run of identical values is O(1).
+///
+/// Measurements are stored in fixed-size chunks, so a list of millions never reallocates and
+/// copies itself as it grows; the chunks are joined once, when a percentile is first needed.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Samples {
+    /// Full chunks, in push order.
+    chunks: Vec<Vec<(f64, u64)>>,
+    /// The chunk being filled (after `consolidate`, everything).
     items: Vec<(f64, u64)>,
     total: u64,
     sum: f64,
     sorted: bool,
 }
+
+/// Measurements per chunk.
+const CHUNK: usize = 1 << 15;
 
 /// The usual figures of a latency distribution. All zeros with `count` 0 when empty.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Serialize)]
@@ -30,6 +39,7 @@ pub struct Summary {
 impl Samples {
     pub fn new() -> Self {
         Samples {
+            chunks: Vec::new(),
             items: Vec::new(),
             total: 0,
             sum: 0.0,
@@ -58,6 +68,10 @@ impl Samples {
             if self.sorted && v < last.0 {
                 self.sorted = false;
             }
+        }
+        if self.items.len() == CHUNK {
+            let full = std::mem::replace(&mut self.items, Vec::with_capacity(CHUNK));
+            self.chunks.push(full);
         }
         self.items.push((v, weight));
         self.total += weight;
@@ -91,6 +105,7 @@ impl Samples {
         if self.total == 0 {
             return Summary::default();
         }
+        self.consolidate();
         if !self.sorted && self.items.len() > SELECT_MIN {
             let max = self
                 .items
@@ -141,6 +156,7 @@ impl Samples {
         if self.total == 0 {
             return 0.0;
         }
+        self.consolidate();
         self.sort();
         let rank = rank(q, self.total);
         let mut seen = 0u64;
@@ -155,13 +171,45 @@ impl Samples {
 
     /// Adds every measurement of `other`.
     pub fn merge(&mut self, other: &Samples) {
-        for &(v, w) in &other.items {
-            self.push_n(v, w);
+        for chunk in other.chunks.iter().chain(std::iter::once(&other.items)) {
+            for &(v, w) in chunk {
+                self.push_n(v, w);
+            }
         }
+    }
+
+    /// The summary of a copy, leaving `self` untouched: one copy of the measurements instead of
+    /// a clone followed by joining its chunks.
+    pub fn summary_of_copy(&self) -> Summary {
+        let mut copy = Samples {
+            chunks: Vec::new(),
+            items: Vec::with_capacity(self.chunks.len() * CHUNK + self.items.len()),
+            total: self.total,
+            sum: self.sum,
+            sorted: self.sorted,
+        };
+        for chunk in self.chunks.iter().chain(std::iter::once(&self.items)) {
+            copy.items.extend_from_slice(chunk);
+        }
+        copy.summary()
+    }
+
+    /// Joins the chunks into `items`.
+    fn consolidate(&mut self) {
+        if self.chunks.is_empty() {
+            return;
+        }
+        let mut all = Vec::with_capacity(self.chunks.len() * CHUNK + self.items.len());
+        for chunk in self.chunks.drain(..) {
+            all.extend_from_slice(&chunk);
+        }
+        all.extend_from_slice(&self.items);
+        self.items = all;
     }
 
     /// Sorts by value and merges equal neighbours. Values are finite, so the order is total.
     fn sort(&mut self) {
+        self.consolidate();
         if self.sorted {
             return;
         }
@@ -324,6 +372,30 @@ mod tests {
             assert_eq!(w, b.items[..end].iter().map(|x| x.1).sum::<u64>());
             assert!(w >= rank(q, b.total));
         }
+    }
+
+    #[test]
+    fn chunked_storage_gives_the_same_figures() {
+        let mut x = 99u64;
+        let mut long = Samples::new();
+        let mut values = Vec::new();
+        for _ in 0..(3 * CHUNK + 17) {
+            x = crate::workload::mix64(x);
+            let v = (x % 10_007) as f64;
+            long.push(v);
+            values.push(v);
+        }
+        assert_eq!(long.chunks.len(), 3);
+        let copy = long.summary_of_copy();
+        assert_eq!(long.chunks.len(), 3, "the copy leaves the original alone");
+        values.sort_by(f64::total_cmp);
+        let n = values.len();
+        let at = |q: f64| values[((q * n as f64).ceil() as usize).clamp(1, n) - 1];
+        assert_eq!(copy.p50, at(0.5));
+        assert_eq!(copy.p99, at(0.99));
+        assert_eq!(copy.max, values[n - 1]);
+        assert_eq!(long.summary(), copy);
+        assert_eq!(long.quantile(0.9), at(0.9));
     }
 
     #[test]

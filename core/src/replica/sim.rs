@@ -399,7 +399,6 @@ impl ReplicaSim {
             output_tokens += r.output_tokens as u64;
         }
         let m = self.replica.metrics();
-        let mut itl = m.itl.clone();
         let t = self.last_t;
         let per_s = |x: u64| if t > 0.0 { x as f64 / t } else { 0.0 };
         let mut series = self.series.clone();
@@ -424,7 +423,7 @@ impl ReplicaSim {
             rejected: self.rejected,
             in_flight: self.in_system,
             ttft: ttft.summary(),
-            itl: itl.summary(),
+            itl: m.itl.summary_of_copy(),
             tpot: tpot.summary(),
             e2e: e2e.summary(),
             queue_delay: queue.summary(),
