@@ -185,10 +185,10 @@ impl Default for SessionConfig {
 
 impl SessionConfig {
     pub fn validate(&self) -> Result<(), ConfigError> {
-        if self.turns == 0 || self.turns > 1000 {
+        if self.turns == 0 || self.turns > 200 {
             return Err(ConfigError::new(
                 "turns",
-                format!("must be 1 to 1000, got {}", self.turns),
+                format!("must be 1 to 200, got {}", self.turns),
             ));
         }
         check_range("think_time_s", self.think_time_s, 0.0, 86_400.0)?;
