@@ -1,6 +1,7 @@
-//! Entry points for the timed run of the WASM build (`./dev bench`): the same simulations the
-//! native criterion benchmarks time, called from the browser through `window.wasmBindings`.
-//! They are not used by the pages; they exist so speed in the browser is measured, not guessed.
+//! Entry points called from the browser through `window.wasmBindings`, not by any page: the
+//! timed run of the WASM build (`./dev bench`: the same simulations the native criterion
+//! benchmarks time, so speed in the browser is measured, not guessed) and the determinism
+//! test (a scenario run in WASM must give the native command's report byte for byte).
 
 use trainer_core::fleet::{FleetConfig, FleetSim};
 use trainer_core::replica::{ReplicaSim, ReplicaSimConfig};
@@ -35,4 +36,22 @@ pub fn bench_fleet_hour() -> String {
         }
         Err(e) => format!(r#"{{"error":"{e}"}}"#),
     }
+}
+
+/// Runs a scenario file's text exactly as the `trainer-sim` command does and returns the same
+/// compact JSON report. The browser tests compare the two byte for byte: the simulation must
+/// be deterministic across native code and WASM.
+#[wasm_bindgen]
+pub fn run_scenario(
+    path: &str,
+    text: &str,
+    arm: Option<String>,
+    horizon_s: Option<f64>,
+) -> Result<String, String> {
+    let opts = trainer_core::scenario::RunOptions {
+        arm,
+        horizon_s,
+        compact: true,
+    };
+    trainer_core::scenario::run_to_json(path, text, &opts)
 }

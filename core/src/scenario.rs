@@ -359,6 +359,80 @@ impl Scenario {
     }
 }
 
+/// How to run a scenario file: which fleet arm, where to stop, how to print.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct RunOptions {
+    /// The fleet arm to run; the first when `None`. Replica files have no arms.
+    pub arm: Option<String>,
+    /// Stop generating traffic at this simulated time, seconds (requests in flight finish).
+    pub horizon_s: Option<f64>,
+    /// One line of JSON instead of pretty-printed.
+    pub compact: bool,
+}
+
+/// Parses, runs and serialises a scenario file's text as a JSON report. The command line and
+/// the browser run scenarios through this one function, so their reports can be compared
+/// byte for byte. The error is a sentence for the user, naming the field at fault.
+pub fn run_to_json(path: &str, text: &str, opts: &RunOptions) -> Result<String, String> {
+    let describe = |e: ConfigError| {
+        if e.field.is_empty() {
+            e.message
+        } else {
+            e.to_string()
+        }
+    };
+    if let Some(h) = opts.horizon_s {
+        crate::error::check_positive("horizon", h, 1e7).map_err(describe)?;
+    }
+    let json = |v: &dyn erased::Json| v.to_json(opts.compact);
+    match Scenario::from_file_text(path, text).map_err(describe)? {
+        Scenario::Replica(mut r) => {
+            if opts.arm.is_some() {
+                return Err("--arm applies to fleet scenarios only".into());
+            }
+            if let Some(h) = opts.horizon_s {
+                r.config.workload.duration_s = r.config.workload.duration_s.min(h);
+            }
+            json(&r.run().map_err(describe)?)
+        }
+        Scenario::Fleet(f) => {
+            let (name, cfg) = match &opts.arm {
+                Some(name) => f.arms.iter().find(|(n, _)| n == name).ok_or_else(|| {
+                    let names: Vec<&str> = f.arms.iter().map(|(n, _)| n.as_str()).collect();
+                    format!("no arm called {name:?} (arms: {})", names.join(", "))
+                })?,
+                None => f.arms.first().ok_or("the scenario has no arms")?,
+            };
+            let mut cfg = cfg.clone();
+            if let Some(h) = opts.horizon_s {
+                cfg.truncate(h);
+            }
+            let mut sim = crate::fleet::FleetSim::new(cfg).map_err(|e| describe(e.within(name)))?;
+            sim.run();
+            json(&sim.report())
+        }
+    }
+}
+
+/// Serialising either report through one closure.
+mod erased {
+    /// Anything that can be printed as JSON.
+    pub trait Json {
+        fn to_json(&self, compact: bool) -> Result<String, String>;
+    }
+
+    impl<T: serde::Serialize> Json for T {
+        fn to_json(&self, compact: bool) -> Result<String, String> {
+            let r = if compact {
+                serde_json::to_string(self)
+            } else {
+                serde_json::to_string_pretty(self)
+            };
+            r.map_err(|e| format!("cannot write the report as JSON: {e}"))
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -65,6 +65,15 @@ fn bad_input_exits_with_status_2_and_names_the_problem() {
         (vec![bad_syntax.to_str().unwrap()], "not valid TOML"),
         (vec![bad_kind.to_str().unwrap()], "kind"),
         (vec!["a.toml", "--bogus"], "unknown option"),
+        (vec!["a.toml", "--horizon", "soon"], "--horizon takes seconds"),
+        (
+            vec!["../content/scenarios/fleet-seed.toml", "--horizon", "-1"],
+            "horizon",
+        ),
+        (
+            vec!["../content/scenarios/fleet-seed.toml", "--arm", "nope"],
+            "no arm called",
+        ),
     ];
     for (args, needle) in cases {
         let out = run(&args);
@@ -73,4 +82,23 @@ fn bad_input_exits_with_status_2_and_names_the_problem() {
         assert!(err.contains(needle), "{args:?}: {err}");
         assert!(!err.contains("panicked"), "{args:?}: {err}");
     }
+}
+
+#[test]
+fn a_horizon_cuts_a_fleet_scenario_short() {
+    let out = run(&[
+        "../content/scenarios/fleet-seed.toml",
+        "--horizon",
+        "4",
+        "--compact",
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("valid JSON");
+    // 50 req/s for 4 s: about 200 arrivals, nowhere near the hour's 180,000.
+    let arrived = v["outcomes"]["arrived"].as_u64().expect("a count");
+    assert!((120..=300).contains(&arrived), "{arrived} arrivals");
 }
