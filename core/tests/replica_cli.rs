@@ -65,7 +65,10 @@ fn bad_input_exits_with_status_2_and_names_the_problem() {
         (vec![bad_syntax.to_str().unwrap()], "not valid TOML"),
         (vec![bad_kind.to_str().unwrap()], "kind"),
         (vec!["a.toml", "--bogus"], "unknown option"),
-        (vec!["a.toml", "--horizon", "soon"], "--horizon takes seconds"),
+        (
+            vec!["a.toml", "--horizon", "soon"],
+            "--horizon takes seconds",
+        ),
         (
             vec!["../content/scenarios/fleet-seed.toml", "--horizon", "-1"],
             "horizon",
