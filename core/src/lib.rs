@@ -5,7 +5,6 @@
 //! benchmarks drive natively. One cost model ([`cost`]) serves every figure the product shows.
 
 pub mod catalog;
-pub mod content;
 pub mod cost;
 pub mod error;
 pub mod fleet;

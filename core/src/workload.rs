@@ -35,7 +35,7 @@ pub struct Prompt {
 
 /// When requests arrive.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "type", rename_all = "snake_case")]
+#[serde(tag = "type", rename_all = "snake_case", deny_unknown_fields)]
 pub enum Arrival {
     /// Exponential gaps with mean `1 / rate` (requests per second).
     Poisson { rate: f64 },
@@ -50,7 +50,7 @@ pub enum Arrival {
 
 /// How many tokens a prompt or a reply has.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "type", rename_all = "snake_case")]
+#[serde(tag = "type", rename_all = "snake_case", deny_unknown_fields)]
 pub enum LengthDist {
     Constant {
         value: u32,
@@ -60,7 +60,9 @@ pub enum LengthDist {
         min: u32,
         max: u32,
     },
-    /// Lognormal with the given mean and 99th percentile (p99 > mean).
+    /// Lognormal with the given mean and 99th percentile (p99 > mean). Written `log_normal`
+    /// or `lognormal`.
+    #[serde(alias = "lognormal")]
     LogNormal {
         mean: f64,
         p99: f64,
@@ -83,7 +85,7 @@ pub enum LengthDist {
 /// the streamed reply, thinks, and types. The workload is open-loop (it does not wait for the
 /// simulated reply), which keeps it independent of the engine and identical across runs.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(default)]
+#[serde(default, deny_unknown_fields)]
 pub struct SessionConfig {
     pub turns: u32,
     pub think_time_s: f64,
@@ -95,7 +97,7 @@ pub struct SessionConfig {
 
 /// Traffic offered to a replica or a fleet.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(default)]
+#[serde(default, deny_unknown_fields)]
 pub struct WorkloadConfig {
     pub arrival: Arrival,
     /// Prompt length (for sessions: the new user text of each turn).
@@ -183,10 +185,10 @@ impl Default for SessionConfig {
 
 impl SessionConfig {
     pub fn validate(&self) -> Result<(), ConfigError> {
-        if self.turns == 0 || self.turns > 1000 {
+        if self.turns == 0 || self.turns > 200 {
             return Err(ConfigError::new(
                 "turns",
-                format!("must be 1 to 1000, got {}", self.turns),
+                format!("must be 1 to 200, got {}", self.turns),
             ));
         }
         check_range("think_time_s", self.think_time_s, 0.0, 86_400.0)?;

@@ -339,3 +339,19 @@ fn follow_one_chat_walkthrough_is_reproducible() {
     assert_eq!(first_victim, Some(3));
     assert_eq!(r.metrics().finished, 4);
 }
+
+#[test]
+fn freed_cached_blocks_are_evicted_least_recently_freed_first() {
+    // A (50 tokens: 3 full blocks cached, 4 blocks held) finishes and frees its blocks tail
+    // first. B then needs 4 blocks from a 6-block pool: the 2 never-used ones, then A's
+    // fourth and third blocks, in that order. A's prompt again hits only the first two.
+    let mut r = replica(8192, 256, Some(6), true);
+    run(&mut r, &[(0.0, 1, 50, 1), (1.0, 2, 64, 1), (2.0, 1, 50, 1)]);
+    assert_eq!(r.metrics().prefix_hit_tokens, 32);
+    let b = batches(&r);
+    assert_eq!(*b.last().unwrap(), vec![(2, 18)]);
+    // With room for everything, all three of A's full blocks hit (the cap is 49 / 16 = 3).
+    let mut r = replica(8192, 256, Some(12), true);
+    run(&mut r, &[(0.0, 1, 50, 1), (1.0, 2, 64, 1), (2.0, 1, 50, 1)]);
+    assert_eq!(r.metrics().prefix_hit_tokens, 48);
+}

@@ -138,3 +138,117 @@ fn bad_configs_name_the_field() {
         assert_eq!(ReplicaSim::new(cfg).unwrap_err().field, field);
     }
 }
+
+/// Runs a configuration twice, once event by event (no fast-forward) and once with `run`
+/// (fast-forwarding decode-only runs), and checks the reports are identical.
+fn check_fast_forward_is_exact(cfg: ReplicaSimConfig) {
+    let mut fast_sim = ReplicaSim::new(cfg.clone()).unwrap();
+    let fast = fast_sim.run();
+    let m = fast_sim.replica().metrics();
+    assert!(m.fast_forward_steps > 0 && m.fast_forward_steps < m.steps);
+    let mut slow = ReplicaSim::new(cfg).unwrap();
+    while slow.step_event() {}
+    let slow = slow.report();
+    assert_eq!(fast, slow);
+    assert!(fast.finished > 0);
+}
+
+#[test]
+fn fast_forward_equals_the_step_by_step_run() {
+    use trainer_core::workload::SessionConfig;
+    let base = seed_for(120.0);
+    check_fast_forward_is_exact(base.clone());
+    let mut varied = base.clone();
+    varied.workload.prompt_len = LengthDist::LogNormal {
+        mean: 800.0,
+        p99: 6000.0,
+    };
+    varied.workload.output_len = LengthDist::Uniform { min: 1, max: 600 };
+    varied.replica.kv_blocks_override = Some(900);
+    check_fast_forward_is_exact(varied.clone());
+    for block_size in [1, 7, 32] {
+        let mut odd = varied.clone();
+        odd.replica.scheduler.block_size = block_size;
+        odd.replica.kv_blocks_override = Some(14_400 / block_size);
+        check_fast_forward_is_exact(odd);
+    }
+    let mut chat = base;
+    chat.workload.arrival = Arrival::Gamma { rate: 3.0, cv: 3.0 };
+    chat.workload.sessions = Some(SessionConfig {
+        turns: 5,
+        think_time_s: 3.0,
+        system_prompt_len: 700,
+        reply_time_per_token_s: 0.01,
+    });
+    chat.workload.output_len = LengthDist::Uniform { min: 20, max: 300 };
+    chat.replica.kv_blocks_override = Some(2000);
+    chat.replica.scheduler.max_num_seqs = 8;
+    check_fast_forward_is_exact(chat);
+}
+
+#[test]
+fn follow_one_chat_scenario_tells_the_build_up_story() {
+    use trainer_core::replica::TokenKind;
+    use trainer_core::scenario::ReplicaScenario;
+    let s = ReplicaScenario::builtin("replica-follow-one-chat").unwrap();
+    let r = s.run().unwrap();
+    let d = &r.requests[3];
+    // 1. D arrives at 0.2 s and is admitted at the next step boundary, not after the batch.
+    let admitted = d.admitted.unwrap();
+    assert!(admitted > 0.2 && admitted < 0.2 + 0.02, "{admitted}");
+    // 2. Its prompt is prefilled in chunks under the 512-token budget beside three decodes.
+    let chunks: Vec<_> = r
+        .trace
+        .iter()
+        .filter(|s| s.start >= admitted && s.start < d.first_token.unwrap())
+        .collect();
+    assert_eq!(chunks.len(), 4);
+    for step in &chunks {
+        assert_eq!(step.entries.len(), 4);
+        assert!(step.entries[..3]
+            .iter()
+            .all(|e| e.kind == TokenKind::Decode));
+        assert_eq!(
+            step.budget_used,
+            step.entries.iter().map(|e| e.new_tokens).sum::<u32>()
+        );
+        assert!(step.budget_used <= 512);
+    }
+    // 3. and 4. Its block table covers the 2,000 tokens plus the chunk's own, and its first
+    // token comes at the end of the last chunk.
+    let last = chunks.last().unwrap();
+    assert_eq!(last.entries[3].blocks, 2000u32.div_ceil(16));
+    assert_eq!(last.first_tokens, vec![3]);
+    assert_eq!(Some(last.end), d.first_token);
+    // 5. The pool runs out once; the newest request (D) is preempted, nothing is admitted in
+    // that step, and its blocks are freed.
+    let pre: Vec<_> = r.trace.iter().filter(|s| !s.preempted.is_empty()).collect();
+    assert_eq!(pre.len(), 1);
+    assert_eq!(pre[0].preempted, vec![3]);
+    assert!(pre[0].admitted.is_empty() && pre[0].blocks_freed >= 125);
+    // 6. It is re-prefilled and finishes with all its tokens; the others never stall.
+    assert_eq!((d.preemptions, d.output_tokens), (1, 200));
+    assert!(r.requests[..3].iter().all(|q| q.preemptions == 0));
+    assert_eq!(r.preemptions, 1);
+}
+
+#[test]
+fn chat_history_hits_the_prefix_cache_and_cuts_ttft() {
+    use trainer_core::scenario::ReplicaScenario;
+    let s = ReplicaScenario::builtin("replica-chat-prefix-cache").unwrap();
+    let mut cfg = s.config.clone();
+    cfg.workload.duration_s = 300.0;
+    let on = ReplicaSim::new(cfg.clone()).unwrap().run();
+    cfg.replica.scheduler.enable_prefix_caching = false;
+    let off = ReplicaSim::new(cfg).unwrap().run();
+    // Each turn resends system prompt and history: most prompt tokens are cached.
+    assert!(on.prefix_hit_rate > 0.6, "{}", on.prefix_hit_rate);
+    assert_eq!(off.prefix_hit_rate, 0.0);
+    assert!(
+        on.ttft.mean < 0.7 * off.ttft.mean,
+        "{:?} vs {:?}",
+        on.ttft,
+        off.ttft
+    );
+    assert_eq!(on.arrived, off.arrived);
+}

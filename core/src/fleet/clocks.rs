@@ -20,7 +20,9 @@ const MAX_NS: u64 = 1 << 40;
 pub struct Histogram {
     counts: Vec<u64>,
     total: u64,
-    sum: f64,
+    /// Sum of the values in whole nanoseconds: exact, so the mean does not depend on the
+    /// order in which values arrived.
+    sum_ns: u128,
 }
 
 impl Histogram {
@@ -33,13 +35,14 @@ impl Histogram {
         if weight == 0 || !v.is_finite() || v < 0.0 {
             return;
         }
-        let i = index(v);
+        let ns = to_ns(v);
+        let i = index_ns(ns);
         if i >= self.counts.len() {
             self.counts.resize(i + 1, 0);
         }
         self.counts[i] += weight;
         self.total += weight;
-        self.sum += v * weight as f64;
+        self.sum_ns += ns as u128 * weight as u128;
     }
 
     pub fn push(&mut self, v: f64) {
@@ -55,12 +58,12 @@ impl Histogram {
         self.total == 0
     }
 
-    /// The exact mean of what was pushed.
+    /// The mean of what was pushed (exact to the nanosecond).
     pub fn mean(&self) -> f64 {
         if self.total == 0 {
             0.0
         } else {
-            self.sum / self.total as f64
+            self.sum_ns as f64 / self.total as f64 * 1e-9
         }
     }
 
@@ -75,7 +78,7 @@ impl Histogram {
         s
     }
 
-    /// Count, mean (exact) and percentiles (to the bucket resolution).
+    /// Count, mean (to the nanosecond) and percentiles (to the bucket resolution).
     pub fn summary(&self) -> Summary {
         let mut s = self.to_samples().summary();
         s.mean = self.mean();
@@ -108,12 +111,20 @@ impl Histogram {
             *a += b;
         }
         self.total += other.total;
-        self.sum += other.sum;
+        self.sum_ns += other.sum_ns;
     }
 }
 
+/// Whole nanoseconds in `v` seconds (non-negative, capped at 2^40 ns).
+pub fn to_ns(v: f64) -> u64 {
+    libm::round(v * 1e9).clamp(0.0, MAX_NS as f64) as u64
+}
+
 fn index(v: f64) -> usize {
-    let ns = libm::round(v * 1e9).min(MAX_NS as f64) as u64;
+    index_ns(to_ns(v))
+}
+
+fn index_ns(ns: u64) -> usize {
     if ns < SUB {
         return ns as usize;
     }

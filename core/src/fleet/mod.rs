@@ -10,11 +10,11 @@
 //! [`FleetSim`] is a discrete-event simulation in the style of dslab-core: events ordered by
 //! (time, sequence number) in a binary heap, a closed [`sim::Event`] enum, one seeded
 //! generator owned by the simulation, and `step` / `advance_to` / `advance_for` so a UI can
-//! run it a slice per animation frame. Replicas run their own steps; the fleet wakes each
-//! one at the end of its step in flight and reads what happened as replica events. Work per
-//! request is kept to its milestones; per-token quantities are accounted per engine step as
-//! weighted samples (see [`relay`]), which is what lets an hour of the seed fleet (180,000
-//! requests, 45 million tokens) run in well under a second natively.
+//! run it a slice per animation frame. Replicas run their own steps and are read when the
+//! fleet needs their state (see [`sim`]). Work per request is kept to its milestones;
+//! per-token quantities are accounted per engine step as weighted samples (see [`relay`]),
+//! so an hour of the seed fleet (180,000 requests, 45 million tokens, 3.4 million engine
+//! steps) costs the fleet about 900,000 events on top of the replicas' own steps.
 
 pub mod autoscaler;
 pub mod clocks;

@@ -96,6 +96,7 @@ pub struct GapBreakdown {
 pub struct Streams {
     /// Time-weighted mean of open streams while traffic arrives (over [0, horizon]).
     pub open_mean: f64,
+    /// Highest open-stream count among the sampled points of the series.
     pub open_max: u32,
     pub opened: u64,
     pub closed: u64,
@@ -217,7 +218,7 @@ impl FleetSim {
         let covered = self.now.min(self.horizon).max(1e-9);
         let arrival_rate = st.horizon_streams as f64 / horizon;
         let mean_stream_s = if st.horizon_streams > 0 {
-            st.horizon_stream_s / st.horizon_streams as f64
+            st.horizon_stream_ns as f64 * 1e-9 / st.horizon_streams as f64
         } else {
             0.0
         };
@@ -228,7 +229,8 @@ impl FleetSim {
             0.0
         };
         let streams = Streams {
-            open_mean: st.open_area / covered,
+            open_mean: (st.open_area_ns as f64 * 1e-9 + self.open_area_in_flight(self.now))
+                / covered,
             open_max: st.open_max,
             opened: st.streams_opened,
             closed: st.streams_closed,

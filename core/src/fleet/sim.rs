@@ -10,11 +10,19 @@
 //!
 //! The quota store and the router are first-come-first-served single servers, so the time a
 //! request leaves each is known as soon as it joins (Lindley's recursion) and needs no event
-//! of its own. Replicas are woken at the end of their step in flight (`ReplicaWake`, with a
-//! generation number so that a superseded wake-up is skipped).
+//! of its own.
+//!
+//! Replicas are advanced lazily: only when the fleet needs their state (a routing decision
+//! reads every replica's load, a submission, a sample, the autoscaler), and to the end when
+//! nothing else is left. Between those moments a replica runs its steps on its own, so runs
+//! of decode-only steps are fast-forwarded in one call (see [`Replica::advance_to`]). Its
+//! events carry their own times, and everything the fleet does with them is keyed on those
+//! times, not on when they were read: a stream whose last byte was written before the
+//! moment the replica was read is closed at its own time at once; a later one is scheduled.
+//! So the results are the same as if every step had been an event.
 
 use super::autoscaler::{ScaleEvent, ScaleSignal, SignalPoint};
-use super::clocks::{Histogram, Hops, Outcome, RejectReason, RequestRecord, SpillTarget};
+use super::clocks::{to_ns, Histogram, Hops, Outcome, RejectReason, RequestRecord, SpillTarget};
 use super::gateway::ConnectionPool;
 use super::overflow::OverflowAction;
 use super::quota::{QuotaDecision, QuotaStore};
@@ -76,8 +84,6 @@ pub enum Event {
     RouterDecide { slot: usize },
     /// The engine receives the request.
     EngineSubmit { slot: usize },
-    /// A replica's step in flight ends.
-    ReplicaWake { replica: usize, generation: u64 },
     /// The last byte of a reply (or a 429) is written and the stream closes.
     StreamEnd { slot: usize },
     /// A replica asked for by the autoscaler has loaded its weights.
@@ -180,8 +186,6 @@ pub(super) struct ReplicaSlot {
     conn: ConnectionPool,
     bursts: StepBursts,
     firsts: FirstBursts,
-    generation: u64,
-    wake_at: Option<f64>,
     busy_mark: f64,
     decoding_streams: u32,
     /// Requests routed here whose connection is still being set up, and their prompt
@@ -214,6 +218,8 @@ struct Live {
     hops: Hops,
     replica: Option<usize>,
     hosted: bool,
+    /// The gateway holds the stream (from arrival at the gateway to the last byte).
+    open: bool,
     outcome: Option<Outcome>,
     cached_prefix_tokens: u32,
 }
@@ -233,12 +239,12 @@ pub(super) struct Stats {
     pub(super) open_max: u32,
     pub(super) streams_opened: u64,
     pub(super) streams_closed: u64,
-    /// Integral of open streams over [0, horizon], stream-seconds.
-    pub(super) open_area: f64,
-    open_changed: f64,
+    /// Integral of open streams over [0, horizon], stream-nanoseconds (integers, so that the
+    /// order in which streams close does not change the sum).
+    pub(super) open_area_ns: u128,
     /// Streams that opened before the horizon: count and summed duration.
     pub(super) horizon_streams: u64,
-    pub(super) horizon_stream_s: f64,
+    pub(super) horizon_stream_ns: u128,
     pub(super) engine_ttft: Histogram,
     pub(super) server_ttft: Histogram,
     pub(super) user_ttft: Histogram,
@@ -349,6 +355,10 @@ impl FleetSim {
     /// Whether every event has been processed (all traffic sent and every stream closed).
     pub fn is_done(&self) -> bool {
         self.heap.is_empty()
+            && self
+                .replicas
+                .iter()
+                .all(|r| r.replica.next_event_time().is_none())
     }
 
     /// Events processed so far.
@@ -358,6 +368,10 @@ impl FleetSim {
 
     /// Processes the next event; returns its time, or `None` when the run is over.
     pub fn step(&mut self) -> Option<f64> {
+        if self.heap.is_empty() {
+            // Nothing else will read the replicas: let them finish what they hold.
+            self.sync_all(f64::INFINITY);
+        }
         let s = self.heap.pop()?;
         if s.t > self.now {
             self.now = s.t;
@@ -374,6 +388,8 @@ impl FleetSim {
         }
         if t.is_finite() && t > self.now {
             self.now = t;
+            // Bring every replica to `t`, so that a snapshot shows them as they are now.
+            self.sync_all(t);
         }
     }
 
@@ -390,6 +406,13 @@ impl FleetSim {
     /// Runs to the end: all traffic sent and every stream closed.
     pub fn run(&mut self) {
         while self.step().is_some() {}
+    }
+
+    /// The replicas, all pools, in the order they were created (indices match
+    /// [`RequestRecord::replica`] and [`FleetSnapshot::replicas`]). A UI can open one to
+    /// show its queues and block tables; it reflects the last time the fleet read it.
+    pub fn replicas(&self) -> impl Iterator<Item = &Replica> {
+        self.replicas.iter().map(|r| &r.replica)
     }
 
     /// Per-request records (only with `record_requests`), in the order streams closed.
@@ -436,16 +459,7 @@ impl FleetSim {
             Event::QuotaSend { slot } => self.on_quota(slot),
             Event::RouterDecide { slot } => self.on_route(slot),
             Event::EngineSubmit { slot } => self.on_submit(slot),
-            Event::ReplicaWake {
-                replica,
-                generation,
-            } => {
-                if self.replicas[replica].generation == generation {
-                    self.replicas[replica].wake_at = None;
-                    self.advance_replica(replica);
-                }
-            }
-            Event::StreamEnd { slot } => self.on_stream_end(slot),
+            Event::StreamEnd { slot } => self.end_stream(slot, self.now),
             Event::ReplicaReady { replica } => {
                 let rs = &mut self.replicas[replica];
                 if rs.state == ReplicaState::Starting {
@@ -520,6 +534,7 @@ impl FleetSim {
 
     fn on_gateway_in(&mut self, slot: usize) {
         self.open_stream();
+        self.live[slot].open = true;
         let g = self.cfg.gateway;
         let auth = if self.rng.gen::<f64>() < g.auth_miss_fraction {
             g.auth_miss_s
@@ -565,6 +580,7 @@ impl FleetSim {
 
     fn on_route(&mut self, slot: usize) {
         let t = self.now;
+        self.sync_all(t);
         let needs_prefix = self.router.config().policy.needs_prefix();
         let mut cands = std::mem::take(&mut self.cand_buf);
         cands.clear();
@@ -685,8 +701,9 @@ impl FleetSim {
         let Some(r) = self.live[slot].replica else {
             return;
         };
-        // Bring the replica to now first, so that it is submitted to in time order.
-        self.advance_replica(r);
+        // Bring the replica up to now (a step due now is not composed yet, so this request
+        // can join it).
+        self.sync(r, t);
         let l = &mut self.live[slot];
         l.engine_in = t;
         let rs = &mut self.replicas[r];
@@ -699,33 +716,31 @@ impl FleetSim {
             tenant: l.tenant,
         };
         self.replicas[r].replica.submit(t, req);
-        self.advance_replica(r);
+        // A request the engine can never hold is refused at once: hear about it now.
+        self.sync(r, t);
     }
 
-    /// Runs replica `r` up to now, handles what it reports, and schedules its next wake-up.
-    fn advance_replica(&mut self, r: usize) {
-        let t = self.now;
+    /// Runs replica `r` through every step that ends before `t` (all of them when `t` is
+    /// infinite) and handles what it reports.
+    fn sync(&mut self, r: usize, t: f64) {
         let mut events = std::mem::take(&mut self.events_buf);
         events.clear();
-        self.replicas[r].replica.advance_to(t, &mut events);
+        if t.is_finite() {
+            self.replicas[r].replica.advance_before(t, &mut events);
+        } else {
+            self.replicas[r].replica.advance_to(t, &mut events);
+        }
         for &e in &events {
             self.on_replica_event(r, e);
         }
         self.events_buf = events;
-        let rs = &mut self.replicas[r];
-        let next = rs.replica.next_event_time();
-        if next != rs.wake_at {
-            rs.generation += 1;
-            rs.wake_at = next;
-            if let Some(at) = next {
-                let generation = rs.generation;
-                self.schedule(
-                    at.max(t),
-                    Event::ReplicaWake {
-                        replica: r,
-                        generation,
-                    },
-                );
+    }
+
+    /// Syncs every replica that holds work.
+    fn sync_all(&mut self, t: f64) {
+        for r in 0..self.replicas.len() {
+            if self.replicas[r].state != ReplicaState::Starting {
+                self.sync(r, t);
             }
         }
     }
@@ -781,7 +796,12 @@ impl FleetSim {
                 } else {
                     self.interval_ttft.push(t + relay - l.gateway_in);
                 }
-                self.schedule(t + relay, Event::StreamEnd { slot });
+                let end = t + relay;
+                if end <= self.now {
+                    self.end_stream(slot, end);
+                } else {
+                    self.schedule(end, Event::StreamEnd { slot });
+                }
             }
             ReplicaEvent::Preempted { .. } => {}
             ReplicaEvent::StepEnd {
@@ -819,9 +839,10 @@ impl FleetSim {
         }
     }
 
-    fn on_stream_end(&mut self, slot: usize) {
-        let t = self.now;
-        self.close_stream(self.live[slot].gateway_in);
+    /// The last byte of the stream in `slot` was written at `t` (which may be earlier than
+    /// now, when the replica reporting it was read late).
+    fn end_stream(&mut self, slot: usize, t: f64) {
+        self.close_stream(self.live[slot].gateway_in, t);
         let l = std::mem::take(&mut self.live[slot]);
         self.free.push(slot);
         let relay = self.cfg.relay.relay_s;
@@ -830,7 +851,10 @@ impl FleetSim {
         if let Some(r) = l.replica {
             let rs = &mut self.replicas[r];
             rs.conn.release(t, &self.cfg.gateway.pool);
-            if rs.state == ReplicaState::Draining && rs.replica.load().outstanding == 0 {
+            if rs.state == ReplicaState::Draining
+                && rs.dispatching == 0
+                && rs.replica.load().outstanding == 0
+            {
                 rs.state = ReplicaState::Stopped;
                 rs.stopped_at = Some(t);
             }
@@ -951,34 +975,37 @@ impl FleetSim {
     }
 
     fn open_stream(&mut self) {
-        self.account_open_area();
         let st = &mut self.stats;
         st.open_streams += 1;
-        st.open_max = st.open_max.max(st.open_streams);
         st.streams_opened += 1;
     }
 
-    fn close_stream(&mut self, opened_at: f64) {
-        self.account_open_area();
+    fn close_stream(&mut self, opened_at: f64, t: f64) {
+        let h = self.horizon;
         let st = &mut self.stats;
         st.open_streams = st.open_streams.saturating_sub(1);
         st.streams_closed += 1;
-        if opened_at < self.horizon {
+        st.open_area_ns += to_ns(t.min(h) - opened_at.min(h)) as u128;
+        if opened_at < h {
             st.horizon_streams += 1;
-            st.horizon_stream_s += self.now - opened_at;
+            st.horizon_stream_ns += to_ns(t - opened_at) as u128;
         }
     }
 
-    fn account_open_area(&mut self) {
-        let now = self.now.min(self.horizon);
-        let st = &mut self.stats;
-        if now > st.open_changed {
-            st.open_area += st.open_streams as f64 * (now - st.open_changed);
-            st.open_changed = now;
-        }
+    /// Stream-seconds, over [0, horizon], of the streams still open at time `t`.
+    pub(super) fn open_area_in_flight(&self, t: f64) -> f64 {
+        let h = self.horizon;
+        self.live
+            .iter()
+            .filter(|l| l.open)
+            .map(|l| (t.min(h) - l.gateway_in.min(h)).max(0.0))
+            .sum()
     }
 
     fn on_sample(&mut self) {
+        let t = self.now;
+        self.sync_all(t);
+        self.stats.open_max = self.stats.open_max.max(self.stats.open_streams);
         let mut ready = 0;
         let mut provisioned = 0;
         let mut queued = 0;
@@ -1009,6 +1036,7 @@ impl FleetSim {
     fn on_autoscale(&mut self) {
         let a = self.cfg.autoscaler;
         let t = self.now;
+        self.sync_all(t);
         let pool = a.pool;
         let mut ready = 0u32;
         let mut current = 0u32;
@@ -1152,8 +1180,6 @@ impl FleetSim {
             conn: ConnectionPool::default(),
             bursts: StepBursts::new(&self.cfg.relay),
             firsts: FirstBursts::new(&self.cfg.relay),
-            generation: 0,
-            wake_at: None,
             busy_mark: 0.0,
             decoding_streams: 0,
             dispatching: 0,

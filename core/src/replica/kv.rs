@@ -11,16 +11,16 @@
 //!   middle of the queue (`touch`).
 //!
 //! Blocks never used yet are kept as a counter rather than a list, so a pool of millions of
-//! blocks costs memory only for the blocks a run actually touches. vLLM's initial free queue
+//! blocks costs memory only for the blocks a run actually touches. The free queue is an array
+//! of (block, generation) entries rather than a linked list: taking a block out of the middle
+//! (a prefix hit) bumps its generation, which turns its entry stale, and stale entries are
+//! skipped when they reach the front. The order is the linked list's, without chasing
+//! pointers through cold memory on every allocation. vLLM's initial free queue
 //! holds every block in id order, so handing out never-used blocks first, in id order, before
 //! any freed block is the same order.
 
 use crate::workload::{mix64, Prompt};
-use std::collections::HashMap;
-use std::hash::{BuildHasherDefault, Hasher};
-
-/// No block: the end of the free queue.
-const NIL: u32 = u32::MAX;
+use std::collections::VecDeque;
 
 /// The block pool of one replica.
 #[derive(Clone, Debug)]
@@ -29,12 +29,13 @@ pub(crate) struct BlockPool {
     /// Blocks `fresh_next..total` have never been allocated.
     fresh_next: u32,
     meta: Vec<BlockMeta>,
-    head: u32,
-    tail: u32,
-    /// Blocks in the linked free queue (freed at least once, reference count zero).
+    /// Free blocks in LRU order, as (block, generation); an entry whose generation no longer
+    /// matches its block's is stale.
+    queue: VecDeque<(u32, u32)>,
+    /// Live entries in `queue` (blocks freed at least once, reference count zero).
     queued: u32,
     /// Prefix cache: chained block hash to the block holding that content.
-    cached: HashMap<u64, u32, BuildHasherDefault<PrehashedHasher>>,
+    cached: HashIndex,
     /// Blocks taken out of the free pool so far (allocations and hits on free cached blocks).
     pub(crate) taken: u64,
     /// Blocks returned to the free pool so far (last reference dropped).
@@ -60,28 +61,139 @@ pub struct KvAudit {
 #[derive(Clone, Copy, Debug)]
 struct BlockMeta {
     ref_cnt: u32,
-    prev: u32,
-    next: u32,
+    /// Bumped whenever the block enters or leaves the free queue.
+    generation: u32,
     hash: Option<u64>,
 }
 
-/// A hasher for keys that are already well-mixed 64-bit hashes: it passes them through.
-#[derive(Clone, Copy, Debug, Default)]
-pub(crate) struct PrehashedHasher(u64);
+/// An open-addressing map from block hash to block id, for keys that are already well-mixed
+/// 64-bit hashes. Each slot is 8 bytes: the hash's high 32 bits as a tag (which also picks the
+/// home slot) and the block id. A tag match is confirmed against the block's own full hash
+/// (kept in the pool's block metadata), so tag collisions cost a probe, never a wrong answer.
+/// Linear probing, backward-shift deletion. It is only ever looked up by key; nothing
+/// iterates it in a way that affects results.
+#[derive(Clone, Debug)]
+pub(crate) struct HashIndex {
+    /// `tag << 32 | (block + 1)`; 0 marks an empty slot.
+    slots: Vec<u64>,
+    len: usize,
+}
 
-impl Hasher for PrehashedHasher {
-    fn finish(&self) -> u64 {
-        self.0
-    }
-
-    fn write(&mut self, bytes: &[u8]) {
-        for &b in bytes {
-            self.0 = mix64(self.0 ^ b as u64);
+impl HashIndex {
+    fn new() -> HashIndex {
+        HashIndex {
+            slots: vec![0; 1024],
+            len: 0,
         }
     }
 
-    fn write_u64(&mut self, v: u64) {
-        self.0 = v;
+    fn tag(h: u64) -> u64 {
+        h >> 32
+    }
+
+    fn pack(h: u64, b: u32) -> u64 {
+        Self::tag(h) << 32 | (b as u64 + 1)
+    }
+
+    fn mask(&self) -> usize {
+        self.slots.len() - 1
+    }
+
+    /// The block stored under `h` for which `confirm` holds.
+    fn get(&self, h: u64, confirm: impl Fn(u32) -> bool) -> Option<u32> {
+        let tag = Self::tag(h);
+        let mask = self.mask();
+        let mut i = tag as usize & mask;
+        loop {
+            let s = self.slots[i];
+            if s == 0 {
+                return None;
+            }
+            if s >> 32 == tag {
+                let b = (s as u32).wrapping_sub(1);
+                if confirm(b) {
+                    return Some(b);
+                }
+            }
+            i = (i + 1) & mask;
+        }
+    }
+
+    /// Stores `b` under `h` unless a block `confirm` accepts is already stored under it, in one
+    /// probe sequence; returns whether it stored.
+    fn insert_unless_present(&mut self, h: u64, b: u32, confirm: impl Fn(u32) -> bool) -> bool {
+        if (self.len + 1) * 2 > self.slots.len() {
+            self.grow();
+        }
+        let tag = Self::tag(h);
+        let mask = self.mask();
+        let mut i = tag as usize & mask;
+        loop {
+            let s = self.slots[i];
+            if s == 0 {
+                break;
+            }
+            if s >> 32 == tag && confirm((s as u32).wrapping_sub(1)) {
+                return false;
+            }
+            i = (i + 1) & mask;
+        }
+        self.slots[i] = Self::pack(h, b);
+        self.len += 1;
+        true
+    }
+
+    /// Removes the entry for (`h`, `b`), if present.
+    fn remove(&mut self, h: u64, b: u32) {
+        let v = Self::pack(h, b);
+        let mask = self.mask();
+        let mut i = Self::tag(h) as usize & mask;
+        loop {
+            let s = self.slots[i];
+            if s == 0 {
+                return;
+            }
+            if s == v {
+                break;
+            }
+            i = (i + 1) & mask;
+        }
+        // Backward-shift deletion: pull later members of the probe run into the hole.
+        let mut j = i;
+        loop {
+            j = (j + 1) & mask;
+            let s = self.slots[j];
+            if s == 0 {
+                break;
+            }
+            let home = (s >> 32) as usize & mask;
+            let movable = if i <= j {
+                home <= i || home > j
+            } else {
+                home <= i && home > j
+            };
+            if movable {
+                self.slots[i] = s;
+                i = j;
+            }
+        }
+        self.slots[i] = 0;
+        self.len -= 1;
+    }
+
+    fn grow(&mut self) {
+        let bigger = vec![0; self.slots.len() * 2];
+        let old = std::mem::replace(&mut self.slots, bigger);
+        let mask = self.mask();
+        for s in old {
+            if s != 0 {
+                let mut i = (s >> 32) as usize & mask;
+                while self.slots[i] != 0 {
+                    i = (i + 1) & mask;
+                }
+                self.slots[i] = s;
+            }
+        }
     }
 }
 
@@ -91,10 +203,9 @@ impl BlockPool {
             total,
             fresh_next: 0,
             meta: Vec::new(),
-            head: NIL,
-            tail: NIL,
+            queue: VecDeque::new(),
             queued: 0,
-            cached: HashMap::default(),
+            cached: HashIndex::new(),
             taken: 0,
             returned: 0,
         }
@@ -120,7 +231,10 @@ impl BlockPool {
 
     /// The block cached under `hash`, if any.
     pub(crate) fn lookup(&self, hash: u64) -> Option<u32> {
-        self.cached.get(&hash).copied()
+        let meta = &self.meta;
+        self.cached.get(hash, |b| {
+            meta.get(b as usize).is_some_and(|m| m.hash == Some(hash))
+        })
     }
 
     /// Pops `n` blocks from the front of the free queue into `out`, evicting any cached content
@@ -135,18 +249,15 @@ impl BlockPool {
                 self.fresh_next += 1;
                 self.meta.push(BlockMeta {
                     ref_cnt: 0,
-                    prev: NIL,
-                    next: NIL,
+                    generation: 0,
                     hash: None,
                 });
                 b
             } else {
-                let b = self.head;
-                self.unlink(b);
+                let b = self.pop_front();
                 if let Some(h) = self.meta[b as usize].hash.take() {
-                    if self.cached.get(&h) == Some(&b) {
-                        self.cached.remove(&h);
-                    }
+                    // Evict: the index holds exactly this (hash, block) pair.
+                    self.cached.remove(h, b);
                 }
                 b
             };
@@ -160,11 +271,14 @@ impl BlockPool {
     /// Takes a reference to a cached block found by a prefix hit, removing it from the free queue
     /// if nobody held it.
     pub(crate) fn touch(&mut self, b: u32) {
-        if self.meta[b as usize].ref_cnt == 0 {
-            self.unlink(b);
+        let m = &mut self.meta[b as usize];
+        if m.ref_cnt == 0 {
+            // Its queue entry turns stale.
+            m.generation = m.generation.wrapping_add(1);
+            self.queued -= 1;
             self.taken += 1;
         }
-        self.meta[b as usize].ref_cnt += 1;
+        m.ref_cnt += 1;
     }
 
     /// Drops one reference; a block nobody holds goes to the back of the free queue, keeping its
@@ -176,7 +290,9 @@ impl BlockPool {
         }
         m.ref_cnt -= 1;
         if m.ref_cnt == 0 {
-            self.push_back(b);
+            m.generation = m.generation.wrapping_add(1);
+            self.queue.push_back((b, m.generation));
+            self.queued += 1;
             self.returned += 1;
         }
     }
@@ -187,8 +303,12 @@ impl BlockPool {
         if self.meta[b as usize].hash.is_some() {
             return;
         }
-        if let std::collections::hash_map::Entry::Vacant(e) = self.cached.entry(hash) {
-            e.insert(b);
+        let meta = &self.meta;
+        let stored = self.cached.insert_unless_present(hash, b, |other| {
+            meta.get(other as usize)
+                .is_some_and(|m| m.hash == Some(hash))
+        });
+        if stored {
             self.meta[b as usize].hash = Some(hash);
         }
     }
@@ -209,56 +329,42 @@ impl BlockPool {
             }
         }
         a.free = self.total - a.allocated;
-        let mut walked = 0u32;
-        let mut b = self.head;
         let mut ok = used_meta == self.fresh_next;
-        while b != NIL && walked <= used_meta {
-            ok &= self.meta[b as usize].ref_cnt == 0;
-            walked += 1;
-            b = self.meta[b as usize].next;
+        let mut walked = 0u32;
+        for &(b, g) in &self.queue {
+            let m = &self.meta[b as usize];
+            if m.generation == g {
+                ok &= m.ref_cnt == 0;
+                walked += 1;
+            }
         }
         ok &= walked == self.queued;
         ok &= a.free == self.num_free();
-        ok &= self
-            .cached
-            .iter()
-            .all(|(&h, &b)| self.meta.get(b as usize).is_some_and(|m| m.hash == Some(h)));
+        let mut live = 0usize;
+        for (i, m) in self.meta.iter().enumerate() {
+            if let Some(h) = m.hash {
+                live += 1;
+                ok &= self.lookup(h) == Some(i as u32);
+            }
+        }
+        ok &= live == self.cached.len;
         a.consistent = ok;
         a
     }
 
-    fn unlink(&mut self, b: u32) {
-        let BlockMeta { prev, next, .. } = self.meta[b as usize];
-        if prev == NIL {
-            self.head = next;
-        } else {
-            self.meta[prev as usize].next = next;
-        }
-        if next == NIL {
-            self.tail = prev;
-        } else {
-            self.meta[next as usize].prev = prev;
-        }
-        let m = &mut self.meta[b as usize];
-        m.prev = NIL;
-        m.next = NIL;
-        self.queued -= 1;
-    }
-
-    fn push_back(&mut self, b: u32) {
-        let tail = self.tail;
-        {
+    /// Takes the least recently freed block off the queue, skipping stale entries. The caller
+    /// has checked that a live entry exists.
+    fn pop_front(&mut self) -> u32 {
+        while let Some((b, g)) = self.queue.pop_front() {
             let m = &mut self.meta[b as usize];
-            m.prev = tail;
-            m.next = NIL;
+            if m.generation == g {
+                m.generation = m.generation.wrapping_add(1);
+                self.queued -= 1;
+                return b;
+            }
         }
-        if tail == NIL {
-            self.head = b;
-        } else {
-            self.meta[tail as usize].next = b;
-        }
-        self.tail = b;
-        self.queued += 1;
+        // Unreachable: `allocate` checks the free count first.
+        0
     }
 }
 
@@ -273,22 +379,35 @@ const HASH_SEED: u64 = 0x6b76_5f63_6163_6865;
 /// Like vLLM's `hash_block_tokens`, the chain makes a block's hash depend on its whole prefix.
 /// The walk is O(blocks + segments), never per token.
 pub(crate) fn prompt_block_hashes(prompt: &Prompt, block_size: u32, out: &mut Vec<u64>) {
+    for_each_block_hash(prompt, block_size, |h| {
+        out.push(h);
+        true
+    });
+}
+
+/// Calls `f` with the chained hash of each full block of `prompt` in order, until `f` returns
+/// false (so a prefix lookup stops at its first miss instead of hashing a whole long prompt).
+pub(crate) fn for_each_block_hash(
+    prompt: &Prompt,
+    block_size: u32,
+    mut f: impl FnMut(u64) -> bool,
+) {
     let bs = block_size.max(1);
-    let mut parent = HASH_SEED;
-    let mut h = mix64(parent);
+    let mut h = HASH_SEED;
     let mut filled = 0u32;
     for seg in &prompt.segments {
         let mut offset = 0u32;
         while offset < seg.len {
             let take = (seg.len - offset).min(bs - filled);
-            h = mix64(h ^ seg.content);
-            h = mix64(h ^ ((offset as u64) << 32 | take as u64));
+            // One mixing step per piece: the piece's content, offset and length enter together.
+            let piece = seg.content ^ ((offset as u64) << 32 | take as u64).rotate_left(17);
+            h = mix64(h.rotate_left(23) ^ piece);
             filled += take;
             offset += take;
             if filled == bs {
-                parent = h;
-                out.push(parent);
-                h = mix64(parent);
+                if !f(h) {
+                    return;
+                }
                 filled = 0;
             }
         }
@@ -329,6 +448,39 @@ mod tests {
         assert_ne!(a[3], b[3]);
         // Repeating content at a different offset is different tokens.
         assert_ne!(hashes(&[(1, 8), (1, 8)]), hashes(&[(1, 16)]));
+    }
+
+    #[test]
+    fn hash_index_agrees_with_a_btree_map() {
+        use std::collections::BTreeMap;
+        let mut idx = HashIndex::new();
+        let mut model: BTreeMap<u64, u32> = BTreeMap::new();
+        let mut x = 7u64;
+        for i in 0..20_000u32 {
+            x = mix64(x);
+            // Few distinct tags (high bits), so tag collisions and long probe runs are common.
+            let key = (x % 40) << 32 | (x % 3000);
+            let confirm = |m: &BTreeMap<u64, u32>, b: u32| m.get(&key) == Some(&b);
+            match model.get(&key).copied() {
+                Some(b) if x % 3 == 0 => {
+                    idx.remove(key, b);
+                    model.remove(&key);
+                }
+                Some(b) => assert_eq!(idx.get(key, |c| confirm(&model, c)), Some(b)),
+                None => {
+                    assert_eq!(idx.get(key, |c| confirm(&model, c)), None);
+                    assert!(idx.insert_unless_present(key, i, |c| confirm(&model, c)));
+                    assert!(!idx.insert_unless_present(key, i + 1, |c| c == i));
+                    model.insert(key, i);
+                }
+            }
+            if i % 997 == 0 {
+                for (&k, &v) in &model {
+                    assert_eq!(idx.get(k, |c| model.get(&k) == Some(&c)), Some(v));
+                }
+                assert_eq!(idx.len, model.len());
+            }
+        }
     }
 
     #[test]

@@ -46,13 +46,13 @@ use crate::cost::{
 use crate::error::ConfigError;
 use crate::stats::Samples;
 use crate::workload::Prompt;
-use kv::{prompt_block_hashes, BlockPool};
+use kv::{for_each_block_hash, prompt_block_hashes, BlockPool};
 use serde::{Deserialize, Serialize};
 use std::collections::VecDeque;
 
 /// The scheduler's knobs, named as in vLLM.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(default)]
+#[serde(default, deny_unknown_fields)]
 pub struct SchedulerConfig {
     /// Token budget per step (vLLM's default for chunked prefill on large GPUs: 8192).
     pub max_num_batched_tokens: u32,
@@ -75,7 +75,7 @@ pub struct ReplicaConfig {
     pub scheduler: SchedulerConfig,
     /// Forces the pool to this many blocks (tests, build-ups) instead of deriving it from memory.
     pub kv_blocks_override: Option<u32>,
-    /// Steps kept in the per-step trace (the first ones); 0 = none.
+    /// Steps kept in the per-step trace (the first ones, at most 100,000); 0 = none.
     pub trace_capacity: usize,
     /// Keep every token time per request (off for big runs).
     pub record_token_times: bool,
@@ -162,6 +162,8 @@ pub struct ReplicaMetrics {
     pub itl: Samples,
     /// Steps not kept in the trace because it was full.
     pub trace_dropped: u64,
+    /// Steps run by the exact fast-forward over decode-only runs (included in `steps`).
+    pub fast_forward_steps: u64,
 }
 
 /// Whether a request's tokens in a step are prompt (or recomputation) or a decode.
@@ -280,6 +282,13 @@ pub struct Replica {
     cur_trace: Option<StepTrace>,
     finished_token_times: Vec<(u64, Vec<f64>)>,
     scratch_blocks: Vec<u32>,
+    /// Fast-forward scratch: requests per residue of context modulo the block size, running
+    /// indices sorted by residue, and each residue's first index.
+    ff_counts: Vec<u32>,
+    ff_order: Vec<u32>,
+    ff_offsets: Vec<u32>,
+    /// `advance_to` stops once this many steps have run (a driver's work cap).
+    step_limit: u64,
 }
 
 /// Longest pool the simulator accepts, in blocks.
@@ -359,10 +368,10 @@ impl ReplicaConfig {
         self.scheduler
             .validate()
             .map_err(|e| e.within("scheduler"))?;
-        if self.trace_capacity > 1_000_000 {
+        if self.trace_capacity > 100_000 {
             return Err(ConfigError::new(
                 "trace_capacity",
-                format!("must be at most 1000000, got {}", self.trace_capacity),
+                format!("must be at most 100000, got {}", self.trace_capacity),
             ));
         }
         let bs = self.scheduler.block_size as f64;
@@ -468,6 +477,10 @@ impl Replica {
             cur_trace: None,
             finished_token_times: Vec::new(),
             scratch_blocks: Vec::new(),
+            ff_counts: Vec::new(),
+            ff_order: Vec::new(),
+            ff_offsets: Vec::new(),
+            step_limit: u64::MAX,
             cfg,
         })
     }
@@ -569,18 +582,48 @@ impl Replica {
     }
 
     /// Runs every step that ends at or before `t`, appending events in time order; then now = t.
-    /// A step due at or before `t` is composed (and its admissions reported) too.
+    /// A step due at or before `t` is composed (and its admissions reported) too, so requests
+    /// submitted for time `t` after this call wait for the following step; submit every request
+    /// of time `t` before advancing to `t` if they should share a step.
+    ///
+    /// Runs of decode-only steps are fast-forwarded exactly (see [`Replica::process_next`] for
+    /// the one-step-at-a-time path; a test checks both give identical results).
     pub fn advance_to(&mut self, t: f64, events: &mut Vec<ReplicaEvent>) {
+        self.advance(t, true, events);
+    }
+
+    /// Like [`Replica::advance_to`], but only for steps that end strictly before `t` and steps
+    /// due strictly before `t`: a request submitted at `t` afterwards joins a step starting at `t`.
+    pub fn advance_before(&mut self, t: f64, events: &mut Vec<ReplicaEvent>) {
+        self.advance(t, false, events);
+    }
+
+    fn advance(&mut self, t: f64, inclusive: bool, events: &mut Vec<ReplicaEvent>) {
         events.append(&mut self.deferred);
+        if t.is_nan() {
+            return;
+        }
         while let Some(next) = self.next_event_time() {
-            if next > t || t.is_nan() {
+            if next > t || (!inclusive && next == t) || self.metrics.steps >= self.step_limit {
                 break;
+            }
+            if let State::StartAt(s) = self.state {
+                if self.fast_forward(s, t, inclusive, events) {
+                    continue;
+                }
             }
             self.process_next(events);
         }
         if t > self.now && t.is_finite() {
             self.now = t;
         }
+    }
+
+    /// Makes `advance_to` and `advance_before` stop once `limit` steps have run in total, so a
+    /// driver's work cap lands on the same step whether or not runs are fast-forwarded.
+    /// `process_next` ignores it.
+    pub fn set_step_limit(&mut self, limit: u64) {
+        self.step_limit = limit;
     }
 
     /// Processes the next thing due (compose a step, or end the step in flight), whatever its
@@ -619,12 +662,12 @@ impl Replica {
         if !self.cfg.scheduler.enable_prefix_caching {
             return 0;
         }
-        let mut hashes = Vec::new();
-        prompt_block_hashes(prompt, self.cfg.scheduler.block_size, &mut hashes);
-        let hits = hashes
-            .iter()
-            .take_while(|&&h| self.pool.lookup(h).is_some())
-            .count() as u32;
+        let mut hits = 0u32;
+        for_each_block_hash(prompt, self.cfg.scheduler.block_size, |h| {
+            let hit = self.pool.lookup(h).is_some();
+            hits += hit as u32;
+            hit
+        });
         hits * self.cfg.scheduler.block_size
     }
 
@@ -735,6 +778,152 @@ impl Replica {
                 }
             })
             .collect()
+    }
+
+    /// Runs consecutive decode-only steps from `start` in O(1) each, when nothing but token
+    /// counts and block tables would change: every running request is decoding and was
+    /// scheduled in the previous step, nobody waits, nobody finishes, the pool covers every new
+    /// block, and each step ends by `horizon` (strictly before it unless `inclusive`) and starts
+    /// before the next submitted arrival. It produces exactly the events, metrics and block
+    /// tables the step-by-step path would: the batch totals of such a step are the previous
+    /// ones plus one token per request (all sums are exact integers), the step cost comes from
+    /// the same [`CostModel::step_totals`], and blocks are handed out in the same order (step by
+    /// step, in running order). Returns false, changing nothing, when no step qualifies.
+    fn fast_forward(
+        &mut self,
+        start: f64,
+        horizon: f64,
+        inclusive: bool,
+        events: &mut Vec<ReplicaEvent>,
+    ) -> bool {
+        let sc = &self.cfg.scheduler;
+        let n = self.running.len();
+        if n == 0
+            || !self.waiting.is_empty()
+            || self.cfg.record_token_times
+            || self.trace.len() < self.cfg.trace_capacity
+            || n as u64 > sc.max_num_batched_tokens as u64
+        {
+            return false;
+        }
+        let next_arrival = self.pending.front().map_or(f64::INFINITY, |p| p.0);
+        if start >= next_arrival {
+            return false;
+        }
+        let bs = sc.block_size;
+        self.ff_counts.clear();
+        self.ff_counts.resize(bs as usize, 0);
+        let mut kv0 = 0u64;
+        let mut min_left = u32::MAX;
+        for &slot in &self.running {
+            let s = &self.seqs[slot as usize];
+            if !s.in_decode
+                || s.last_token_time != start
+                || s.blocks.len() as u32 != s.computed.div_ceil(bs)
+            {
+                return false;
+            }
+            kv0 += s.computed as u64;
+            min_left = min_left.min(s.output_len - s.generated);
+            self.ff_counts[(s.computed % bs) as usize] += 1;
+        }
+        // The step in which somebody finishes runs the ordinary way.
+        let max_steps = (min_left.saturating_sub(1) as u64)
+            .min(self.step_limit.saturating_sub(self.metrics.steps))
+            .min(u32::MAX as u64) as u32;
+        let free = self.pool.num_free();
+        let used0 = self.pool.num_used();
+        let waiting = self.pending.len() as u32;
+        let nseq = n as u32;
+        let (mut t, mut k, mut new_blocks) = (start, 0u32, 0u32);
+        while k < max_steps && t < next_arrival {
+            let kk = k + 1;
+            // A request at context c needs a new block in step kk when c + kk - 1 is a multiple
+            // of the block size.
+            let need = self.ff_counts[((bs + 1 - kk % bs) % bs) as usize];
+            if new_blocks + need > free {
+                break;
+            }
+            let kv = kv0 + n as u64 * kk as u64;
+            let totals = BatchTotals {
+                seqs: n as u64,
+                new_tokens: n as u64,
+                kv_tokens: kv,
+                attended_positions: kv as f64,
+            };
+            let mut d = self.cost.step_totals(&totals).total_s;
+            if !(d.is_finite() && d > 0.0) {
+                d = 1e-9;
+            }
+            let end = t + d;
+            if end > horizon || (!inclusive && end == horizon) {
+                break;
+            }
+            let dur = end - t;
+            new_blocks += need;
+            k = kk;
+            self.metrics.steps += 1;
+            self.metrics.busy_time_s += dur;
+            self.metrics.decode_tokens += n as u64;
+            self.metrics.output_tokens += n as u64;
+            self.metrics.itl.push_n(dur, n as u64);
+            events.push(ReplicaEvent::StepEnd {
+                t: end,
+                duration: dur,
+                decode_tokens: nseq,
+                prefill_tokens: 0,
+                first_tokens: 0,
+                running: nseq,
+                waiting,
+                kv_blocks_used: used0 + new_blocks,
+            });
+            t = end;
+        }
+        if k == 0 {
+            return false;
+        }
+        if self.cfg.trace_capacity > 0 {
+            self.metrics.trace_dropped += k as u64;
+        }
+        self.metrics.fast_forward_steps += k as u64;
+        // Hand out the blocks in the step-by-step order: by step, then in running order.
+        if new_blocks > 0 {
+            // A counting sort by residue keeps running order within each residue.
+            let mut offsets = std::mem::take(&mut self.ff_offsets);
+            offsets.clear();
+            let mut acc = 0u32;
+            for &c in &self.ff_counts {
+                offsets.push(acc);
+                acc += c;
+            }
+            self.ff_order.clear();
+            self.ff_order.resize(n, 0);
+            for (i, &slot) in self.running.iter().enumerate() {
+                let r = (self.seqs[slot as usize].computed % bs) as usize;
+                self.ff_order[offsets[r] as usize] = i as u32;
+                offsets[r] += 1;
+            }
+            for kk in 1..=k {
+                let r = ((bs + 1 - kk % bs) % bs) as usize;
+                let hi = offsets[r] as usize;
+                let lo = hi - self.ff_counts[r] as usize;
+                for j in lo..hi {
+                    let slot = self.running[self.ff_order[j] as usize];
+                    let ok = self.pool.allocate(1, &mut self.seqs[slot as usize].blocks);
+                    debug_assert!(ok, "checked against the free count");
+                }
+            }
+            self.ff_offsets = offsets;
+        }
+        for &slot in &self.running {
+            let s = &mut self.seqs[slot as usize];
+            s.computed += k;
+            s.generated += k;
+            s.last_token_time = t;
+        }
+        self.now = t;
+        self.state = State::StartAt(t);
+        true
     }
 
     /// Composes the step starting at `start` (vLLM's `Scheduler.schedule()`).

@@ -29,7 +29,7 @@ pub struct ReplicaSimConfig {
 
 /// Caps that stop a run which would otherwise never end (or take far too long).
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(default)]
+#[serde(default, deny_unknown_fields)]
 pub struct WorkLimits {
     /// Engine steps.
     pub max_steps: u64,
@@ -175,9 +175,9 @@ fn default_sample_interval() -> f64 {
 impl Default for WorkLimits {
     fn default() -> Self {
         WorkLimits {
-            max_steps: 50_000_000,
+            max_steps: 20_000_000,
             max_waiting: 100_000,
-            max_requests: 10_000_000,
+            max_requests: 1_000_000,
         }
     }
 }
@@ -214,7 +214,8 @@ impl ReplicaSimConfig {
 impl ReplicaSim {
     pub fn new(cfg: ReplicaSimConfig) -> Result<ReplicaSim, ConfigError> {
         cfg.validate()?;
-        let replica = Replica::new(cfg.replica.clone()).map_err(|e| e.within("replica"))?;
+        let mut replica = Replica::new(cfg.replica.clone()).map_err(|e| e.within("replica"))?;
+        replica.set_step_limit(cfg.limits.max_steps);
         let stream = RequestStream::new(&cfg.workload).map_err(|e| e.within("workload"))?;
         Ok(ReplicaSim {
             replica,
@@ -287,29 +288,21 @@ impl ReplicaSim {
             self.arrive();
         } else {
             self.replica.process_next(&mut self.events);
-            self.absorb_events();
-            if self.replica.metrics().steps >= self.cfg.limits.max_steps {
-                self.stop(OverloadReason::StepLimit);
-            }
+            self.after_engine();
         }
         true
     }
 
-    /// Processes every event up to simulated time `t`.
+    /// Processes every event up to simulated time `t`, fast-forwarding runs of decode-only steps.
     pub fn advance_to(&mut self, t: f64) {
-        while let Some(next) = self.next_time() {
-            if next > t || t.is_nan() {
-                break;
-            }
-            self.step_event();
-        }
+        self.run_until(t);
         if self.verdict.is_none() {
             self.replica.advance_to(t, &mut self.events);
             self.absorb_events();
         }
     }
 
-    /// Processes up to `n` events; returns how many were processed.
+    /// Processes up to `n` events one at a time; returns how many were processed.
     pub fn advance_for_work(&mut self, n: u64) -> u64 {
         let mut done = 0;
         while done < n && self.step_event() {
@@ -320,8 +313,49 @@ impl ReplicaSim {
 
     /// Runs to the end (or to a cap) and reports.
     pub fn run(&mut self) -> RunReport {
-        while self.step_event() {}
+        self.run_until(f64::INFINITY);
         self.report()
+    }
+
+    /// Processes every event at or before `limit`: arrivals one by one, engine steps in
+    /// batches up to the next arrival (so the replica can fast-forward), in chunks of simulated
+    /// time so the event buffer stays small.
+    fn run_until(&mut self, limit: f64) {
+        const CHUNK_S: f64 = 5.0;
+        while self.verdict.is_none() {
+            let arrival = self.stream.peek_time().filter(|&a| a <= limit);
+            let engine = self.replica.next_event_time().filter(|&e| e <= limit);
+            match (arrival, engine) {
+                (None, None) => {
+                    if self.next_time().is_none() {
+                        self.step_event();
+                    }
+                    return;
+                }
+                (Some(a), Some(e)) if e < a => {
+                    let h = (e + CHUNK_S).min(limit);
+                    if h < a {
+                        self.replica.advance_to(h, &mut self.events);
+                    } else {
+                        self.replica.advance_before(a, &mut self.events);
+                    }
+                    self.after_engine();
+                }
+                (Some(_), _) => self.arrive(),
+                (None, Some(e)) => {
+                    let h = (e + CHUNK_S).min(limit);
+                    self.replica.advance_to(h, &mut self.events);
+                    self.after_engine();
+                }
+            }
+        }
+    }
+
+    fn after_engine(&mut self) {
+        self.absorb_events();
+        if self.replica.metrics().steps >= self.cfg.limits.max_steps {
+            self.stop(OverloadReason::StepLimit);
+        }
     }
 
     pub fn snapshot(&self) -> SimSnapshot {
@@ -365,7 +399,6 @@ impl ReplicaSim {
             output_tokens += r.output_tokens as u64;
         }
         let m = self.replica.metrics();
-        let mut itl = m.itl.clone();
         let t = self.last_t;
         let per_s = |x: u64| if t > 0.0 { x as f64 / t } else { 0.0 };
         let mut series = self.series.clone();
@@ -390,7 +423,7 @@ impl ReplicaSim {
             rejected: self.rejected,
             in_flight: self.in_system,
             ttft: ttft.summary(),
-            itl: itl.summary(),
+            itl: m.itl.summary_of_copy(),
             tpot: tpot.summary(),
             e2e: e2e.summary(),
             queue_delay: queue.summary(),

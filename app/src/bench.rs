@@ -1,0 +1,57 @@
+//! Entry points called from the browser through `window.wasmBindings`, not by any page: the
+//! timed run of the WASM build (`./dev bench`: the same simulations the native criterion
+//! benchmarks time, so speed in the browser is measured, not guessed) and the determinism
+//! test (a scenario run in WASM must give the native command's report byte for byte).
+
+use trainer_core::fleet::{FleetConfig, FleetSim};
+use trainer_core::replica::{ReplicaSim, ReplicaSimConfig};
+use wasm_bindgen::prelude::*;
+
+/// Simulates the seed replica (6.25 req/s, 1,000 in / 250 out) for one hour; returns a short
+/// JSON summary so the caller can check the work was really done.
+#[wasm_bindgen]
+pub fn bench_replica_hour() -> String {
+    match ReplicaSim::new(ReplicaSimConfig::seed()) {
+        Ok(mut sim) => {
+            let r = sim.run();
+            let steps = sim.replica().metrics().steps;
+            format!(r#"{{"requests":{},"steps":{}}}"#, r.finished, steps)
+        }
+        Err(e) => format!(r#"{{"error":"{e}"}}"#),
+    }
+}
+
+/// Simulates the seed fleet (50 req/s over 8 replicas) for one hour; returns a JSON summary.
+#[wasm_bindgen]
+pub fn bench_fleet_hour() -> String {
+    match FleetSim::new(FleetConfig::seed()) {
+        Ok(mut sim) => {
+            sim.run();
+            let r = sim.report();
+            let steps: u64 = r.pools.iter().map(|p| p.steps).sum();
+            format!(
+                r#"{{"requests":{},"steps":{},"events":{}}}"#,
+                r.outcomes.arrived, steps, r.events
+            )
+        }
+        Err(e) => format!(r#"{{"error":"{e}"}}"#),
+    }
+}
+
+/// Runs a scenario file's text exactly as the `trainer-sim` command does and returns the same
+/// compact JSON report. The browser tests compare the two byte for byte: the simulation must
+/// be deterministic across native code and WASM.
+#[wasm_bindgen]
+pub fn run_scenario(
+    path: &str,
+    text: &str,
+    arm: Option<String>,
+    horizon_s: Option<f64>,
+) -> Result<String, String> {
+    let opts = trainer_core::scenario::RunOptions {
+        arm,
+        horizon_s,
+        compact: true,
+    };
+    trainer_core::scenario::run_to_json(path, text, &opts)
+}

@@ -1,1 +1,0 @@
-//! Lessons, build-up scripts and interview moments, parsed from `content/`.

@@ -1,0 +1,52 @@
+// The same (scenario, seed) gives the same simulation bit for bit natively and in WASM: each
+// case runs through the native `trainer-sim` command and through the release WASM build in
+// Chromium (app/src/bench.rs: run_scenario), and the two JSON reports must be identical.
+
+import { test, before, after } from "node:test";
+import assert from "node:assert/strict";
+import { execFileSync } from "node:child_process";
+import fs from "node:fs";
+import path from "node:path";
+import { start, open, repo } from "./harness.mjs";
+
+// Small enough to run in the dev profile in a few seconds each, varied enough to cover the
+// scheduler, preemption, prefix caching, routing, the relay and the autoscaler.
+const CASES = [
+  { file: "replica-follow-one-chat.toml" },
+  { file: "replica-chat-prefix-cache.toml", horizon: 60 },
+  { file: "fleet-chat-affinity.toml", arm: "prefix-affinity", horizon: 20 },
+  { file: "fleet-buffering.toml", arm: "proxy-buffering", horizon: 10 },
+  { file: "fleet-long-prompts.toml", arm: "token-aware", horizon: 20 },
+  { file: "fleet-evening-peak.toml", arm: "queued-tokens", horizon: 60 },
+];
+
+function native({ file, arm, horizon }) {
+  const args = ["run", "-q", "-p", "trainer-core", "--bin", "trainer-sim", "--", `content/scenarios/${file}`, "--compact"];
+  if (arm) args.push("--arm", arm);
+  if (horizon) args.push("--horizon", String(horizon));
+  return execFileSync("cargo", args, { cwd: repo, encoding: "utf8", maxBuffer: 1 << 28 }).trim();
+}
+
+let app;
+let page;
+before(async () => {
+  app = await start({ base: "/" });
+  page = await app.page();
+  await open(page, app.url);
+  await page.waitForFunction(() => window.wasmBindings && window.wasmBindings.run_scenario);
+});
+after(async () => { await app?.close(); });
+
+for (const c of CASES) {
+  test(`${c.file}${c.arm ? ` (${c.arm})` : ""}: WASM report equals the native one`, async () => {
+    const text = fs.readFileSync(path.join(repo, "content", "scenarios", c.file), "utf8");
+    const wasm = await page.evaluate(
+      ([file, text, arm, horizon]) => window.wasmBindings.run_scenario(file, text, arm, horizon),
+      [c.file, text, c.arm ?? null, c.horizon ?? null],
+    );
+    const nat = native(c);
+    assert.ok(nat.length > 100, "the native report is not empty");
+    assert.equal(wasm, nat);
+    assert.deepEqual(page.problems, []);
+  });
+}
