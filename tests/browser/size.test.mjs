@@ -140,6 +140,8 @@ test("editing an input recomputes the revealed steps and rewrites the URL withou
   assert.equal(query(page).get("model"), "llama-3.1-70b");
   // Reloading the URL reproduces the same derivation.
   const replicas = await value(page, "replicas");
+  // Let the favicon finish loading first: a reload would abort it, which the harness reports.
+  await page.waitForLoadState("networkidle");
   await page.reload();
   await page.waitForSelector(step("replicas"));
   assert.equal(await value(page, "replicas"), replicas);
@@ -190,6 +192,7 @@ test("the index lists the questions and an unknown question links to them", asyn
   const page = await app.page();
   await open(page, app.url, "size");
   assert.equal(await page.locator('[data-testid^="question-"]').count(), 3);
+  await page.waitForLoadState("networkidle");
   await open(page, app.url, "size/nope");
   assert.match(await page.textContent("main h1"), /No such question/);
   await page.click('[data-testid="open-gpu-hours"]');
@@ -227,7 +230,8 @@ test("the simulator check runs both fleets and sets its streams beside the estim
   const util = Number(await page.getAttribute('[data-testid="sim-util-8"]', "data-value"));
   assert.ok(util > 0 && util <= 1);
   const wall = Number(await page.getAttribute('[data-testid="sim-time"]', "data-value"));
-  console.log(`simulator check: ${Math.round(wall)} ms of wall time for both runs`);
+  const longest = Number(await page.getAttribute('[data-testid="sim-time"]', "data-longest"));
+  console.log(`simulator check: ${Math.round(wall)} ms of wall time for both runs, longest slice ${Math.round(longest)} ms`);
   assert.equal(await page.locator('[data-testid="sim-stale"]').count(), 0);
   // Editing an input marks the result as belonging to other inputs.
   await typeInto(page, "rate", "55");
