@@ -9,6 +9,7 @@ mod drill;
 mod sensitivity;
 mod simcheck;
 
+use crate::progress::use_progress;
 use crate::route::{Link, Route};
 use leptos::prelude::*;
 use trainer_core::sizing::Question;
@@ -52,6 +53,7 @@ pub fn SizePage(question: String) -> impl IntoView {
 /// One card per question, with its prompt.
 #[component]
 fn QuestionCards() -> impl IntoView {
+    let store = use_progress();
     let cards = Question::ALL
         .into_iter()
         .enumerate()
@@ -61,6 +63,12 @@ fn QuestionCards() -> impl IntoView {
                     <span class="card-step" aria-hidden="true">{i + 1}</span>
                     <h3><Link to=Route::Size(q.id().into()) testid=format!("open-{}", q.id())>{q.title()}</Link></h3>
                     <p>{q.prompt()}</p>
+                    <p class="size-card-status" data-testid=format!("status-size-{}", q.id())>
+                        {move || {
+                            let key = format!("size/{}", q.id());
+                            if store.progress.with(|p| p.done.contains(&key)) { "✓ Worked through" } else { "Not worked through yet" }
+                        }}
+                    </p>
                 </li>
             }
         })
