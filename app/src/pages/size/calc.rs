@@ -195,10 +195,9 @@ impl Calc {
         // Setting the parameters may move the active parameters along with them.
         if next.get("active_params") != before.get("active_params") && name != "active_params" {
             let v = next.get("active_params");
-            let spec_kind = InputKind::Integer;
             self.texts.update(|t| {
                 if let Some(v) = v {
-                    t.insert("active_params".into(), field_text(spec_kind, v));
+                    t.insert("active_params".into(), field_text(InputKind::Integer, v));
                 }
             });
         }

@@ -80,7 +80,7 @@ pub fn Drills(c: Calc) -> impl IntoView {
             let (label, unit, answer) = step
                 .as_ref()
                 .map_or(("", "", 0.0), |s| (s.label, s.unit, s.value));
-            let (eunit, factor) = entry_unit(unit, answer);
+            let (eunit, _) = entry_unit(unit, answer);
             let given = given_view(&d);
             let result = move || {
                 graded.get().map(|g| match g {
@@ -137,7 +137,6 @@ pub fn Drills(c: Calc) -> impl IntoView {
                 ev.prevent_default();
                 check();
             };
-            let _ = factor;
             view! {
                 <div class="drill-card" data-testid="drill-card" data-target=d.target data-seed=d.seed.to_string()>
                     {given}
