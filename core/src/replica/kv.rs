@@ -99,6 +99,13 @@ impl HashIndex {
         self.slots.len() - 1
     }
 
+    /// The content of `h`'s home slot: reading it ahead of a batch of operations brings the
+    /// slot into the cache.
+    #[inline]
+    fn home(&self, h: u64) -> u64 {
+        self.slots[Self::tag(h) as usize & self.mask()]
+    }
+
     /// The block stored under `h` for which `confirm` holds.
     fn get(&self, h: u64, confirm: impl Fn(u32) -> bool) -> Option<u32> {
         let tag = Self::tag(h);
@@ -122,7 +129,9 @@ impl HashIndex {
     /// Stores `b` under `h` unless a block `confirm` accepts is already stored under it, in one
     /// probe sequence; returns whether it stored.
     fn insert_unless_present(&mut self, h: u64, b: u32, confirm: impl Fn(u32) -> bool) -> bool {
-        if (self.len + 1) * 2 > self.slots.len() {
+        // At most a quarter full: short probe runs keep the branches of insert and remove
+        // predictable, which measured about a fifth faster on the seed hour than half full.
+        if (self.len + 1) * 4 > self.slots.len() {
             self.grow();
         }
         let tag = Self::tag(h);
@@ -243,26 +252,43 @@ impl BlockPool {
         if n > self.num_free() {
             return false;
         }
-        for _ in 0..n {
-            let b = if self.fresh_next < self.total {
-                let b = self.fresh_next;
-                self.fresh_next += 1;
-                self.meta.push(BlockMeta {
-                    ref_cnt: 0,
+        out.reserve(n as usize);
+        // Never-used blocks come first, in id order (they are the front of vLLM's queue).
+        let fresh = (self.total - self.fresh_next).min(n);
+        if fresh > 0 {
+            let first = self.fresh_next;
+            self.fresh_next += fresh;
+            self.meta.resize(
+                self.fresh_next as usize,
+                BlockMeta {
+                    ref_cnt: 1,
                     generation: 0,
                     hash: None,
-                });
-                b
-            } else {
-                let b = self.pop_front();
-                if let Some(h) = self.meta[b as usize].hash.take() {
-                    // Evict: the index holds exactly this (hash, block) pair.
-                    self.cached.remove(h, b);
-                }
-                b
-            };
-            self.meta[b as usize].ref_cnt = 1;
+                },
+            );
+            out.extend(first..first + fresh);
+        }
+        let queued = n - fresh;
+        if queued == 1 {
+            let b = self.pop_front();
+            self.take_and_evict(b);
             out.push(b);
+        } else if queued > 1 {
+            // Pop everything first and read the index slots of the content to evict, so the
+            // cache misses of the evictions overlap instead of following one another.
+            let start = out.len();
+            let mut warm = 0u64;
+            for _ in 0..queued {
+                let b = self.pop_front();
+                if let Some(h) = self.meta[b as usize].hash {
+                    warm ^= self.cached.home(h);
+                }
+                out.push(b);
+            }
+            std::hint::black_box(warm);
+            for &b in &out[start..] {
+                self.take_and_evict(b);
+            }
         }
         self.taken += n as u64;
         true
@@ -299,17 +325,33 @@ impl BlockPool {
 
     /// Registers block `b` as holding the content with this chained hash, unless some block
     /// already does (then `b` stays uncached, as a duplicate would never be looked up).
+    #[cfg(test)]
     pub(crate) fn cache(&mut self, b: u32, hash: u64) {
-        if self.meta[b as usize].hash.is_some() {
-            return;
+        self.cache_run(&[b], &[hash]);
+    }
+
+    /// Registers `blocks[i]` under `hashes[i]` for every `i`, in order, as `cache` does one by one.
+    pub(crate) fn cache_run(&mut self, blocks: &[u32], hashes: &[u64]) {
+        if blocks.len() > 1 {
+            // Read every home slot first, so the cache misses overlap.
+            let mut warm = 0u64;
+            for &h in hashes {
+                warm ^= self.cached.home(h);
+            }
+            std::hint::black_box(warm);
         }
-        let meta = &self.meta;
-        let stored = self.cached.insert_unless_present(hash, b, |other| {
-            meta.get(other as usize)
-                .is_some_and(|m| m.hash == Some(hash))
-        });
-        if stored {
-            self.meta[b as usize].hash = Some(hash);
+        for (&b, &hash) in blocks.iter().zip(hashes) {
+            if self.meta[b as usize].hash.is_some() {
+                continue;
+            }
+            let meta = &self.meta;
+            let stored = self.cached.insert_unless_present(hash, b, |other| {
+                meta.get(other as usize)
+                    .is_some_and(|m| m.hash == Some(hash))
+            });
+            if stored {
+                self.meta[b as usize].hash = Some(hash);
+            }
         }
     }
 
@@ -365,6 +407,17 @@ impl BlockPool {
         }
         // Unreachable: `allocate` checks the free count first.
         0
+    }
+
+    /// Gives a block just popped off the queue its first reference and evicts its cached content.
+    #[inline]
+    fn take_and_evict(&mut self, b: u32) {
+        let m = &mut self.meta[b as usize];
+        m.ref_cnt = 1;
+        if let Some(h) = m.hash.take() {
+            // Evict: the index holds exactly this (hash, block) pair.
+            self.cached.remove(h, b);
+        }
     }
 }
 

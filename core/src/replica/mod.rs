@@ -1086,10 +1086,11 @@ impl Replica {
         }
         if self.cfg.scheduler.enable_prefix_caching {
             let full = (target.min(s.prompt_len) / bs).min(s.hashes.len() as u32);
-            for i in s.num_cached..full {
-                self.pool.cache(s.blocks[i as usize], s.hashes[i as usize]);
+            if full > s.num_cached {
+                let run = s.num_cached as usize..full as usize;
+                self.pool.cache_run(&s.blocks[run.clone()], &s.hashes[run]);
+                s.num_cached = full;
             }
-            s.num_cached = s.num_cached.max(full);
         }
         true
     }
