@@ -788,7 +788,10 @@ impl Replica {
     /// tables the step-by-step path would: the batch totals of such a step are the previous
     /// ones plus one token per request (all sums are exact integers), the step cost comes from
     /// the same [`CostModel::step_totals`], and blocks are handed out in the same order (step by
-    /// step, in running order). Returns false, changing nothing, when no step qualifies.
+    /// step, in running order). The step after the last one run this way is composed here too
+    /// when it would be composed as a decode-only batch anyway (it crosses the horizon, or
+    /// somebody finishes in it) and is left in flight for `finish_step`, exactly as `compose`
+    /// would leave it. Returns false, changing nothing, when no step qualifies.
     fn fast_forward(
         &mut self,
         start: f64,
@@ -827,16 +830,20 @@ impl Replica {
             min_left = min_left.min(s.output_len - s.generated);
             self.ff_counts[(s.computed % bs) as usize] += 1;
         }
-        // The step in which somebody finishes runs the ordinary way.
-        let max_steps = (min_left.saturating_sub(1) as u64)
-            .min(self.step_limit.saturating_sub(self.metrics.steps))
+        // Steps that may still start under the driver's work cap; of those, the step in which
+        // somebody finishes is composed but not run here (its end goes the ordinary way).
+        let max_start = self.step_limit.saturating_sub(self.metrics.steps);
+        let max_full = (min_left.saturating_sub(1) as u64)
+            .min(max_start)
             .min(u32::MAX as u64) as u32;
         let free = self.pool.num_free();
         let used0 = self.pool.num_used();
         let waiting = self.pending.len() as u32;
         let nseq = n as u32;
         let (mut t, mut k, mut new_blocks) = (start, 0u32, 0u32);
-        while k < max_steps && t < next_arrival {
+        // The step after the last full one, when it is composed and left in flight.
+        let mut in_flight: Option<(StepCost, f64)> = None;
+        while t < next_arrival && (k as u64) < max_start {
             let kk = k + 1;
             // A request at context c needs a new block in step kk when c + kk - 1 is a multiple
             // of the block size.
@@ -851,12 +858,18 @@ impl Replica {
                 kv_tokens: kv,
                 attended_positions: kv as f64,
             };
-            let mut d = self.cost.step_totals(&totals).total_s;
+            let cost = self.cost.step_totals(&totals);
+            let mut d = cost.total_s;
             if !(d.is_finite() && d > 0.0) {
                 d = 1e-9;
             }
             let end = t + d;
-            if end > horizon || (!inclusive && end == horizon) {
+            if kk > max_full || end > horizon || (!inclusive && end == horizon) {
+                // This step is due (it starts at the end of one that was), its batch is every
+                // running request decoding one token, and its blocks fit: compose it as
+                // `compose` would, and leave it in flight.
+                new_blocks += need;
+                in_flight = Some((cost, end));
                 break;
             }
             let dur = end - t;
@@ -879,13 +892,14 @@ impl Replica {
             });
             t = end;
         }
-        if k == 0 {
+        if k == 0 && in_flight.is_none() {
             return false;
         }
         if self.cfg.trace_capacity > 0 {
-            self.metrics.trace_dropped += k as u64;
+            self.metrics.trace_dropped += k as u64 + in_flight.is_some() as u64;
         }
         self.metrics.fast_forward_steps += k as u64;
+        let alloc_steps = k + in_flight.is_some() as u32;
         // Hand out the blocks in the step-by-step order: by step, then in running order.
         if new_blocks > 0 {
             // A counting sort by residue keeps running order within each residue.
@@ -903,7 +917,7 @@ impl Replica {
                 self.ff_order[offsets[r] as usize] = i as u32;
                 offsets[r] += 1;
             }
-            for kk in 1..=k {
+            for kk in 1..=alloc_steps {
                 let r = ((bs + 1 - kk % bs) % bs) as usize;
                 let hi = offsets[r] as usize;
                 let lo = hi - self.ff_counts[r] as usize;
@@ -923,6 +937,13 @@ impl Replica {
         }
         self.now = t;
         self.state = State::StartAt(t);
+        if let Some((cost, end)) = in_flight {
+            self.batch.clear();
+            self.batch
+                .extend(self.running.iter().map(|&slot| (slot, 1, false)));
+            self.step_cost = cost;
+            self.state = State::InFlight { start: t, end };
+        }
         true
     }
 
