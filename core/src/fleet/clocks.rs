@@ -117,7 +117,9 @@ impl Histogram {
 
 /// Whole nanoseconds in `v` seconds (non-negative, capped at 2^40 ns).
 pub fn to_ns(v: f64) -> u64 {
-    libm::round(v * 1e9).clamp(0.0, MAX_NS as f64) as u64
+    // Rounding half away from zero is exact, so std's `round` (a single instruction or a tiny
+    // platform routine) gives the same bits as `libm::round` everywhere, much faster.
+    (v * 1e9).round().clamp(0.0, MAX_NS as f64) as u64
 }
 
 fn index(v: f64) -> usize {

@@ -20,7 +20,6 @@
 //! any freed block is the same order.
 
 use crate::workload::{mix64, Prompt};
-use std::collections::VecDeque;
 
 /// The block pool of one replica.
 #[derive(Clone, Debug)]
@@ -31,7 +30,7 @@ pub(crate) struct BlockPool {
     meta: Vec<BlockMeta>,
     /// Free blocks in LRU order, as (block, generation); an entry whose generation no longer
     /// matches its block's is stale.
-    queue: VecDeque<(u32, u32)>,
+    queue: FreeQueue,
     /// Live entries in `queue` (blocks freed at least once, reference count zero).
     queued: u32,
     /// Prefix cache: chained block hash to the block holding that content.
@@ -79,6 +78,37 @@ pub(crate) struct HashIndex {
     len: usize,
 }
 
+/// A FIFO of (block, generation) entries: a vector read from `head`, compacted once the
+/// consumed part is at least half of it (amortised O(1)), so a pop is an index increment.
+#[derive(Clone, Debug, Default)]
+struct FreeQueue {
+    entries: Vec<(u32, u32)>,
+    head: usize,
+}
+
+impl FreeQueue {
+    #[inline]
+    fn push_back(&mut self, e: (u32, u32)) {
+        if self.head >= 1024 && self.head * 2 >= self.entries.len() {
+            self.entries.drain(..self.head);
+            self.head = 0;
+        }
+        self.entries.push(e);
+    }
+
+    #[inline]
+    fn pop_front(&mut self) -> Option<(u32, u32)> {
+        let e = *self.entries.get(self.head)?;
+        self.head += 1;
+        Some(e)
+    }
+
+    /// The entries from front to back.
+    fn entries(&self) -> &[(u32, u32)] {
+        &self.entries[self.head..]
+    }
+}
+
 impl HashIndex {
     fn new() -> HashIndex {
         HashIndex {
@@ -97,13 +127,6 @@ impl HashIndex {
 
     fn mask(&self) -> usize {
         self.slots.len() - 1
-    }
-
-    /// The content of `h`'s home slot: reading it ahead of a batch of operations brings the
-    /// slot into the cache.
-    #[inline]
-    fn home(&self, h: u64) -> u64 {
-        self.slots[Self::tag(h) as usize & self.mask()]
     }
 
     /// The block stored under `h` for which `confirm` holds.
@@ -212,7 +235,7 @@ impl BlockPool {
             total,
             fresh_next: 0,
             meta: Vec::new(),
-            queue: VecDeque::new(),
+            queue: FreeQueue::default(),
             queued: 0,
             cached: HashIndex::new(),
             taken: 0,
@@ -268,27 +291,10 @@ impl BlockPool {
             );
             out.extend(first..first + fresh);
         }
-        let queued = n - fresh;
-        if queued == 1 {
+        for _ in fresh..n {
             let b = self.pop_front();
             self.take_and_evict(b);
             out.push(b);
-        } else if queued > 1 {
-            // Pop everything first and read the index slots of the content to evict, so the
-            // cache misses of the evictions overlap instead of following one another.
-            let start = out.len();
-            let mut warm = 0u64;
-            for _ in 0..queued {
-                let b = self.pop_front();
-                if let Some(h) = self.meta[b as usize].hash {
-                    warm ^= self.cached.home(h);
-                }
-                out.push(b);
-            }
-            std::hint::black_box(warm);
-            for &b in &out[start..] {
-                self.take_and_evict(b);
-            }
         }
         self.taken += n as u64;
         true
@@ -332,14 +338,6 @@ impl BlockPool {
 
     /// Registers `blocks[i]` under `hashes[i]` for every `i`, in order, as `cache` does one by one.
     pub(crate) fn cache_run(&mut self, blocks: &[u32], hashes: &[u64]) {
-        if blocks.len() > 1 {
-            // Read every home slot first, so the cache misses overlap.
-            let mut warm = 0u64;
-            for &h in hashes {
-                warm ^= self.cached.home(h);
-            }
-            std::hint::black_box(warm);
-        }
         for (&b, &hash) in blocks.iter().zip(hashes) {
             if self.meta[b as usize].hash.is_some() {
                 continue;
@@ -373,7 +371,7 @@ impl BlockPool {
         a.free = self.total - a.allocated;
         let mut ok = used_meta == self.fresh_next;
         let mut walked = 0u32;
-        for &(b, g) in &self.queue {
+        for &(b, g) in self.queue.entries() {
             let m = &self.meta[b as usize];
             if m.generation == g {
                 ok &= m.ref_cnt == 0;
