@@ -78,34 +78,52 @@ pub(crate) struct HashIndex {
     len: usize,
 }
 
-/// A FIFO of (block, generation) entries: a vector read from `head`, compacted once the
-/// consumed part is at least half of it (amortised O(1)), so a pop is an index increment.
+/// A FIFO of (block, generation) entries in a ring buffer whose size is a power of two, so a
+/// push or a pop is a masked index update.
 #[derive(Clone, Debug, Default)]
 struct FreeQueue {
-    entries: Vec<(u32, u32)>,
+    ring: Vec<(u32, u32)>,
     head: usize,
+    len: usize,
 }
 
 impl FreeQueue {
     #[inline]
     fn push_back(&mut self, e: (u32, u32)) {
-        if self.head >= 1024 && self.head * 2 >= self.entries.len() {
-            self.entries.drain(..self.head);
-            self.head = 0;
+        if self.len == self.ring.len() {
+            self.grow();
         }
-        self.entries.push(e);
+        let mask = self.ring.len() - 1;
+        self.ring[(self.head + self.len) & mask] = e;
+        self.len += 1;
     }
 
     #[inline]
     fn pop_front(&mut self) -> Option<(u32, u32)> {
-        let e = *self.entries.get(self.head)?;
-        self.head += 1;
+        if self.len == 0 {
+            return None;
+        }
+        let e = self.ring[self.head];
+        self.head = (self.head + 1) & (self.ring.len() - 1);
+        self.len -= 1;
         Some(e)
     }
 
     /// The entries from front to back.
-    fn entries(&self) -> &[(u32, u32)] {
-        &self.entries[self.head..]
+    fn entries(&self) -> impl Iterator<Item = &(u32, u32)> {
+        let mask = self.ring.len().wrapping_sub(1);
+        (0..self.len).map(move |i| &self.ring[(self.head + i) & mask])
+    }
+
+    /// Doubles the ring, keeping the order (front at index 0).
+    #[cold]
+    fn grow(&mut self) {
+        let size = (self.ring.len() * 2).max(1024);
+        let mut ring = Vec::with_capacity(size);
+        ring.extend(self.entries().copied());
+        ring.resize(size, (0, 0));
+        self.ring = ring;
+        self.head = 0;
     }
 }
 

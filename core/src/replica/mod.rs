@@ -287,6 +287,19 @@ pub struct Replica {
     ff_counts: Vec<u32>,
     ff_order: Vec<u32>,
     ff_offsets: Vec<u32>,
+    /// The scratch above, and the sums below, describe the running requests as they are now:
+    /// since they were built, only fast-forwarded steps (and fast finishes) have run.
+    ff_valid: bool,
+    /// Tokens every running request gained since the residues in `ff_counts` were taken,
+    /// modulo the block size.
+    ff_shift: u32,
+    /// Sum of the running requests' computed tokens.
+    ff_kv: u64,
+    /// Fewest output tokens any running request still has to produce.
+    ff_min_left: u32,
+    /// The step in flight was composed by the fast-forward and nobody finishes in it, so
+    /// `finish_step` can end it in O(1) per request.
+    ff_fast_finish: bool,
     /// `advance_to` stops once this many steps have run (a driver's work cap).
     step_limit: u64,
 }
@@ -480,6 +493,11 @@ impl Replica {
             ff_counts: Vec::new(),
             ff_order: Vec::new(),
             ff_offsets: Vec::new(),
+            ff_valid: false,
+            ff_shift: 0,
+            ff_kv: 0,
+            ff_min_left: 0,
+            ff_fast_finish: false,
             step_limit: u64::MAX,
             cfg,
         })
@@ -814,22 +832,47 @@ impl Replica {
             return false;
         }
         let bs = sc.block_size;
-        self.ff_counts.clear();
-        self.ff_counts.resize(bs as usize, 0);
-        let mut kv0 = 0u64;
-        let mut min_left = u32::MAX;
-        for &slot in &self.running {
-            let s = &self.seqs[slot as usize];
-            if !s.in_decode
-                || s.last_token_time != start
-                || s.blocks.len() as u32 != s.computed.div_ceil(bs)
-            {
-                return false;
+        // The cached description holds only if the first request is where it should be.
+        let first = &self.seqs[self.running[0] as usize];
+        if !(self.ff_valid && first.in_decode && first.last_token_time == start) {
+            self.ff_valid = false;
+            self.ff_counts.clear();
+            self.ff_counts.resize(bs as usize, 0);
+            let mut kv0 = 0u64;
+            let mut min_left = u32::MAX;
+            for &slot in &self.running {
+                let s = &self.seqs[slot as usize];
+                if !s.in_decode
+                    || s.last_token_time != start
+                    || s.blocks.len() as u32 != s.computed.div_ceil(bs)
+                {
+                    return false;
+                }
+                kv0 += s.computed as u64;
+                min_left = min_left.min(s.output_len - s.generated);
+                self.ff_counts[(s.computed % bs) as usize] += 1;
             }
-            kv0 += s.computed as u64;
-            min_left = min_left.min(s.output_len - s.generated);
-            self.ff_counts[(s.computed % bs) as usize] += 1;
+            // A counting sort by residue keeps running order within each residue; every
+            // request gains the same tokens per step, so the classes stay valid as they rotate.
+            self.ff_offsets.clear();
+            let mut acc = 0u32;
+            for &c in &self.ff_counts {
+                acc += c;
+                self.ff_offsets.push(acc);
+            }
+            self.ff_order.clear();
+            self.ff_order.resize(n, 0);
+            for (i, &slot) in self.running.iter().enumerate().rev() {
+                let r = (self.seqs[slot as usize].computed % bs) as usize;
+                self.ff_offsets[r] -= 1;
+                self.ff_order[self.ff_offsets[r] as usize] = i as u32;
+            }
+            self.ff_valid = true;
+            self.ff_shift = 0;
+            self.ff_kv = kv0;
+            self.ff_min_left = min_left;
         }
+        let (kv0, min_left, shift) = (self.ff_kv, self.ff_min_left, self.ff_shift);
         // Steps that may still start under the driver's work cap; of those, the step in which
         // somebody finishes is composed but not run here (its end goes the ordinary way).
         let max_start = self.step_limit.saturating_sub(self.metrics.steps);
@@ -847,7 +890,7 @@ impl Replica {
             let kk = k + 1;
             // A request at context c needs a new block in step kk when c + kk - 1 is a multiple
             // of the block size.
-            let need = self.ff_counts[((bs + 1 - kk % bs) % bs) as usize];
+            let need = self.ff_counts[((bs + 1 - (kk % bs + shift) % bs) % bs) as usize];
             if new_blocks + need > free {
                 break;
             }
@@ -902,33 +945,20 @@ impl Replica {
         let alloc_steps = k + in_flight.is_some() as u32;
         // Hand out the blocks in the step-by-step order: by step, then in running order.
         if new_blocks > 0 {
-            // A counting sort by residue keeps running order within each residue.
-            let mut offsets = std::mem::take(&mut self.ff_offsets);
-            offsets.clear();
-            let mut acc = 0u32;
-            for &c in &self.ff_counts {
-                offsets.push(acc);
-                acc += c;
-            }
-            self.ff_order.clear();
-            self.ff_order.resize(n, 0);
-            for (i, &slot) in self.running.iter().enumerate() {
-                let r = (self.seqs[slot as usize].computed % bs) as usize;
-                self.ff_order[offsets[r] as usize] = i as u32;
-                offsets[r] += 1;
-            }
             for kk in 1..=alloc_steps {
-                let r = ((bs + 1 - kk % bs) % bs) as usize;
-                let hi = offsets[r] as usize;
-                let lo = hi - self.ff_counts[r] as usize;
+                let r = ((bs + 1 - (kk % bs + shift) % bs) % bs) as usize;
+                let lo = self.ff_offsets[r] as usize;
+                let hi = lo + self.ff_counts[r] as usize;
                 for j in lo..hi {
                     let slot = self.running[self.ff_order[j] as usize];
                     let ok = self.pool.allocate(1, &mut self.seqs[slot as usize].blocks);
                     debug_assert!(ok, "checked against the free count");
                 }
             }
-            self.ff_offsets = offsets;
         }
+        self.ff_shift = (self.ff_shift + k % bs) % bs;
+        self.ff_kv += n as u64 * k as u64;
+        self.ff_min_left -= k;
         for &slot in &self.running {
             let s = &mut self.seqs[slot as usize];
             s.computed += k;
@@ -943,12 +973,51 @@ impl Replica {
                 .extend(self.running.iter().map(|&slot| (slot, 1, false)));
             self.step_cost = cost;
             self.state = State::InFlight { start: t, end };
+            self.ff_fast_finish = k < max_full;
         }
         true
     }
 
+    /// Ends a decode-only step composed by `fast_forward` in which nobody finishes: exactly
+    /// what `finish_step` does with such a batch (every request samples one token one step
+    /// after its last), without its per-request branches.
+    fn finish_fast_forwarded(&mut self, start: f64, end: f64, events: &mut Vec<ReplicaEvent>) {
+        self.now = end;
+        let dur = end - start;
+        let n = self.running.len() as u32;
+        for &slot in &self.running {
+            let s = &mut self.seqs[slot as usize];
+            s.computed += 1;
+            s.generated += 1;
+            s.last_token_time = end;
+        }
+        self.metrics.itl.push_n(dur, n as u64);
+        self.metrics.steps += 1;
+        self.metrics.busy_time_s += dur;
+        self.metrics.decode_tokens += n as u64;
+        self.metrics.output_tokens += n as u64;
+        let waiting = (self.waiting.len() + self.pending.len()) as u32;
+        events.push(ReplicaEvent::StepEnd {
+            t: end,
+            duration: dur,
+            decode_tokens: n,
+            prefill_tokens: 0,
+            first_tokens: 0,
+            running: n,
+            waiting,
+            kv_blocks_used: self.pool.num_used(),
+        });
+        self.batch.clear();
+        self.ff_shift = (self.ff_shift + 1) % self.cfg.scheduler.block_size;
+        self.ff_kv += n as u64;
+        self.ff_min_left -= 1;
+        self.state = State::StartAt(end);
+    }
+
     /// Composes the step starting at `start` (vLLM's `Scheduler.schedule()`).
     fn compose(&mut self, start: f64, events: &mut Vec<ReplicaEvent>) {
+        self.ff_valid = false;
+        self.ff_fast_finish = false;
         self.now = start;
         while let Some(&(t, slot)) = self.pending.front() {
             if t > start {
@@ -1198,6 +1267,11 @@ impl Replica {
     /// Ends the step in flight: computes its tokens, samples, finishes requests, and schedules
     /// the next step.
     fn finish_step(&mut self, start: f64, end: f64, events: &mut Vec<ReplicaEvent>) {
+        if std::mem::take(&mut self.ff_fast_finish) && self.ff_valid {
+            self.finish_fast_forwarded(start, end, events);
+            return;
+        }
+        self.ff_valid = false;
         self.now = end;
         let dur = end - start;
         let returned0 = self.pool.returned;
