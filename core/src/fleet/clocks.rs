@@ -117,7 +117,12 @@ impl Histogram {
 
 /// Whole nanoseconds in `v` seconds (non-negative, capped at 2^40 ns).
 pub fn to_ns(v: f64) -> u64 {
-    libm::round(v * 1e9).clamp(0.0, MAX_NS as f64) as u64
+    // Rounding half away from zero, without a call to a software `round`: below 2^40 the
+    // truncation and the fraction it leaves are exact, so this is `libm::round`'s result
+    // (rounding and clamping to an integer bound commute). NaN gives 0 either way.
+    let x = (v * 1e9).clamp(0.0, MAX_NS as f64);
+    let whole = x as u64;
+    whole + (x - whole as f64 >= 0.5) as u64
 }
 
 fn index(v: f64) -> usize {

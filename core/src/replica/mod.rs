@@ -287,6 +287,19 @@ pub struct Replica {
     ff_counts: Vec<u32>,
     ff_order: Vec<u32>,
     ff_offsets: Vec<u32>,
+    /// The scratch above, and the sums below, describe the running requests as they are now:
+    /// since they were built, only fast-forwarded steps (and fast finishes) have run.
+    ff_valid: bool,
+    /// Tokens every running request gained since the residues in `ff_counts` were taken,
+    /// modulo the block size.
+    ff_shift: u32,
+    /// Sum of the running requests' computed tokens.
+    ff_kv: u64,
+    /// Fewest output tokens any running request still has to produce.
+    ff_min_left: u32,
+    /// The step in flight was composed by the fast-forward and nobody finishes in it, so
+    /// `finish_step` can end it in O(1) per request.
+    ff_fast_finish: bool,
     /// `advance_to` stops once this many steps have run (a driver's work cap).
     step_limit: u64,
 }
@@ -480,6 +493,11 @@ impl Replica {
             ff_counts: Vec::new(),
             ff_order: Vec::new(),
             ff_offsets: Vec::new(),
+            ff_valid: false,
+            ff_shift: 0,
+            ff_kv: 0,
+            ff_min_left: 0,
+            ff_fast_finish: false,
             step_limit: u64::MAX,
             cfg,
         })
@@ -788,7 +806,10 @@ impl Replica {
     /// tables the step-by-step path would: the batch totals of such a step are the previous
     /// ones plus one token per request (all sums are exact integers), the step cost comes from
     /// the same [`CostModel::step_totals`], and blocks are handed out in the same order (step by
-    /// step, in running order). Returns false, changing nothing, when no step qualifies.
+    /// step, in running order). The step after the last one run this way is composed here too
+    /// when it would be composed as a decode-only batch anyway (it crosses the horizon, or
+    /// somebody finishes in it) and is left in flight for `finish_step`, exactly as `compose`
+    /// would leave it. Returns false, changing nothing, when no step qualifies.
     fn fast_forward(
         &mut self,
         start: f64,
@@ -811,36 +832,65 @@ impl Replica {
             return false;
         }
         let bs = sc.block_size;
-        self.ff_counts.clear();
-        self.ff_counts.resize(bs as usize, 0);
-        let mut kv0 = 0u64;
-        let mut min_left = u32::MAX;
-        for &slot in &self.running {
-            let s = &self.seqs[slot as usize];
-            if !s.in_decode
-                || s.last_token_time != start
-                || s.blocks.len() as u32 != s.computed.div_ceil(bs)
-            {
-                return false;
+        // The cached description holds only if the first request is where it should be.
+        let first = &self.seqs[self.running[0] as usize];
+        if !(self.ff_valid && first.in_decode && first.last_token_time == start) {
+            self.ff_valid = false;
+            self.ff_counts.clear();
+            self.ff_counts.resize(bs as usize, 0);
+            let mut kv0 = 0u64;
+            let mut min_left = u32::MAX;
+            for &slot in &self.running {
+                let s = &self.seqs[slot as usize];
+                if !s.in_decode
+                    || s.last_token_time != start
+                    || s.blocks.len() as u32 != s.computed.div_ceil(bs)
+                {
+                    return false;
+                }
+                kv0 += s.computed as u64;
+                min_left = min_left.min(s.output_len - s.generated);
+                self.ff_counts[(s.computed % bs) as usize] += 1;
             }
-            kv0 += s.computed as u64;
-            min_left = min_left.min(s.output_len - s.generated);
-            self.ff_counts[(s.computed % bs) as usize] += 1;
+            // A counting sort by residue keeps running order within each residue; every
+            // request gains the same tokens per step, so the classes stay valid as they rotate.
+            self.ff_offsets.clear();
+            let mut acc = 0u32;
+            for &c in &self.ff_counts {
+                acc += c;
+                self.ff_offsets.push(acc);
+            }
+            self.ff_order.clear();
+            self.ff_order.resize(n, 0);
+            for (i, &slot) in self.running.iter().enumerate().rev() {
+                let r = (self.seqs[slot as usize].computed % bs) as usize;
+                self.ff_offsets[r] -= 1;
+                self.ff_order[self.ff_offsets[r] as usize] = i as u32;
+            }
+            self.ff_valid = true;
+            self.ff_shift = 0;
+            self.ff_kv = kv0;
+            self.ff_min_left = min_left;
         }
-        // The step in which somebody finishes runs the ordinary way.
-        let max_steps = (min_left.saturating_sub(1) as u64)
-            .min(self.step_limit.saturating_sub(self.metrics.steps))
+        let (kv0, min_left, shift) = (self.ff_kv, self.ff_min_left, self.ff_shift);
+        // Steps that may still start under the driver's work cap; of those, the step in which
+        // somebody finishes is composed but not run here (its end goes the ordinary way).
+        let max_start = self.step_limit.saturating_sub(self.metrics.steps);
+        let max_full = (min_left.saturating_sub(1) as u64)
+            .min(max_start)
             .min(u32::MAX as u64) as u32;
         let free = self.pool.num_free();
         let used0 = self.pool.num_used();
         let waiting = self.pending.len() as u32;
         let nseq = n as u32;
         let (mut t, mut k, mut new_blocks) = (start, 0u32, 0u32);
-        while k < max_steps && t < next_arrival {
+        // The step after the last full one, when it is composed and left in flight.
+        let mut in_flight: Option<(StepCost, f64)> = None;
+        while t < next_arrival && (k as u64) < max_start {
             let kk = k + 1;
             // A request at context c needs a new block in step kk when c + kk - 1 is a multiple
             // of the block size.
-            let need = self.ff_counts[((bs + 1 - kk % bs) % bs) as usize];
+            let need = self.ff_counts[((bs + 1 - (kk % bs + shift) % bs) % bs) as usize];
             if new_blocks + need > free {
                 break;
             }
@@ -851,12 +901,18 @@ impl Replica {
                 kv_tokens: kv,
                 attended_positions: kv as f64,
             };
-            let mut d = self.cost.step_totals(&totals).total_s;
+            let cost = self.cost.step_totals(&totals);
+            let mut d = cost.total_s;
             if !(d.is_finite() && d > 0.0) {
                 d = 1e-9;
             }
             let end = t + d;
-            if end > horizon || (!inclusive && end == horizon) {
+            if kk > max_full || end > horizon || (!inclusive && end == horizon) {
+                // This step is due (it starts at the end of one that was), its batch is every
+                // running request decoding one token, and its blocks fit: compose it as
+                // `compose` would, and leave it in flight.
+                new_blocks += need;
+                in_flight = Some((cost, end));
                 break;
             }
             let dur = end - t;
@@ -879,42 +935,30 @@ impl Replica {
             });
             t = end;
         }
-        if k == 0 {
+        if k == 0 && in_flight.is_none() {
             return false;
         }
         if self.cfg.trace_capacity > 0 {
-            self.metrics.trace_dropped += k as u64;
+            self.metrics.trace_dropped += k as u64 + in_flight.is_some() as u64;
         }
         self.metrics.fast_forward_steps += k as u64;
+        let alloc_steps = k + in_flight.is_some() as u32;
         // Hand out the blocks in the step-by-step order: by step, then in running order.
         if new_blocks > 0 {
-            // A counting sort by residue keeps running order within each residue.
-            let mut offsets = std::mem::take(&mut self.ff_offsets);
-            offsets.clear();
-            let mut acc = 0u32;
-            for &c in &self.ff_counts {
-                offsets.push(acc);
-                acc += c;
-            }
-            self.ff_order.clear();
-            self.ff_order.resize(n, 0);
-            for (i, &slot) in self.running.iter().enumerate() {
-                let r = (self.seqs[slot as usize].computed % bs) as usize;
-                self.ff_order[offsets[r] as usize] = i as u32;
-                offsets[r] += 1;
-            }
-            for kk in 1..=k {
-                let r = ((bs + 1 - kk % bs) % bs) as usize;
-                let hi = offsets[r] as usize;
-                let lo = hi - self.ff_counts[r] as usize;
+            for kk in 1..=alloc_steps {
+                let r = ((bs + 1 - (kk % bs + shift) % bs) % bs) as usize;
+                let lo = self.ff_offsets[r] as usize;
+                let hi = lo + self.ff_counts[r] as usize;
                 for j in lo..hi {
                     let slot = self.running[self.ff_order[j] as usize];
                     let ok = self.pool.allocate(1, &mut self.seqs[slot as usize].blocks);
                     debug_assert!(ok, "checked against the free count");
                 }
             }
-            self.ff_offsets = offsets;
         }
+        self.ff_shift = (self.ff_shift + k % bs) % bs;
+        self.ff_kv += n as u64 * k as u64;
+        self.ff_min_left -= k;
         for &slot in &self.running {
             let s = &mut self.seqs[slot as usize];
             s.computed += k;
@@ -923,11 +967,57 @@ impl Replica {
         }
         self.now = t;
         self.state = State::StartAt(t);
+        if let Some((cost, end)) = in_flight {
+            self.batch.clear();
+            self.batch
+                .extend(self.running.iter().map(|&slot| (slot, 1, false)));
+            self.step_cost = cost;
+            self.state = State::InFlight { start: t, end };
+            self.ff_fast_finish = k < max_full;
+        }
         true
+    }
+
+    /// Ends a decode-only step composed by `fast_forward` in which nobody finishes: exactly
+    /// what `finish_step` does with such a batch (every request samples one token one step
+    /// after its last), without its per-request branches.
+    fn finish_fast_forwarded(&mut self, start: f64, end: f64, events: &mut Vec<ReplicaEvent>) {
+        self.now = end;
+        let dur = end - start;
+        let n = self.running.len() as u32;
+        for &slot in &self.running {
+            let s = &mut self.seqs[slot as usize];
+            s.computed += 1;
+            s.generated += 1;
+            s.last_token_time = end;
+        }
+        self.metrics.itl.push_n(dur, n as u64);
+        self.metrics.steps += 1;
+        self.metrics.busy_time_s += dur;
+        self.metrics.decode_tokens += n as u64;
+        self.metrics.output_tokens += n as u64;
+        let waiting = (self.waiting.len() + self.pending.len()) as u32;
+        events.push(ReplicaEvent::StepEnd {
+            t: end,
+            duration: dur,
+            decode_tokens: n,
+            prefill_tokens: 0,
+            first_tokens: 0,
+            running: n,
+            waiting,
+            kv_blocks_used: self.pool.num_used(),
+        });
+        self.batch.clear();
+        self.ff_shift = (self.ff_shift + 1) % self.cfg.scheduler.block_size;
+        self.ff_kv += n as u64;
+        self.ff_min_left -= 1;
+        self.state = State::StartAt(end);
     }
 
     /// Composes the step starting at `start` (vLLM's `Scheduler.schedule()`).
     fn compose(&mut self, start: f64, events: &mut Vec<ReplicaEvent>) {
+        self.ff_valid = false;
+        self.ff_fast_finish = false;
         self.now = start;
         while let Some(&(t, slot)) = self.pending.front() {
             if t > start {
@@ -1086,10 +1176,11 @@ impl Replica {
         }
         if self.cfg.scheduler.enable_prefix_caching {
             let full = (target.min(s.prompt_len) / bs).min(s.hashes.len() as u32);
-            for i in s.num_cached..full {
-                self.pool.cache(s.blocks[i as usize], s.hashes[i as usize]);
+            if full > s.num_cached {
+                let run = s.num_cached as usize..full as usize;
+                self.pool.cache_run(&s.blocks[run.clone()], &s.hashes[run]);
+                s.num_cached = full;
             }
-            s.num_cached = s.num_cached.max(full);
         }
         true
     }
@@ -1176,6 +1267,11 @@ impl Replica {
     /// Ends the step in flight: computes its tokens, samples, finishes requests, and schedules
     /// the next step.
     fn finish_step(&mut self, start: f64, end: f64, events: &mut Vec<ReplicaEvent>) {
+        if std::mem::take(&mut self.ff_fast_finish) && self.ff_valid {
+            self.finish_fast_forwarded(start, end, events);
+            return;
+        }
+        self.ff_valid = false;
         self.now = end;
         let dur = end - start;
         let returned0 = self.pool.returned;
@@ -1281,5 +1377,134 @@ impl Replica {
         } else {
             State::Idle
         };
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::workload::{Arrival, LengthDist, RequestStream, WorkloadConfig};
+
+    /// One way of driving a replica through a workload, checked against another.
+    struct FineSyncCase {
+        block_size: u32,
+        kv_blocks: Option<u32>,
+        caching: bool,
+        rate: f64,
+        /// Time between the driver's looks at the replica, as the fleet's routing syncs.
+        sync_every_s: f64,
+        /// Whether whole steps fit between looks (otherwise every step is composed in flight
+        /// by the fast-forward and ended by the fast finish, and none is fast-forwarded).
+        whole_steps_between_looks: bool,
+    }
+
+    /// Drives two identical replicas through the same arrivals, looking at both every
+    /// `sync_every_s`: one with `advance_before` (fast-forward, in-flight composition, fast
+    /// finishes), one with `process_next` alone. Everything a driver can see must agree at
+    /// every look.
+    fn check_fine_syncs(c: &FineSyncCase) {
+        let mut cfg = ReplicaConfig::seed();
+        cfg.scheduler.block_size = c.block_size;
+        cfg.scheduler.enable_prefix_caching = c.caching;
+        cfg.kv_blocks_override = c.kv_blocks;
+        let mut fast = Replica::new(cfg.clone()).unwrap();
+        let mut slow = Replica::new(cfg).unwrap();
+        let workload = WorkloadConfig {
+            arrival: Arrival::Poisson { rate: c.rate },
+            prompt_len: LengthDist::Uniform { min: 20, max: 900 },
+            output_len: LengthDist::Uniform { min: 1, max: 300 },
+            duration_s: 20.0,
+            ..WorkloadConfig::seed_replica()
+        };
+        let mut arrivals = RequestStream::new(&workload).unwrap().peekable();
+        let (mut ev_fast, mut ev_slow) = (Vec::new(), Vec::new());
+        let mut t = 0.0;
+        let mut looks = 0;
+        while t < 40.0 {
+            t += c.sync_every_s;
+            while let Some(req) = arrivals.next_if(|r| r.arrival <= t) {
+                for r in [&mut fast, &mut slow] {
+                    r.submit(
+                        req.arrival,
+                        EngineRequest {
+                            id: req.id,
+                            prompt: req.prompt.clone(),
+                            output_len: req.output_len,
+                            tenant: req.tenant,
+                        },
+                    );
+                }
+            }
+            fast.advance_before(t, &mut ev_fast);
+            slow.drain_events(&mut ev_slow);
+            while slow.next_event_time().is_some_and(|n| n < t) {
+                slow.process_next(&mut ev_slow);
+            }
+            slow.advance_before(t, &mut ev_slow);
+            assert_eq!(ev_fast, ev_slow, "events by t = {t}");
+            assert_eq!(fast.load(), slow.load(), "load at t = {t}");
+            assert_eq!(fast.snapshot(), slow.snapshot(), "snapshot at t = {t}");
+            assert_eq!(fast.metrics().steps, slow.metrics().steps);
+            looks += 1;
+        }
+        assert_eq!(
+            fast.metrics().fast_forward_steps > 0,
+            c.whole_steps_between_looks,
+            "whole steps fast-forwarded between looks"
+        );
+        assert!(looks > 100);
+        let (mf, ms) = (fast.metrics(), slow.metrics());
+        assert_eq!(mf.itl.clone().summary(), ms.itl.clone().summary());
+        assert_eq!(
+            (
+                mf.busy_time_s,
+                mf.decode_tokens,
+                mf.preemptions,
+                mf.prefix_hit_tokens
+            ),
+            (
+                ms.busy_time_s,
+                ms.decode_tokens,
+                ms.preemptions,
+                ms.prefix_hit_tokens
+            )
+        );
+        assert!(fast.audit().consistent && slow.audit().consistent);
+    }
+
+    #[test]
+    fn fine_grained_syncs_see_what_single_steps_see() {
+        let cases = [
+            // The seed replica looked at every 20 ms, as the seed fleet's routing does.
+            FineSyncCase {
+                block_size: 16,
+                kv_blocks: None,
+                caching: true,
+                rate: 6.25,
+                sync_every_s: 0.02,
+                whole_steps_between_looks: true,
+            },
+            // Odd block size, looks shorter than a step, no prefix caching.
+            FineSyncCase {
+                block_size: 5,
+                kv_blocks: None,
+                caching: false,
+                rate: 4.0,
+                sync_every_s: 0.003,
+                whole_steps_between_looks: false,
+            },
+            // A small pool: fast-forwards stop where blocks run out, and preemptions happen.
+            FineSyncCase {
+                block_size: 16,
+                kv_blocks: Some(400),
+                caching: true,
+                rate: 8.0,
+                sync_every_s: 0.011,
+                whole_steps_between_looks: true,
+            },
+        ];
+        for c in &cases {
+            check_fine_syncs(c);
+        }
     }
 }
