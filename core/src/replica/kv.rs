@@ -88,6 +88,14 @@ struct FreeQueue {
 }
 
 impl FreeQueue {
+    /// Makes room for `n` more entries.
+    #[inline]
+    fn reserve(&mut self, n: usize) {
+        while self.len + n > self.ring.len() {
+            self.grow();
+        }
+    }
+
     #[inline]
     fn push_back(&mut self, e: (u32, u32)) {
         if self.len == self.ring.len() {
@@ -216,12 +224,10 @@ impl HashIndex {
             if s == 0 {
                 break;
             }
+            // The entry may fill the hole unless its home lies cyclically in (i, j]; as
+            // distances back from j, without branches on the wrap-around.
             let home = (s >> 32) as usize & mask;
-            let movable = if i <= j {
-                home <= i || home > j
-            } else {
-                home <= i && home > j
-            };
+            let movable = (j.wrapping_sub(home) & mask) >= (j.wrapping_sub(i) & mask);
             if movable {
                 self.slots[i] = s;
                 i = j;
@@ -309,11 +315,26 @@ impl BlockPool {
             );
             out.extend(first..first + fresh);
         }
+        let (queue, meta, cached) = (&mut self.queue, &mut self.meta, &mut self.cached);
         for _ in fresh..n {
-            let b = self.pop_front();
-            self.take_and_evict(b);
+            // The front live entry (stale ones are skipped); `num_free` guarantees one.
+            let mut b = 0;
+            while let Some((e, g)) = queue.pop_front() {
+                if meta[e as usize].generation == g {
+                    b = e;
+                    break;
+                }
+            }
+            let m = &mut meta[b as usize];
+            m.generation = m.generation.wrapping_add(1);
+            m.ref_cnt = 1;
+            if let Some(h) = m.hash.take() {
+                // Evict: the index holds exactly this (hash, block) pair.
+                cached.remove(h, b);
+            }
             out.push(b);
         }
+        self.queued -= n - fresh;
         self.taken += n as u64;
         true
     }
@@ -333,17 +354,27 @@ impl BlockPool {
 
     /// Drops one reference; a block nobody holds goes to the back of the free queue, keeping its
     /// cached content until it is reused.
+    #[cfg(test)]
     pub(crate) fn release(&mut self, b: u32) {
-        let m = &mut self.meta[b as usize];
-        if m.ref_cnt == 0 {
-            return;
-        }
-        m.ref_cnt -= 1;
-        if m.ref_cnt == 0 {
-            m.generation = m.generation.wrapping_add(1);
-            self.queue.push_back((b, m.generation));
-            self.queued += 1;
-            self.returned += 1;
+        self.release_table(&[b]);
+    }
+
+    /// Releases a whole block table, last block first (as vLLM frees a request's blocks, so
+    /// its tail is evicted first).
+    pub(crate) fn release_table(&mut self, blocks: &[u32]) {
+        self.queue.reserve(blocks.len());
+        for &b in blocks.iter().rev() {
+            let m = &mut self.meta[b as usize];
+            if m.ref_cnt == 0 {
+                continue;
+            }
+            m.ref_cnt -= 1;
+            if m.ref_cnt == 0 {
+                m.generation = m.generation.wrapping_add(1);
+                self.queue.push_back((b, m.generation));
+                self.queued += 1;
+                self.returned += 1;
+            }
         }
     }
 
@@ -408,32 +439,6 @@ impl BlockPool {
         ok &= live == self.cached.len;
         a.consistent = ok;
         a
-    }
-
-    /// Takes the least recently freed block off the queue, skipping stale entries. The caller
-    /// has checked that a live entry exists.
-    fn pop_front(&mut self) -> u32 {
-        while let Some((b, g)) = self.queue.pop_front() {
-            let m = &mut self.meta[b as usize];
-            if m.generation == g {
-                m.generation = m.generation.wrapping_add(1);
-                self.queued -= 1;
-                return b;
-            }
-        }
-        // Unreachable: `allocate` checks the free count first.
-        0
-    }
-
-    /// Gives a block just popped off the queue its first reference and evicts its cached content.
-    #[inline]
-    fn take_and_evict(&mut self, b: u32) {
-        let m = &mut self.meta[b as usize];
-        m.ref_cnt = 1;
-        if let Some(h) = m.hash.take() {
-            // Evict: the index holds exactly this (hash, block) pair.
-            self.cached.remove(h, b);
-        }
     }
 }
 

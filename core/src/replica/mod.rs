@@ -1241,9 +1241,7 @@ impl Replica {
     /// Preempts by recompute: frees the blocks, resets progress, puts it at the head of waiting.
     fn preempt(&mut self, slot: u32, t: f64, events: &mut Vec<ReplicaEvent>) {
         let s = &mut self.seqs[slot as usize];
-        for &b in s.blocks.iter().rev() {
-            self.pool.release(b);
-        }
+        self.pool.release_table(&s.blocks);
         s.blocks.clear();
         s.num_cached = 0;
         // The tokens to recompute return to the prefill queue.
@@ -1316,9 +1314,7 @@ impl Replica {
             if s.generated >= s.output_len {
                 any_finished = true;
                 s.running = false;
-                for &b in s.blocks.iter().rev() {
-                    self.pool.release(b);
-                }
+                self.pool.release_table(&s.blocks);
                 s.blocks.clear();
                 self.metrics.finished += 1;
                 self.metrics.finished_prompt_tokens += s.prompt_len as u64;
