@@ -944,17 +944,25 @@ impl Replica {
         self.metrics.fast_forward_steps += k as u64;
         let alloc_steps = k + in_flight.is_some() as u32;
         // Hand out the blocks in the step-by-step order: by step, then in running order.
+        // One pop of all of them from the free queue gives the same blocks in the same order.
         if new_blocks > 0 {
+            let mut got = std::mem::take(&mut self.scratch_blocks);
+            got.clear();
+            let ok = self.pool.allocate(new_blocks, &mut got);
+            debug_assert!(ok, "checked against the free count");
+            let mut next = got.iter();
             for kk in 1..=alloc_steps {
                 let r = ((bs + 1 - (kk % bs + shift) % bs) % bs) as usize;
                 let lo = self.ff_offsets[r] as usize;
                 let hi = lo + self.ff_counts[r] as usize;
                 for j in lo..hi {
                     let slot = self.running[self.ff_order[j] as usize];
-                    let ok = self.pool.allocate(1, &mut self.seqs[slot as usize].blocks);
-                    debug_assert!(ok, "checked against the free count");
+                    if let Some(&b) = next.next() {
+                        self.seqs[slot as usize].blocks.push(b);
+                    }
                 }
             }
+            self.scratch_blocks = got;
         }
         self.ff_shift = (self.ff_shift + k % bs) % bs;
         self.ff_kv += n as u64 * k as u64;
