@@ -79,7 +79,7 @@ pub(crate) struct HashIndex {
 }
 
 /// A FIFO of (block, generation) entries in a ring buffer whose size is a power of two, so a
-/// push or a pop is a masked index update.
+/// push or a pop is a masked index update (done in place by the pool's batch loops).
 #[derive(Clone, Debug, Default)]
 struct FreeQueue {
     ring: Vec<(u32, u32)>,
@@ -94,27 +94,6 @@ impl FreeQueue {
         while self.len + n > self.ring.len() {
             self.grow();
         }
-    }
-
-    #[inline]
-    fn push_back(&mut self, e: (u32, u32)) {
-        if self.len == self.ring.len() {
-            self.grow();
-        }
-        let mask = self.ring.len() - 1;
-        self.ring[(self.head + self.len) & mask] = e;
-        self.len += 1;
-    }
-
-    #[inline]
-    fn pop_front(&mut self) -> Option<(u32, u32)> {
-        if self.len == 0 {
-            return None;
-        }
-        let e = self.ring[self.head];
-        self.head = (self.head + 1) & (self.ring.len() - 1);
-        self.len -= 1;
-        Some(e)
     }
 
     /// The entries from front to back.
@@ -177,17 +156,31 @@ impl HashIndex {
 
     /// Stores `b` under `h` unless a block `confirm` accepts is already stored under it, in one
     /// probe sequence; returns whether it stored.
+    #[cfg(test)]
     fn insert_unless_present(&mut self, h: u64, b: u32, confirm: impl Fn(u32) -> bool) -> bool {
-        // At most a quarter full: short probe runs keep the branches of insert and remove
-        // predictable, which measured about a fifth faster on the seed hour than half full.
-        if (self.len + 1) * 4 > self.slots.len() {
+        self.reserve(1);
+        let stored = Self::insert_in(&mut self.slots, h, b, confirm);
+        self.len += stored as usize;
+        stored
+    }
+
+    /// Grows until `n` more entries keep the table at most a quarter full: short probe runs
+    /// keep the branches of insert and remove predictable, which measured about a fifth
+    /// faster on the seed hour than half full.
+    fn reserve(&mut self, n: usize) {
+        while (self.len + n) * 4 > self.slots.len() {
             self.grow();
         }
+    }
+
+    /// `insert_unless_present` on the slots alone (the caller counts and has made room).
+    #[inline]
+    fn insert_in(slots: &mut [u64], h: u64, b: u32, confirm: impl Fn(u32) -> bool) -> bool {
         let tag = Self::tag(h);
-        let mask = self.mask();
+        let mask = slots.len() - 1;
         let mut i = tag as usize & mask;
         loop {
-            let s = self.slots[i];
+            let s = slots[i];
             if s == 0 {
                 break;
             }
@@ -196,20 +189,26 @@ impl HashIndex {
             }
             i = (i + 1) & mask;
         }
-        self.slots[i] = Self::pack(h, b);
-        self.len += 1;
+        slots[i] = Self::pack(h, b);
         true
     }
 
     /// Removes the entry for (`h`, `b`), if present.
+    #[cfg(test)]
     fn remove(&mut self, h: u64, b: u32) {
+        self.len -= Self::remove_in(&mut self.slots, h, b) as usize;
+    }
+
+    /// Removes the entry for (`h`, `b`) from the slots alone; returns whether it was there.
+    #[inline]
+    fn remove_in(slots: &mut [u64], h: u64, b: u32) -> bool {
         let v = Self::pack(h, b);
-        let mask = self.mask();
+        let mask = slots.len() - 1;
         let mut i = Self::tag(h) as usize & mask;
         loop {
-            let s = self.slots[i];
+            let s = slots[i];
             if s == 0 {
-                return;
+                return false;
             }
             if s == v {
                 break;
@@ -220,7 +219,7 @@ impl HashIndex {
         let mut j = i;
         loop {
             j = (j + 1) & mask;
-            let s = self.slots[j];
+            let s = slots[j];
             if s == 0 {
                 break;
             }
@@ -229,12 +228,12 @@ impl HashIndex {
             let home = (s >> 32) as usize & mask;
             let movable = (j.wrapping_sub(home) & mask) >= (j.wrapping_sub(i) & mask);
             if movable {
-                self.slots[i] = s;
+                slots[i] = s;
                 i = j;
             }
         }
-        self.slots[i] = 0;
-        self.len -= 1;
+        slots[i] = 0;
+        true
     }
 
     fn grow(&mut self) {
@@ -315,26 +314,43 @@ impl BlockPool {
             );
             out.extend(first..first + fresh);
         }
-        let (queue, meta, cached) = (&mut self.queue, &mut self.meta, &mut self.cached);
-        for _ in fresh..n {
-            // The front live entry (stale ones are skipped); `num_free` guarantees one.
-            let mut b = 0;
-            while let Some((e, g)) = queue.pop_front() {
-                if meta[e as usize].generation == g {
-                    b = e;
-                    break;
+        let queued = n - fresh;
+        if queued > 0 {
+            // Locals instead of fields inside the loop: the compiler cannot tell the vectors'
+            // contents from the pool's own counters, and would store them on every block.
+            let q = &mut self.queue;
+            let (mut head, mut len) = (q.head, q.len);
+            let ring = &q.ring[..];
+            let mask = ring.len().wrapping_sub(1);
+            let meta = &mut self.meta[..];
+            let slots = &mut self.cached.slots[..];
+            let mut evicted = 0usize;
+            out.extend((0..queued).map(|_| {
+                // The front live entry (stale ones are skipped); `num_free` guarantees one.
+                let mut b = 0;
+                while len > 0 {
+                    let (e, g) = ring[head];
+                    head = (head + 1) & mask;
+                    len -= 1;
+                    if meta[e as usize].generation == g {
+                        b = e;
+                        break;
+                    }
                 }
-            }
-            let m = &mut meta[b as usize];
-            m.generation = m.generation.wrapping_add(1);
-            m.ref_cnt = 1;
-            if let Some(h) = m.hash.take() {
-                // Evict: the index holds exactly this (hash, block) pair.
-                cached.remove(h, b);
-            }
-            out.push(b);
+                let m = &mut meta[b as usize];
+                m.generation = m.generation.wrapping_add(1);
+                m.ref_cnt = 1;
+                if let Some(h) = m.hash.take() {
+                    // Evict: the index holds exactly this (hash, block) pair.
+                    evicted += HashIndex::remove_in(slots, h, b) as usize;
+                }
+                b
+            }));
+            q.head = head;
+            q.len = len;
+            self.cached.len -= evicted;
+            self.queued -= queued;
         }
-        self.queued -= n - fresh;
         self.taken += n as u64;
         true
     }
@@ -363,19 +379,28 @@ impl BlockPool {
     /// its tail is evicted first).
     pub(crate) fn release_table(&mut self, blocks: &[u32]) {
         self.queue.reserve(blocks.len());
+        let q = &mut self.queue;
+        let (head, mut len) = (q.head, q.len);
+        let mask = q.ring.len().wrapping_sub(1);
+        let ring = &mut q.ring[..];
+        let meta = &mut self.meta[..];
+        let mut pushed = 0u32;
         for &b in blocks.iter().rev() {
-            let m = &mut self.meta[b as usize];
+            let m = &mut meta[b as usize];
             if m.ref_cnt == 0 {
                 continue;
             }
             m.ref_cnt -= 1;
             if m.ref_cnt == 0 {
                 m.generation = m.generation.wrapping_add(1);
-                self.queue.push_back((b, m.generation));
-                self.queued += 1;
-                self.returned += 1;
+                ring[(head + len) & mask] = (b, m.generation);
+                len += 1;
+                pushed += 1;
             }
         }
+        q.len = len;
+        self.queued += pushed;
+        self.returned += pushed as u64;
     }
 
     /// Registers block `b` as holding the content with this chained hash, unless some block
@@ -387,19 +412,25 @@ impl BlockPool {
 
     /// Registers `blocks[i]` under `hashes[i]` for every `i`, in order, as `cache` does one by one.
     pub(crate) fn cache_run(&mut self, blocks: &[u32], hashes: &[u64]) {
+        self.cached.reserve(blocks.len());
+        let meta = &mut self.meta[..];
+        let slots = &mut self.cached.slots[..];
+        let mut stored_n = 0usize;
         for (&b, &hash) in blocks.iter().zip(hashes) {
-            if self.meta[b as usize].hash.is_some() {
+            if meta[b as usize].hash.is_some() {
                 continue;
             }
-            let meta = &self.meta;
-            let stored = self.cached.insert_unless_present(hash, b, |other| {
-                meta.get(other as usize)
+            let seen = &*meta;
+            let stored = HashIndex::insert_in(slots, hash, b, |other| {
+                seen.get(other as usize)
                     .is_some_and(|m| m.hash == Some(hash))
             });
             if stored {
-                self.meta[b as usize].hash = Some(hash);
+                meta[b as usize].hash = Some(hash);
+                stored_n += 1;
             }
         }
+        self.cached.len += stored_n;
     }
 
     /// Recounts everything from scratch. O(pool); for tests and debugging.

@@ -300,6 +300,12 @@ pub struct Replica {
     /// The step in flight was composed by the fast-forward and nobody finishes in it, so
     /// `finish_step` can end it in O(1) per request.
     ff_fast_finish: bool,
+    /// Tokens every running request has computed and sampled beyond what its `Seq` says, and
+    /// the time of its last token then: fast-forwarded steps and fast finishes add to these
+    /// instead of touching every request; `settle` writes them out before anything else
+    /// looks at or changes the requests one by one.
+    ff_lag: u32,
+    ff_lag_time: f64,
     /// `advance_to` stops once this many steps have run (a driver's work cap).
     step_limit: u64,
 }
@@ -498,6 +504,8 @@ impl Replica {
             ff_kv: 0,
             ff_min_left: 0,
             ff_fast_finish: false,
+            ff_lag: 0,
+            ff_lag_time: 0.0,
             step_limit: u64::MAX,
             cfg,
         })
@@ -741,6 +749,7 @@ impl Replica {
             } else {
                 SeqPhase::Prefill
             };
+            let lag = if s.running { self.ff_lag } else { 0 };
             SeqSnapshot {
                 id: s.id,
                 tenant: s.tenant,
@@ -748,8 +757,8 @@ impl Replica {
                 phase,
                 prompt_len: s.prompt_len,
                 output_len: s.output_len,
-                computed_tokens: s.computed,
-                output_tokens: s.generated,
+                computed_tokens: s.computed + lag,
+                output_tokens: s.generated + lag,
                 blocks: s.blocks.clone(),
                 cached_blocks: s.num_cached,
                 preemptions: s.preemptions,
@@ -786,7 +795,7 @@ impl Replica {
                 TraceEntry {
                     id: s.id,
                     new_tokens: new,
-                    context_len: s.computed + new,
+                    context_len: s.computed + self.ff_lag + new,
                     kind: if prefill {
                         TokenKind::Prefill
                     } else {
@@ -834,7 +843,13 @@ impl Replica {
         let bs = sc.block_size;
         // The cached description holds only if the first request is where it should be.
         let first = &self.seqs[self.running[0] as usize];
-        if !(self.ff_valid && first.in_decode && first.last_token_time == start) {
+        let first_last = if self.ff_lag > 0 {
+            self.ff_lag_time
+        } else {
+            first.last_token_time
+        };
+        if !(self.ff_valid && first.in_decode && first_last == start) {
+            self.settle();
             self.ff_valid = false;
             self.ff_counts.clear();
             self.ff_counts.resize(bs as usize, 0);
@@ -944,26 +959,32 @@ impl Replica {
         self.metrics.fast_forward_steps += k as u64;
         let alloc_steps = k + in_flight.is_some() as u32;
         // Hand out the blocks in the step-by-step order: by step, then in running order.
+        // One pop of all of them from the free queue gives the same blocks in the same order.
         if new_blocks > 0 {
+            let mut got = std::mem::take(&mut self.scratch_blocks);
+            got.clear();
+            let ok = self.pool.allocate(new_blocks, &mut got);
+            debug_assert!(ok, "checked against the free count");
+            let mut next = got.iter();
             for kk in 1..=alloc_steps {
                 let r = ((bs + 1 - (kk % bs + shift) % bs) % bs) as usize;
                 let lo = self.ff_offsets[r] as usize;
                 let hi = lo + self.ff_counts[r] as usize;
                 for j in lo..hi {
                     let slot = self.running[self.ff_order[j] as usize];
-                    let ok = self.pool.allocate(1, &mut self.seqs[slot as usize].blocks);
-                    debug_assert!(ok, "checked against the free count");
+                    if let Some(&b) = next.next() {
+                        self.seqs[slot as usize].blocks.push(b);
+                    }
                 }
             }
+            self.scratch_blocks = got;
         }
         self.ff_shift = (self.ff_shift + k % bs) % bs;
         self.ff_kv += n as u64 * k as u64;
         self.ff_min_left -= k;
-        for &slot in &self.running {
-            let s = &mut self.seqs[slot as usize];
-            s.computed += k;
-            s.generated += k;
-            s.last_token_time = t;
+        if k > 0 {
+            self.ff_lag += k;
+            self.ff_lag_time = t;
         }
         self.now = t;
         self.state = State::StartAt(t);
@@ -978,6 +999,21 @@ impl Replica {
         true
     }
 
+    /// Writes the running requests' lag (see `ff_lag`) into them.
+    fn settle(&mut self) {
+        if self.ff_lag == 0 {
+            return;
+        }
+        let (lag, t) = (self.ff_lag, self.ff_lag_time);
+        for &slot in &self.running {
+            let s = &mut self.seqs[slot as usize];
+            s.computed += lag;
+            s.generated += lag;
+            s.last_token_time = t;
+        }
+        self.ff_lag = 0;
+    }
+
     /// Ends a decode-only step composed by `fast_forward` in which nobody finishes: exactly
     /// what `finish_step` does with such a batch (every request samples one token one step
     /// after its last), without its per-request branches.
@@ -985,12 +1021,8 @@ impl Replica {
         self.now = end;
         let dur = end - start;
         let n = self.running.len() as u32;
-        for &slot in &self.running {
-            let s = &mut self.seqs[slot as usize];
-            s.computed += 1;
-            s.generated += 1;
-            s.last_token_time = end;
-        }
+        self.ff_lag += 1;
+        self.ff_lag_time = end;
         self.metrics.itl.push_n(dur, n as u64);
         self.metrics.steps += 1;
         self.metrics.busy_time_s += dur;
@@ -1016,6 +1048,7 @@ impl Replica {
 
     /// Composes the step starting at `start` (vLLM's `Scheduler.schedule()`).
     fn compose(&mut self, start: f64, events: &mut Vec<ReplicaEvent>) {
+        self.settle();
         self.ff_valid = false;
         self.ff_fast_finish = false;
         self.now = start;
@@ -1269,6 +1302,7 @@ impl Replica {
             self.finish_fast_forwarded(start, end, events);
             return;
         }
+        self.settle();
         self.ff_valid = false;
         self.now = end;
         let dur = end - start;
