@@ -27,7 +27,7 @@ use super::gateway::ConnectionPool;
 use super::overflow::OverflowAction;
 use super::quota::{QuotaDecision, QuotaStore};
 use super::relay::{FirstBursts, StepBursts};
-use super::router::{kv_usage, Candidate, RouteRequest, Router};
+use super::router::{kv_usage, Candidate, RouteRequest, Router, RoutingPolicy};
 use super::FleetConfig;
 use crate::error::ConfigError;
 use crate::replica::{EngineRequest, Replica, ReplicaConfig, ReplicaEvent, ReplicaLoad};
@@ -580,8 +580,24 @@ impl FleetSim {
 
     fn on_route(&mut self, slot: usize) {
         let t = self.now;
-        self.sync_all(t);
         let needs_prefix = self.router.config().policy.needs_prefix();
+        // A policy that reads only the number of outstanding requests (or nothing) need not
+        // wait for replicas that would only report step ends: their count stays as it is.
+        let outstanding_only = matches!(
+            self.router.config().policy,
+            RoutingPolicy::RoundRobin | RoutingPolicy::Random | RoutingPolicy::LeastOutstanding
+        ) && !self.cfg.overflow.active();
+        if outstanding_only {
+            for r in 0..self.replicas.len() {
+                if self.replicas[r].state != ReplicaState::Starting
+                    && !self.replicas[r].replica.quiet_before(t)
+                {
+                    self.sync(r, t);
+                }
+            }
+        } else {
+            self.sync_all(t);
+        }
         let mut cands = std::mem::take(&mut self.cand_buf);
         cands.clear();
         {
@@ -685,12 +701,15 @@ impl FleetSim {
         rs.dispatching += 1;
         rs.dispatching_tokens += self.live[slot].prompt_tokens as u64;
         let connect = rs.conn.acquire(t, &self.cfg.gateway.pool);
-        let l = &mut self.live[slot];
         if self.cfg.record_requests || needs_prefix {
+            // The prefix cache is read as of now.
+            self.sync(r, t);
+            let l = &mut self.live[slot];
             if let Some(p) = &l.prompt {
-                l.cached_prefix_tokens = rs.replica.cached_prefix_tokens(p);
+                l.cached_prefix_tokens = self.replicas[r].replica.cached_prefix_tokens(p);
             }
         }
+        let l = &mut self.live[slot];
         l.replica = Some(r);
         l.hops.connect = connect;
         self.schedule(t + connect, Event::EngineSubmit { slot });

@@ -683,6 +683,59 @@ impl Replica {
         }
     }
 
+    /// True when [`Replica::advance_before`] to `t` would report nothing but
+    /// [`ReplicaEvent::StepEnd`]s and leave the running and waiting requests as they are, so
+    /// a driver that only reads [`ReplicaLoad::outstanding`] may put the advance off (the
+    /// steps then run, exactly as they would have, at the next advance). It answers true only
+    /// when nothing is due before `t`, or when the step in flight is a fast-forwarded decode
+    /// step nobody finishes in, nothing is queued, and the decode steps that can start before
+    /// `t` can neither finish anybody nor run out of blocks. False means "not sure".
+    pub fn quiet_before(&self, t: f64) -> bool {
+        if !self.deferred.is_empty() || t.is_nan() {
+            return false;
+        }
+        let (start, end) = match self.state {
+            State::Idle => return true,
+            State::StartAt(s) => return s >= t,
+            State::InFlight { start, end } => (start, end),
+        };
+        if end >= t {
+            return true;
+        }
+        let sc = &self.cfg.scheduler;
+        let n = self.running.len() as u64;
+        let steady = self.ff_fast_finish
+            && self.ff_valid
+            && self.waiting.is_empty()
+            && self.pending.is_empty()
+            && !self.cfg.record_token_times
+            && self.trace.len() >= self.cfg.trace_capacity
+            && n > 0
+            && n <= sc.max_num_batched_tokens as u64
+            && self.ff_min_left >= 2
+            && t.is_finite();
+        if !steady {
+            return false;
+        }
+        // After the step in flight, `ff_min_left - 2` decode steps finish nobody and the next
+        // one finishes somebody. Decode steps only get longer as the context grows, so that
+        // one ends no earlier than `end` plus that many steps as long as the one in flight
+        // (less a margin far above the rounding of the time sums).
+        let d0 = end - start;
+        if d0.is_nan() || d0 <= 0.0 {
+            return false;
+        }
+        let to_finish = (self.ff_min_left - 1) as u64;
+        if t > end + to_finish as f64 * d0 * (1.0 - 1e-6) {
+            return false;
+        }
+        // Steps that may be composed before `t` (each takes its blocks when composed).
+        let starts = (((t - end) / d0) as u64).saturating_add(2).min(to_finish);
+        let blocks = n * (starts / sc.block_size as u64 + 1);
+        blocks <= self.pool.num_free() as u64
+            && self.metrics.steps.saturating_add(starts + 2) < self.step_limit
+    }
+
     /// Leading prompt tokens already in this replica's prefix cache (0 when caching is off).
     pub fn cached_prefix_tokens(&self, prompt: &Prompt) -> u32 {
         if !self.cfg.scheduler.enable_prefix_caching {
