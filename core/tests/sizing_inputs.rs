@@ -219,3 +219,28 @@ proptest! {
         let _ = derive(q, &inputs);
     }
 }
+
+#[test]
+fn preset_figures_are_exactly_the_inputs_a_preset_resets() {
+    use trainer_core::sizing::is_preset_figure;
+    for name in [
+        "params",
+        "layers",
+        "kv_heads",
+        "peak_tflops",
+        "hbm_tb_s",
+        "gpu_mem_gb",
+    ] {
+        assert!(is_preset_figure(name), "{name}");
+    }
+    for name in [
+        "rate",
+        "mfu",
+        "batch",
+        "price",
+        "gpus_per_replica",
+        "unknown",
+    ] {
+        assert!(!is_preset_figure(name), "{name}");
+    }
+}

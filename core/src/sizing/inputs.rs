@@ -444,6 +444,12 @@ const MODEL_FIELDS: [&str; 7] = [
 /// GPU figures that follow the GPU preset (the peak also follows the weight format).
 const GPU_FIELDS: [&str; 3] = ["peak_tflops", "hbm_tb_s", "gpu_mem_gb"];
 
+/// Whether input `name` is a figure a model or GPU preset supplies (the page folds these
+/// under their chooser).
+pub fn is_preset_figure(name: &str) -> bool {
+    MODEL_FIELDS.contains(&name) || GPU_FIELDS.contains(&name)
+}
+
 const fn def(
     name: &'static str,
     label: &'static str,

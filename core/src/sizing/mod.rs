@@ -26,7 +26,7 @@ pub use check::{fleet_config, SimCheck, SimCheckConfig};
 
 pub use derive::derive;
 pub use drill::{sensitivity, Drill, Grade};
-pub use inputs::{ChoiceOption, InputGroup, InputKind, InputSpec, Inputs};
+pub use inputs::{is_preset_figure, ChoiceOption, InputGroup, InputKind, InputSpec, Inputs};
 
 use serde::Serialize;
 

@@ -11,22 +11,9 @@ use std::collections::BTreeMap;
 use trainer_core::error::ConfigError;
 use trainer_core::format::round_sig;
 use trainer_core::sizing::{
-    derive, Derivation, InputGroup, InputKind, InputSpec, Inputs, Pressure, Question, Step,
+    derive, is_preset_figure, Derivation, InputGroup, InputKind, InputSpec, Inputs, Pressure,
+    Question, Step,
 };
-
-/// Inputs a model or GPU preset provides: folded under their chooser.
-const PRESET_FIGURES: [&str; 10] = [
-    "params",
-    "active_params",
-    "layers",
-    "hidden",
-    "heads",
-    "kv_heads",
-    "head_dim",
-    "peak_tflops",
-    "hbm_tb_s",
-    "gpu_mem_gb",
-];
 
 /// Revealed-steps count that means "all of them".
 const ALL: usize = usize::MAX;
@@ -400,7 +387,7 @@ fn InputsPanel(c: Calc) -> impl IntoView {
                 // A preset's own figures (the model's shape, the GPU's datasheet) sit folded
                 // under their chooser; they open when one of them is custom or wrong.
                 let (preset, main): (Vec<InputSpec>, Vec<InputSpec>) =
-                    fields.into_iter().partition(|s| PRESET_FIGURES.contains(&s.name));
+                    fields.into_iter().partition(|s| is_preset_figure(s.name));
                 let open = preset.iter().any(|s| {
                     c.errors.with_untracked(|e| e.contains_key(s.name))
                         || c.inputs.with_untracked(|i| !i.is_default(q, s.name))
