@@ -50,18 +50,19 @@ pub fn Home() -> impl IntoView {
         .collect_view();
 
     let store = use_progress();
+    // (section, id, title, blurb, built yet)
     let parts = [
-        (Section::Lesson, "lesson", "Read the lesson", "The request path hop by hop, what each hop owns, and which clock each latency is measured on."),
-        (Section::Size, "size", "Size it up", "Tap through the back-of-the-envelope arithmetic with every input editable: tokens per phase, replicas, cost, open streams, KV pool."),
-        (Section::BuildUps, "buildups", "Build-ups", "Step through one chat in a replica and one request through the fleet, every frame taken from a running simulation."),
-        (Section::Moments, "moments", "Interview moments", "Pick an approach to a hard follow-up question and see how it holds up, with figures from the simulator."),
-        (Section::Lab, "lab", "Lab", "Run the replica and fleet simulators yourself: batching, chunked prefill, paged KV, routing, autoscaling."),
-        (Section::Mock, "mock", "Mock interview", "Practise the whole question against the clock, or run it as the interviewer with the rubric at hand."),
+        (Section::Lesson, "lesson", "Read the lesson", "The request path hop by hop, what each hop owns, and which clock each latency is measured on.", false),
+        (Section::Size, "size", "Size it up", "Tap through the back-of-the-envelope arithmetic with every input editable: tokens per phase, replicas, cost, open streams, KV pool.", true),
+        (Section::BuildUps, "buildups", "Build-ups", "Step through one chat in a replica and one request through the fleet, every frame taken from a running simulation.", false),
+        (Section::Moments, "moments", "Interview moments", "Pick an approach to a hard follow-up question and see how it holds up, with figures from the simulator.", false),
+        (Section::Lab, "lab", "Lab", "Run the replica and fleet simulators yourself: batching, chunked prefill, paged KV, routing, autoscaling.", false),
+        (Section::Mock, "mock", "Mock interview", "Practise the whole question against the clock, or run it as the interviewer with the rubric at hand.", false),
     ];
     let cards = parts
         .into_iter()
         .enumerate()
-        .map(|(i, (section, id, title, blurb))| {
+        .map(|(i, (section, id, title, blurb, built))| {
             let done = move || {
                 store.progress.with(|p| {
                     p.done
@@ -75,7 +76,11 @@ pub fn Home() -> impl IntoView {
                     <h3><Link to=section.route() testid=format!("start-{id}")>{title}</Link></h3>
                     <p>{blurb}</p>
                     <span class="card-status" data-testid=format!("status-{id}")>
-                        {move || if done() { "Started" } else { "Not started" }}
+                        {move || match (built, done()) {
+                            (false, _) => "Being built",
+                            (true, true) => "Started",
+                            (true, false) => "Not started",
+                        }}
                     </span>
                 </li>
             }
