@@ -413,6 +413,34 @@ pub fn gpu_by_id(id: &str) -> Option<GpuSpec> {
     gpus().into_iter().find(|g| g.id == id)
 }
 
+/// The model preset `id`, or an error on field `model` that lists the known ids.
+pub fn model_or_error(id: &str) -> Result<ModelSpec, ConfigError> {
+    model_by_id(id).ok_or_else(|| {
+        let ids: Vec<String> = models().into_iter().map(|m| m.id).collect();
+        ConfigError::new(
+            "model",
+            format!(
+                "no model called {id:?} in the catalog (known: {})",
+                ids.join(", ")
+            ),
+        )
+    })
+}
+
+/// The GPU preset `id`, or an error on field `gpu` that lists the known ids.
+pub fn gpu_or_error(id: &str) -> Result<GpuSpec, ConfigError> {
+    gpu_by_id(id).ok_or_else(|| {
+        let ids: Vec<String> = gpus().into_iter().map(|g| g.id).collect();
+        ConfigError::new(
+            "gpu",
+            format!(
+                "no GPU called {id:?} in the catalog (known: {})",
+                ids.join(", ")
+            ),
+        )
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

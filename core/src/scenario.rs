@@ -25,7 +25,7 @@
 //!
 //! Unknown keys are errors, so a typo cannot silently fall back to a default.
 
-use crate::catalog::{gpu_by_id, gpus, model_by_id, models, Dtype};
+use crate::catalog::{gpu_or_error, model_or_error, Dtype};
 use crate::cost::{Deployment, Efficiency, MemoryConfig};
 use crate::error::ConfigError;
 use crate::fleet::scenario::FleetScenario;
@@ -165,28 +165,8 @@ impl Default for OutputOptions {
 impl ReplicaSpec {
     /// Looks the model and GPU up in the catalog and builds the replica's configuration.
     pub fn build(&self) -> Result<ReplicaConfig, ConfigError> {
-        let model = model_by_id(&self.model).ok_or_else(|| {
-            let ids: Vec<String> = models().into_iter().map(|m| m.id).collect();
-            ConfigError::new(
-                "model",
-                format!(
-                    "no model called {:?} in the catalog (known: {})",
-                    self.model,
-                    ids.join(", ")
-                ),
-            )
-        })?;
-        let gpu = gpu_by_id(&self.gpu).ok_or_else(|| {
-            let ids: Vec<String> = gpus().into_iter().map(|g| g.id).collect();
-            ConfigError::new(
-                "gpu",
-                format!(
-                    "no GPU called {:?} in the catalog (known: {})",
-                    self.gpu,
-                    ids.join(", ")
-                ),
-            )
-        })?;
+        let model = model_or_error(&self.model)?;
+        let gpu = gpu_or_error(&self.gpu)?;
         let cfg = ReplicaConfig {
             deployment: Deployment {
                 model,

@@ -23,7 +23,7 @@ use super::{
     AutoscalerConfig, ClientConfig, FleetConfig, GatewayConfig, OverflowConfig, PoolConfig,
     QuotaConfig, RelayConfig, RouterConfig, SloConfig, TrafficSource,
 };
-use crate::catalog::{gpu_by_id, model_by_id, Dtype};
+use crate::catalog::{gpu_or_error, model_or_error, Dtype};
 use crate::cost::{Deployment, Efficiency, MemoryConfig};
 use crate::error::ConfigError;
 use crate::replica::{ReplicaConfig, SchedulerConfig};
@@ -162,18 +162,8 @@ impl Default for PoolSpec {
 impl PoolSpec {
     /// Looks the model and GPU up in the catalog and builds the pool.
     pub fn build(&self) -> Result<PoolConfig, ConfigError> {
-        let model = model_by_id(&self.model).ok_or_else(|| {
-            ConfigError::new(
-                "model",
-                format!("no model called {:?} in the catalog", self.model),
-            )
-        })?;
-        let gpu = gpu_by_id(&self.gpu).ok_or_else(|| {
-            ConfigError::new(
-                "gpu",
-                format!("no GPU called {:?} in the catalog", self.gpu),
-            )
-        })?;
+        let model = model_or_error(&self.model)?;
+        let gpu = gpu_or_error(&self.gpu)?;
         let mut replica = ReplicaConfig::seed();
         replica.deployment = Deployment {
             model,

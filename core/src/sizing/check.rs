@@ -102,12 +102,7 @@ pub fn fleet_config(
             ),
         ));
     }
-    let model = inputs
-        .model_spec()
-        .ok_or_else(|| ConfigError::new("model", "has no preset with that id"))?;
-    let gpu = inputs
-        .gpu_spec()
-        .ok_or_else(|| ConfigError::new("gpu", "has no preset with that id"))?;
+    let (model, gpu) = inputs.hardware()?;
     let replica = ReplicaConfig {
         deployment: Deployment {
             model,

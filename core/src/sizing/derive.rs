@@ -34,12 +34,7 @@ struct Ctx<'a> {
 
 impl<'a> Ctx<'a> {
     fn new(q: Question, inputs: &'a Inputs) -> Result<Ctx<'a>, ConfigError> {
-        let model = inputs
-            .model_spec()
-            .ok_or_else(|| ConfigError::new("model", "has no preset with that id"))?;
-        let gpu = inputs
-            .gpu_spec()
-            .ok_or_else(|| ConfigError::new("gpu", "has no preset with that id"))?;
+        let (model, gpu) = inputs.hardware()?;
         let v = |name: &str| inputs.get(name).unwrap_or(0.0);
         let tp = v("gpus_per_replica") as u32;
         let deployment = Deployment {

@@ -383,6 +383,17 @@ impl Inputs {
 
     /// The model as the inputs describe it: the preset with any custom figures applied.
     /// Call after [`Inputs::validate`] has passed.
+    /// The model and GPU these inputs describe, or an error on the field whose preset is unknown.
+    pub(super) fn hardware(&self) -> Result<(ModelSpec, GpuSpec), ConfigError> {
+        let model = self
+            .model_spec()
+            .ok_or_else(|| ConfigError::new("model", "has no preset with that id"))?;
+        let gpu = self
+            .gpu_spec()
+            .ok_or_else(|| ConfigError::new("gpu", "has no preset with that id"))?;
+        Ok((model, gpu))
+    }
+
     pub(super) fn model_spec(&self) -> Option<ModelSpec> {
         let mut m = catalog::model_by_id(&self.model)?;
         let int = |name: &str| self.get(name).map(|v| v as u64);
