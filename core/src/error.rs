@@ -49,7 +49,12 @@ pub fn check_range(field: &str, value: f64, min: f64, max: f64) -> Result<f64, C
     if value < min || value > max {
         return Err(ConfigError::new(
             field,
-            format!("must be between {min} and {max}, got {value}"),
+            format!(
+                "must be between {} and {}, got {}",
+                show(min),
+                show(max),
+                show(value)
+            ),
         ));
     }
     Ok(value)
@@ -63,14 +68,40 @@ pub fn check_positive(field: &str, value: f64, max: f64) -> Result<f64, ConfigEr
     if value <= 0.0 {
         return Err(ConfigError::new(
             field,
-            format!("must be greater than zero, got {value}"),
+            format!("must be greater than zero, got {}", show(value)),
         ));
     }
     if value > max {
         return Err(ConfigError::new(
             field,
-            format!("must be at most {max}, got {value}"),
+            format!("must be at most {}, got {}", show(max), show(value)),
         ));
     }
     Ok(value)
+}
+
+/// A number as a message shows it: plain when it is of everyday size, in exponent form when it
+/// is huge or tiny (so 1e300 is not printed as three hundred digits).
+fn show(v: f64) -> String {
+    let a = v.abs();
+    if a != 0.0 && !(1e-4..1e9).contains(&a) {
+        format!("{v:e}")
+    } else {
+        format!("{v}")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn messages_show_huge_and_tiny_numbers_in_exponent_form() {
+        let e = check_positive("horizon", 1e300, 1e7).unwrap_err();
+        assert_eq!(e.message, "must be at most 10000000, got 1e300");
+        let e = check_range("mfu", 1e-9, 1e-3, 1.0).unwrap_err();
+        assert_eq!(e.message, "must be between 0.001 and 1, got 1e-9");
+        let e = check_positive("rate", -5.0, 10.0).unwrap_err();
+        assert_eq!(e.message, "must be greater than zero, got -5");
+    }
 }
