@@ -18,6 +18,27 @@
 //! pointers through cold memory on every allocation. vLLM's initial free queue
 //! holds every block in id order, so handing out never-used blocks first, in id order, before
 //! any freed block is the same order.
+//!
+//! ## Where a cached hash is found
+//!
+//! vLLM keeps one dictionary from every cached block's hash to the block. Its lookups walk a
+//! prompt's chain from the first block and stop at the first miss, so a cached hash only
+//! matters when the hash before it in its chain is cached too. This pool uses that to avoid a
+//! random memory access into one large table for every prompt block registered or evicted
+//! (the seed fleet's replicas do about eleven million of each an hour, and the table misses
+//! the processor's cache on most of them). A cached block is one of:
+//! - a *root*: the first block of a prompt, in the small `roots` index;
+//! - a *child*: registered while the block holding the hash before it (its *parent*) was
+//!   cached and had no child yet; it hangs off that parent (`parent` and `next` links);
+//! - an *orphan*: any other cached block (its chain's previous hash had no holder, or that
+//!   holder already had another child, or its parent was evicted first), in `orphans`.
+//!
+//! The block holding hash `h_i` (`i > 0`) is then the child of the holder of `h_(i-1)` if that
+//! child holds `h_i`, else the orphan under `h_i`, else nobody; the first hash is looked up
+//! among the roots. A block that is evicted hands its child over to the orphans. Registering
+//! and evicting the blocks of one prompt touches the roots index once, and blocks of the same
+//! prompt otherwise, which are close in memory and recently used. Every answer is the one a
+//! single dictionary would give (`audit` checks the links; a test runs both side by side).
 
 use crate::workload::{mix64, Prompt};
 
@@ -33,8 +54,10 @@ pub(crate) struct BlockPool {
     queue: FreeQueue,
     /// Live entries in `queue` (blocks freed at least once, reference count zero).
     queued: u32,
-    /// Prefix cache: chained block hash to the block holding that content.
-    cached: HashIndex,
+    /// Prefix cache: the roots (first blocks of prompts) by hash.
+    roots: HashIndex,
+    /// Prefix cache: the orphans (cached blocks neither roots nor children) by hash.
+    orphans: HashIndex,
     /// Blocks taken out of the free pool so far (allocations and hits on free cached blocks).
     pub(crate) taken: u64,
     /// Blocks returned to the free pool so far (last reference dropped).
@@ -62,7 +85,27 @@ struct BlockMeta {
     ref_cnt: u32,
     /// Bumped whenever the block enters or leaves the free queue.
     generation: u32,
-    hash: Option<u64>,
+    /// The chained hash of the content it holds; meaningful only when `link != UNCACHED`.
+    hash: u64,
+    /// How it is cached: [`UNCACHED`], [`ROOT`], [`ORPHAN`], or its parent's block id.
+    link: u32,
+    /// Its child, if the block named here still names this one as its parent; else stale.
+    next: u32,
+}
+
+/// `BlockMeta::link` of a block holding no cached content.
+const UNCACHED: u32 = u32::MAX;
+/// `BlockMeta::link` of a cached first block of a prompt (in `roots`).
+const ROOT: u32 = u32::MAX - 1;
+/// `BlockMeta::link` of a cached block in `orphans`.
+const ORPHAN: u32 = u32::MAX - 2;
+/// `BlockMeta::next` of a block that never had a child since it was last cached.
+const NO_CHILD: u32 = u32::MAX;
+
+impl BlockMeta {
+    fn cached(&self) -> Option<u64> {
+        (self.link != UNCACHED).then_some(self.hash)
+    }
 }
 
 /// An open-addressing map from block hash to block id, for keys that are already well-mixed
@@ -165,8 +208,8 @@ impl HashIndex {
     }
 
     /// Grows until `n` more entries keep the table at most a quarter full: short probe runs
-    /// keep the branches of insert and remove predictable, which measured about a fifth
-    /// faster on the seed hour than half full.
+    /// keep the branches of insert and remove predictable (the indexes hold only roots and
+    /// orphans, a small share of the cached blocks, so the room costs little memory).
     fn reserve(&mut self, n: usize) {
         while (self.len + n) * 4 > self.slots.len() {
             self.grow();
@@ -193,8 +236,14 @@ impl HashIndex {
         true
     }
 
+    /// Stores `b` under `h` (the caller knows no entry for `h` should stop it).
+    fn insert(&mut self, h: u64, b: u32) {
+        self.reserve(1);
+        Self::insert_in(&mut self.slots, h, b, |_| false);
+        self.len += 1;
+    }
+
     /// Removes the entry for (`h`, `b`), if present.
-    #[cfg(test)]
     fn remove(&mut self, h: u64, b: u32) {
         self.len -= Self::remove_in(&mut self.slots, h, b) as usize;
     }
@@ -260,7 +309,8 @@ impl BlockPool {
             meta: Vec::new(),
             queue: FreeQueue::default(),
             queued: 0,
-            cached: HashIndex::new(),
+            roots: HashIndex::new(),
+            orphans: HashIndex::new(),
             taken: 0,
             returned: 0,
         }
@@ -284,12 +334,44 @@ impl BlockPool {
         self.meta.get(b as usize).is_some_and(|m| m.ref_cnt == 0)
     }
 
-    /// The block cached under `hash`, if any.
-    pub(crate) fn lookup(&self, hash: u64) -> Option<u32> {
-        let meta = &self.meta;
-        self.cached.get(hash, |b| {
-            meta.get(b as usize).is_some_and(|m| m.hash == Some(hash))
-        })
+    /// The block caching `hash`, the `i`-th hash of a chain, given the block caching the hash
+    /// before it (`prev`; ignored for `i == 0`). A lookup walks a chain with this, each hit
+    /// the `prev` of the next hash.
+    pub(crate) fn find(&self, i: usize, prev: Option<u32>, hash: u64) -> Option<u32> {
+        let meta = &self.meta[..];
+        let holds = |b: u32, link: u32| {
+            let m = &meta[b as usize];
+            m.hash == hash && m.link == link
+        };
+        if i == 0 {
+            return self.roots.get(hash, |b| holds(b, ROOT));
+        }
+        if let Some(p) = prev {
+            let c = meta[p as usize].next;
+            if c != NO_CHILD && holds(c, p) {
+                return Some(c);
+            }
+        }
+        if self.orphans.len == 0 {
+            return None;
+        }
+        self.orphans.get(hash, |b| holds(b, ORPHAN))
+    }
+
+    /// The block caching `hashes[j]` of a prompt whose block table is `blocks`.
+    fn holder(&self, blocks: &[u32], hashes: &[u64], j: usize) -> Option<u32> {
+        // A block of the prompt's own table caching its own hash is the holder (a hash has
+        // one holder at most); walk forward from the last such block.
+        let own = |k: usize| self.meta[blocks[k] as usize].cached() == Some(hashes[k]);
+        let start = (0..=j).rev().find(|&k| own(k));
+        let (mut prev, from) = match start {
+            Some(k) => (Some(blocks[k]), k + 1),
+            None => (None, 0),
+        };
+        for (k, &h) in hashes.iter().enumerate().take(j + 1).skip(from) {
+            prev = self.find(k, prev, h);
+        }
+        prev
     }
 
     /// Pops `n` blocks from the front of the free queue into `out`, evicting any cached content
@@ -309,7 +391,9 @@ impl BlockPool {
                 BlockMeta {
                     ref_cnt: 1,
                     generation: 0,
-                    hash: None,
+                    hash: 0,
+                    link: UNCACHED,
+                    next: NO_CHILD,
                 },
             );
             out.extend(first..first + fresh);
@@ -323,8 +407,7 @@ impl BlockPool {
             let ring = &q.ring[..];
             let mask = ring.len().wrapping_sub(1);
             let meta = &mut self.meta[..];
-            let slots = &mut self.cached.slots[..];
-            let mut evicted = 0usize;
+            let (roots, orphans) = (&mut self.roots, &mut self.orphans);
             out.extend((0..queued).map(|_| {
                 // The front live entry (stale ones are skipped); `num_free` guarantees one.
                 let mut b = 0;
@@ -340,15 +423,13 @@ impl BlockPool {
                 let m = &mut meta[b as usize];
                 m.generation = m.generation.wrapping_add(1);
                 m.ref_cnt = 1;
-                if let Some(h) = m.hash.take() {
-                    // Evict: the index holds exactly this (hash, block) pair.
-                    evicted += HashIndex::remove_in(slots, h, b) as usize;
+                if m.link != UNCACHED {
+                    evict(meta, roots, orphans, b);
                 }
                 b
             }));
             q.head = head;
             q.len = len;
-            self.cached.len -= evicted;
             self.queued -= queued;
         }
         self.taken += n as u64;
@@ -403,34 +484,61 @@ impl BlockPool {
         self.returned += pushed as u64;
     }
 
-    /// Registers block `b` as holding the content with this chained hash, unless some block
-    /// already does (then `b` stays uncached, as a duplicate would never be looked up).
-    #[cfg(test)]
-    pub(crate) fn cache(&mut self, b: u32, hash: u64) {
-        self.cache_run(&[b], &[hash]);
-    }
-
-    /// Registers `blocks[i]` under `hashes[i]` for every `i`, in order, as `cache` does one by one.
-    pub(crate) fn cache_run(&mut self, blocks: &[u32], hashes: &[u64]) {
-        self.cached.reserve(blocks.len());
-        let meta = &mut self.meta[..];
-        let slots = &mut self.cached.slots[..];
-        let mut stored_n = 0usize;
-        for (&b, &hash) in blocks.iter().zip(hashes) {
-            if meta[b as usize].hash.is_some() {
+    /// Registers `blocks[k]` as holding the content of chained hash `hashes[k]`, for `k` in
+    /// `run`, in order, unless some block already holds it (then `blocks[k]` stays uncached: a
+    /// duplicate would never be looked up). `blocks` and `hashes` are a prompt's whole block
+    /// table and chain.
+    pub(crate) fn cache_run(
+        &mut self,
+        blocks: &[u32],
+        hashes: &[u64],
+        run: std::ops::Range<usize>,
+    ) {
+        if run.is_empty() {
+            return;
+        }
+        let mut prev = match run.start {
+            0 => None,
+            k => self.holder(blocks, hashes, k - 1),
+        };
+        for k in run {
+            let (b, h) = (blocks[k], hashes[k]);
+            if self.meta[b as usize].link != UNCACHED {
+                // Already cached (a prefix hit): it holds `h`.
+                prev = Some(b);
                 continue;
             }
-            let seen = &*meta;
-            let stored = HashIndex::insert_in(slots, hash, b, |other| {
-                seen.get(other as usize)
-                    .is_some_and(|m| m.hash == Some(hash))
-            });
-            if stored {
-                meta[b as usize].hash = Some(hash);
-                stored_n += 1;
+            if let Some(holder) = self.find(k, prev, h) {
+                prev = Some(holder);
+                continue;
             }
+            let link = if k == 0 {
+                self.roots.insert(h, b);
+                ROOT
+            } else {
+                match prev.filter(|&p| !self.has_child(p)) {
+                    Some(p) => {
+                        self.meta[p as usize].next = b;
+                        p
+                    }
+                    None => {
+                        self.orphans.insert(h, b);
+                        ORPHAN
+                    }
+                }
+            };
+            let m = &mut self.meta[b as usize];
+            m.hash = h;
+            m.link = link;
+            m.next = NO_CHILD;
+            prev = Some(b);
         }
-        self.cached.len += stored_n;
+    }
+
+    /// Whether cached block `p` has a cached child.
+    fn has_child(&self, p: u32) -> bool {
+        let c = self.meta[p as usize].next;
+        c != NO_CHILD && self.meta[c as usize].link == p
     }
 
     /// Recounts everything from scratch. O(pool); for tests and debugging.
@@ -444,7 +552,7 @@ impl BlockPool {
             if m.ref_cnt > 0 {
                 a.allocated += 1;
                 a.references += m.ref_cnt as u64;
-            } else if m.hash.is_some() {
+            } else if m.link != UNCACHED {
                 a.free_cached += 1;
             }
         }
@@ -460,17 +568,55 @@ impl BlockPool {
         }
         ok &= walked == self.queued;
         ok &= a.free == self.num_free();
-        let mut live = 0usize;
+        // Every cached block is found where its kind says, through its parent for a child,
+        // and no hash is cached twice.
+        let (mut roots, mut orphans) = (0usize, 0usize);
+        let mut seen = std::collections::HashSet::new();
         for (i, m) in self.meta.iter().enumerate() {
-            if let Some(h) = m.hash {
-                live += 1;
-                ok &= self.lookup(h) == Some(i as u32);
-            }
+            let Some(h) = m.cached() else { continue };
+            ok &= seen.insert(h);
+            let b = i as u32;
+            ok &= match m.link {
+                ROOT => {
+                    roots += 1;
+                    self.find(0, None, h) == Some(b)
+                }
+                ORPHAN => {
+                    orphans += 1;
+                    self.orphans.get(h, |c| c == b) == Some(b)
+                }
+                p => {
+                    let parent = self.meta.get(p as usize);
+                    parent.is_some_and(|pm| pm.link != UNCACHED && pm.next == b)
+                        && self.find(1, Some(p), h) == Some(b)
+                }
+            };
         }
-        ok &= live == self.cached.len;
+        ok &= roots == self.roots.len && orphans == self.orphans.len;
         a.consistent = ok;
         a
     }
+}
+
+/// Drops the cached content of block `b` (being reused): out of its index if it is a root or
+/// an orphan, and its child, if any, becomes an orphan (its parent no longer holds the hash
+/// before its own).
+#[inline]
+fn evict(meta: &mut [BlockMeta], roots: &mut HashIndex, orphans: &mut HashIndex, b: u32) {
+    let m = meta[b as usize];
+    match m.link {
+        ROOT => roots.remove(m.hash, b),
+        ORPHAN => orphans.remove(m.hash, b),
+        _ => {}
+    }
+    let c = m.next;
+    if c != NO_CHILD && meta[c as usize].link == b {
+        meta[c as usize].link = ORPHAN;
+        orphans.insert(meta[c as usize].hash, c);
+    }
+    let m = &mut meta[b as usize];
+    m.link = UNCACHED;
+    m.next = NO_CHILD;
 }
 
 /// Seed of the hash chain (the "parent hash" of block 0).
@@ -523,6 +669,7 @@ pub(crate) fn for_each_block_hash(
 mod tests {
     use super::*;
     use crate::workload::Segment;
+    use proptest::prelude::*;
 
     fn hashes(segments: &[(u64, u32)]) -> Vec<u64> {
         let p = Prompt {
@@ -594,14 +741,15 @@ mod tests {
         let mut got = Vec::new();
         assert!(pool.allocate(3, &mut got));
         assert_eq!(got, vec![0, 1, 2]);
-        pool.cache(0, 100);
-        pool.cache(1, 101);
+        // A prompt of two full blocks (chain 100, 101) in blocks 0 and 1.
+        pool.cache_run(&got, &[100, 101], 0..2);
         // Freed in reverse order, as vLLM does: the tail block is evicted first.
         for &b in got.iter().rev() {
             pool.release(b);
         }
         assert_eq!(pool.num_free(), 4);
-        assert_eq!(pool.lookup(101), Some(1));
+        assert_eq!(pool.find(0, None, 100), Some(0));
+        assert_eq!(pool.find(1, Some(0), 101), Some(1));
         pool.touch(0);
         let mut more = Vec::new();
         assert!(!pool.allocate(4, &mut more));
@@ -609,10 +757,182 @@ mod tests {
         assert!(pool.allocate(3, &mut more));
         // The never-used block first, then the LRU order of the freed ones: 2, 1.
         assert_eq!(more, vec![3, 2, 1]);
-        assert_eq!(pool.lookup(101), None);
-        assert_eq!(pool.lookup(100), Some(0));
+        assert_eq!(pool.find(1, Some(0), 101), None);
+        assert_eq!(pool.find(0, None, 100), Some(0));
         let a = pool.audit();
         assert!(a.consistent);
         assert_eq!((a.allocated, a.free, a.references), (4, 0, 4));
+    }
+
+    /// vLLM's block pool as plainly as it can be written: one dictionary from every cached hash
+    /// to its block and a free list in LRU order. The pool above must answer exactly as it does.
+    struct FlatPool {
+        ref_cnt: Vec<u32>,
+        hash: Vec<Option<u64>>,
+        free: std::collections::VecDeque<u32>,
+        map: std::collections::HashMap<u64, u32>,
+    }
+
+    impl FlatPool {
+        fn new(total: u32) -> FlatPool {
+            FlatPool {
+                ref_cnt: vec![0; total as usize],
+                hash: vec![None; total as usize],
+                free: (0..total).collect(),
+                map: Default::default(),
+            }
+        }
+        fn allocate(&mut self, n: u32) -> Option<Vec<u32>> {
+            if n as usize > self.free.len() {
+                return None;
+            }
+            let got: Vec<u32> = self.free.drain(..n as usize).collect();
+            for &b in &got {
+                if let Some(h) = self.hash[b as usize].take() {
+                    self.map.remove(&h);
+                }
+                self.ref_cnt[b as usize] = 1;
+            }
+            Some(got)
+        }
+        fn hits(&self, chain: &[u64]) -> Vec<u32> {
+            chain
+                .iter()
+                .map_while(|h| self.map.get(h).copied())
+                .collect()
+        }
+        fn touch(&mut self, b: u32) {
+            if self.ref_cnt[b as usize] == 0 {
+                self.free.retain(|&f| f != b);
+            }
+            self.ref_cnt[b as usize] += 1;
+        }
+        fn release_table(&mut self, blocks: &[u32]) {
+            for &b in blocks.iter().rev() {
+                let r = &mut self.ref_cnt[b as usize];
+                if *r == 0 {
+                    continue;
+                }
+                *r -= 1;
+                if *r == 0 {
+                    self.free.push_back(b);
+                }
+            }
+        }
+        fn cache_run(&mut self, blocks: &[u32], chain: &[u64], run: std::ops::Range<usize>) {
+            for k in run {
+                let b = blocks[k];
+                if self.hash[b as usize].is_some() || self.map.contains_key(&chain[k]) {
+                    continue;
+                }
+                self.map.insert(chain[k], b);
+                self.hash[b as usize] = Some(chain[k]);
+            }
+        }
+    }
+
+    fn hits(pool: &BlockPool, chain: &[u64]) -> Vec<u32> {
+        let mut prev = None;
+        let mut out = Vec::new();
+        for (i, &h) in chain.iter().enumerate() {
+            prev = pool.find(i, prev, h);
+            match prev {
+                Some(b) => out.push(b),
+                None => break,
+            }
+        }
+        out
+    }
+
+    /// A request in the side-by-side run: its chain, block table and how much is registered.
+    struct Req {
+        chain: Vec<u64>,
+        blocks: Vec<u32>,
+        registered: usize,
+    }
+
+    #[derive(Clone, Debug)]
+    enum Op {
+        /// Admit prompt `p` (hits taken, the rest allocated, `extra` decode blocks more).
+        Start { p: usize, extra: u32 },
+        /// Register up to `n` more full blocks of request `r` (chunked prefill).
+        Register { r: usize, n: usize },
+        /// Finish (or preempt) request `r`: its whole table is released, tail first.
+        Release { r: usize },
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(300))]
+        /// Prompts drawn from a few short token alphabets share prefixes heavily, branch, and are
+        /// evicted from a small pool in every order; the linked prefix cache must hit, miss and
+        /// allocate exactly as one flat dictionary does, and pass its own audit, after every step.
+        #[test]
+        fn linked_prefix_cache_answers_as_one_dictionary(
+            total in 4u32..48,
+            prompts in proptest::collection::vec(proptest::collection::vec(0u64..3, 1..9), 1..10),
+            ops in proptest::collection::vec(
+                proptest::prop_oneof![
+                    (0usize..10, 0u32..3).prop_map(|(p, extra)| Op::Start { p, extra }),
+                    (0usize..8, 1usize..4).prop_map(|(r, n)| Op::Register { r, n }),
+                    (0usize..8).prop_map(|r| Op::Release { r }),
+                ],
+                1..80,
+            ),
+        ) {
+            let chains: Vec<Vec<u64>> = prompts
+                .iter()
+                .map(|syms| {
+                    let mut h = HASH_SEED;
+                    syms.iter().map(|&s| { h = mix64(h.rotate_left(23) ^ s); h }).collect()
+                })
+                .collect();
+            let mut pool = BlockPool::new(total);
+            let mut flat = FlatPool::new(total);
+            let mut reqs: Vec<Req> = Vec::new();
+            for op in ops {
+                match op {
+                    Op::Start { p, extra } => {
+                        let chain = chains[p % chains.len()].clone();
+                        let got = hits(&pool, &chain);
+                        prop_assert_eq!(&got, &flat.hits(&chain));
+                        let need = chain.len() as u32 - got.len() as u32 + extra;
+                        let free_hits = got.iter().filter(|&&b| pool.is_free(b)).count() as u32;
+                        if need + free_hits > pool.num_free() {
+                            continue;
+                        }
+                        for &b in &got {
+                            pool.touch(b);
+                            flat.touch(b);
+                        }
+                        let mut blocks = got.clone();
+                        prop_assert!(pool.allocate(need, &mut blocks));
+                        let more = flat.allocate(need).expect("the flat pool has as many free");
+                        prop_assert_eq!(&blocks[got.len()..], &more[..]);
+                        reqs.push(Req { chain, blocks, registered: got.len() });
+                    }
+                    Op::Register { r, n } => {
+                        let live = reqs.len().max(1);
+                        let Some(q) = reqs.get_mut(r % live) else { continue };
+                        let run = q.registered..(q.registered + n).min(q.chain.len());
+                        pool.cache_run(&q.blocks, &q.chain, run.clone());
+                        flat.cache_run(&q.blocks, &q.chain, run.clone());
+                        q.registered = run.end;
+                    }
+                    Op::Release { r } => {
+                        if reqs.is_empty() {
+                            continue;
+                        }
+                        let q = reqs.remove(r % reqs.len());
+                        pool.release_table(&q.blocks);
+                        flat.release_table(&q.blocks);
+                    }
+                }
+                prop_assert_eq!(pool.num_free() as usize, flat.free.len());
+                prop_assert!(pool.audit().consistent);
+                for chain in &chains {
+                    prop_assert_eq!(hits(&pool, chain), flat.hits(chain));
+                }
+            }
+        }
     }
 }

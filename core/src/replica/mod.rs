@@ -742,10 +742,11 @@ impl Replica {
             return 0;
         }
         let mut hits = 0u32;
+        let mut prev = None;
         for_each_block_hash(prompt, self.cfg.scheduler.block_size, |h| {
-            let hit = self.pool.lookup(h).is_some();
-            hits += hit as u32;
-            hit
+            prev = self.pool.find(hits as usize, prev, h);
+            hits += prev.is_some() as u32;
+            prev.is_some()
         });
         hits * self.cfg.scheduler.block_size
     }
@@ -1264,7 +1265,7 @@ impl Replica {
             let full = (target.min(s.prompt_len) / bs).min(s.hashes.len() as u32);
             if full > s.num_cached {
                 let run = s.num_cached as usize..full as usize;
-                self.pool.cache_run(&s.blocks[run.clone()], &s.hashes[run]);
+                self.pool.cache_run(&s.blocks, &s.hashes, run);
                 s.num_cached = full;
             }
         }
@@ -1287,8 +1288,10 @@ impl Replica {
         if caching {
             // vLLM caps a hit at num_tokens - 1: the last token is always computed.
             let max_hit = ((total - 1) / bs) as usize;
-            for &h in s.hashes.iter().take(max_hit) {
-                match self.pool.lookup(h) {
+            let mut prev = None;
+            for (i, &h) in s.hashes.iter().take(max_hit).enumerate() {
+                prev = self.pool.find(i, prev, h);
+                match prev {
                     Some(b) => {
                         free_hits += self.pool.is_free(b) as u32;
                         self.scratch_blocks.push(b);
