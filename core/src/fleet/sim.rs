@@ -1184,7 +1184,10 @@ impl FleetSim {
         if cap > 0 {
             cfg.scheduler.long_prefill_token_threshold = cap;
         }
-        let replica = Replica::new(cfg).map_err(|e| e.within(&format!("pools[{pool}].replica")))?;
+        let mut replica =
+            Replica::new(cfg).map_err(|e| e.within(&format!("pools[{pool}].replica")))?;
+        // The fleet records ITL per hop itself (see `clocks`).
+        replica.set_itl_samples(false);
         self.replicas.push(ReplicaSlot {
             pool,
             replica,

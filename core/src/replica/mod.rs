@@ -158,7 +158,8 @@ pub struct ReplicaMetrics {
     pub output_tokens: u64,
     /// Prompt tokens of finished requests.
     pub finished_prompt_tokens: u64,
-    /// Exact inter-token latencies: time from a request's previous token to its next one.
+    /// Exact inter-token latencies: time from a request's previous token to its next one
+    /// (empty when the driver turned them off with [`Replica::set_itl_samples`]).
     pub itl: Samples,
     /// Steps not kept in the trace because it was full.
     pub trace_dropped: u64,
@@ -308,6 +309,8 @@ pub struct Replica {
     ff_lag_time: f64,
     /// `advance_to` stops once this many steps have run (a driver's work cap).
     step_limit: u64,
+    /// Whether `metrics.itl` collects samples (a driver with its own ITL record turns it off).
+    itl_samples: bool,
 }
 
 /// Longest pool the simulator accepts, in blocks.
@@ -507,6 +510,7 @@ impl Replica {
             ff_lag: 0,
             ff_lag_time: 0.0,
             step_limit: u64::MAX,
+            itl_samples: true,
             cfg,
         })
     }
@@ -650,6 +654,13 @@ impl Replica {
     /// `process_next` ignores it.
     pub fn set_step_limit(&mut self, limit: u64) {
         self.step_limit = limit;
+    }
+
+    /// Stops (or restarts) collecting exact ITL samples in [`ReplicaMetrics::itl`], for a
+    /// driver that records ITL itself: the fleet keeps its own per-hop distributions, and a
+    /// replica's millions of samples an hour would cost it time and memory for nothing.
+    pub fn set_itl_samples(&mut self, on: bool) {
+        self.itl_samples = on;
     }
 
     /// Processes the next thing due (compose a step, or end the step in flight), whatever its
@@ -991,7 +1002,9 @@ impl Replica {
             self.metrics.busy_time_s += dur;
             self.metrics.decode_tokens += n as u64;
             self.metrics.output_tokens += n as u64;
-            self.metrics.itl.push_n(dur, n as u64);
+            if self.itl_samples {
+                self.metrics.itl.push_n(dur, n as u64);
+            }
             events.push(ReplicaEvent::StepEnd {
                 t: end,
                 duration: dur,
@@ -1077,7 +1090,9 @@ impl Replica {
         let n = self.running.len() as u32;
         self.ff_lag += 1;
         self.ff_lag_time = end;
-        self.metrics.itl.push_n(dur, n as u64);
+        if self.itl_samples {
+            self.metrics.itl.push_n(dur, n as u64);
+        }
         self.metrics.steps += 1;
         self.metrics.busy_time_s += dur;
         self.metrics.decode_tokens += n as u64;
@@ -1387,7 +1402,9 @@ impl Replica {
                 if s.last_token_time == start {
                     same_itl += 1;
                 } else {
-                    self.metrics.itl.push(end - s.last_token_time);
+                    if self.itl_samples {
+                        self.metrics.itl.push(end - s.last_token_time);
+                    }
                 }
             } else {
                 s.has_first_token = true;
@@ -1424,7 +1441,9 @@ impl Replica {
                 self.free_slots.push(slot);
             }
         }
-        self.metrics.itl.push_n(dur, same_itl);
+        if self.itl_samples {
+            self.metrics.itl.push_n(dur, same_itl);
+        }
         if any_finished {
             let seqs = &self.seqs;
             self.running.retain(|&s| seqs[s as usize].running);
@@ -1494,7 +1513,11 @@ mod tests {
         cfg.scheduler.enable_prefix_caching = c.caching;
         cfg.kv_blocks_override = c.kv_blocks;
         let mut fast = Replica::new(cfg.clone()).unwrap();
-        let mut slow = Replica::new(cfg).unwrap();
+        let mut slow = Replica::new(cfg.clone()).unwrap();
+        // As `fast`, without ITL samples (as the fleet drives it): nothing else may differ.
+        let mut quiet = Replica::new(cfg).unwrap();
+        quiet.set_itl_samples(false);
+        let mut ev_quiet = Vec::new();
         let workload = WorkloadConfig {
             arrival: Arrival::Poisson { rate: c.rate },
             prompt_len: LengthDist::Uniform { min: 20, max: 900 },
@@ -1509,7 +1532,7 @@ mod tests {
         while t < 40.0 {
             t += c.sync_every_s;
             while let Some(req) = arrivals.next_if(|r| r.arrival <= t) {
-                for r in [&mut fast, &mut slow] {
+                for r in [&mut fast, &mut slow, &mut quiet] {
                     r.submit(
                         req.arrival,
                         EngineRequest {
@@ -1522,6 +1545,8 @@ mod tests {
                 }
             }
             fast.advance_before(t, &mut ev_fast);
+            quiet.advance_before(t, &mut ev_quiet);
+            assert_eq!(ev_fast, ev_quiet, "events without ITL samples by t = {t}");
             slow.drain_events(&mut ev_slow);
             while slow.next_event_time().is_some_and(|n| n < t) {
                 slow.process_next(&mut ev_slow);
@@ -1541,6 +1566,8 @@ mod tests {
         assert!(looks > 100);
         let (mf, ms) = (fast.metrics(), slow.metrics());
         assert_eq!(mf.itl.clone().summary(), ms.itl.clone().summary());
+        assert!(!mf.itl.is_empty() && quiet.metrics().itl.is_empty());
+        assert_eq!(quiet.snapshot(), fast.snapshot());
         assert_eq!(
             (
                 mf.busy_time_s,
