@@ -501,22 +501,39 @@ impl BlockPool {
             0 => None,
             k => self.holder(blocks, hashes, k - 1),
         };
+        // Whether `prev` was registered by this loop just before: then it has no child yet,
+        // so only an orphan could hold the next hash (the common case: a prompt's blocks
+        // registered one after another, and no orphans at all).
+        let mut prev_fresh = false;
         for k in run {
             let (b, h) = (blocks[k], hashes[k]);
             if self.meta[b as usize].link != UNCACHED {
                 // Already cached (a prefix hit): it holds `h`.
                 prev = Some(b);
+                prev_fresh = false;
                 continue;
             }
-            if let Some(holder) = self.find(k, prev, h) {
+            let held = match (prev_fresh, prev) {
+                (true, Some(_)) if self.orphans.len == 0 => None,
+                (true, Some(_)) => {
+                    let meta = &self.meta;
+                    self.orphans.get(h, |o| {
+                        let m = &meta[o as usize];
+                        m.hash == h && m.link == ORPHAN
+                    })
+                }
+                _ => self.find(k, prev, h),
+            };
+            if let Some(holder) = held {
                 prev = Some(holder);
+                prev_fresh = false;
                 continue;
             }
             let link = if k == 0 {
                 self.roots.insert(h, b);
                 ROOT
             } else {
-                match prev.filter(|&p| !self.has_child(p)) {
+                match prev.filter(|&p| prev_fresh || !self.has_child(p)) {
                     Some(p) => {
                         self.meta[p as usize].next = b;
                         p
@@ -532,6 +549,7 @@ impl BlockPool {
             m.link = link;
             m.next = NO_CHILD;
             prev = Some(b);
+            prev_fresh = true;
         }
     }
 
