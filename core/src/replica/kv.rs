@@ -38,7 +38,8 @@
 //! among the roots. A block that is evicted hands its child over to the orphans. Registering
 //! and evicting the blocks of one prompt touches the roots index once, and blocks of the same
 //! prompt otherwise, which are close in memory and recently used. Every answer is the one a
-//! single dictionary would give (`audit` checks the links; a test runs both side by side).
+//! single dictionary would give, taking equal hashes for equal content as vLLM does (`audit`
+//! checks the links; a test runs both side by side).
 
 use crate::workload::{mix64, Prompt};
 
@@ -352,10 +353,19 @@ impl BlockPool {
                 return Some(c);
             }
         }
+        self.orphan(hash)
+    }
+
+    /// The orphan caching `hash`, if any (no memory touched while there are no orphans).
+    fn orphan(&self, hash: u64) -> Option<u32> {
         if self.orphans.len == 0 {
             return None;
         }
-        self.orphans.get(hash, |b| holds(b, ORPHAN))
+        let meta = &self.meta[..];
+        self.orphans.get(hash, |b| {
+            let m = &meta[b as usize];
+            m.hash == hash && m.link == ORPHAN
+        })
     }
 
     /// The block caching `hashes[j]` of a prompt whose block table is `blocks`.
@@ -513,16 +523,10 @@ impl BlockPool {
                 prev_fresh = false;
                 continue;
             }
-            let held = match (prev_fresh, prev) {
-                (true, Some(_)) if self.orphans.len == 0 => None,
-                (true, Some(_)) => {
-                    let meta = &self.meta;
-                    self.orphans.get(h, |o| {
-                        let m = &meta[o as usize];
-                        m.hash == h && m.link == ORPHAN
-                    })
-                }
-                _ => self.find(k, prev, h),
+            let held = if prev_fresh {
+                self.orphan(h)
+            } else {
+                self.find(k, prev, h)
             };
             if let Some(holder) = held {
                 prev = Some(holder);
