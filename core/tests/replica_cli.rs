@@ -12,6 +12,17 @@ fn run(args: &[&str]) -> Output {
         .expect("the binary runs")
 }
 
+/// Runs the binary, requires success, and parses what it printed as JSON.
+fn run_json(args: &[&str]) -> serde_json::Value {
+    let out = run(args);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).expect("valid JSON")
+}
+
 /// Writes `text` to a fresh file in the target's temporary directory and returns its path.
 fn temp_file(name: &str, text: &str) -> PathBuf {
     let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR"));
@@ -22,16 +33,10 @@ fn temp_file(name: &str, text: &str) -> PathBuf {
 
 #[test]
 fn a_replica_scenario_prints_its_report_as_json() {
-    let out = run(&[
+    let v = run_json(&[
         "../content/scenarios/replica-follow-one-chat.toml",
         "--compact",
     ]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("valid JSON");
     assert_eq!(v["verdict"], "completed");
     assert_eq!(v["finished"], 4);
     assert_eq!(v["preemptions"], 1);
@@ -40,9 +45,7 @@ fn a_replica_scenario_prints_its_report_as_json() {
 
 #[test]
 fn a_runaway_scenario_reports_overloaded() {
-    let out = run(&["../content/scenarios/replica-runaway.toml"]);
-    assert!(out.status.success());
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("valid JSON");
+    let v = run_json(&["../content/scenarios/replica-runaway.toml"]);
     assert_eq!(v["verdict"], "overloaded");
     assert_eq!(v["reason"], "queue_limit");
 }
@@ -89,18 +92,12 @@ fn bad_input_exits_with_status_2_and_names_the_problem() {
 
 #[test]
 fn a_horizon_cuts_a_fleet_scenario_short() {
-    let out = run(&[
+    let v = run_json(&[
         "../content/scenarios/fleet-seed.toml",
         "--horizon",
         "4",
         "--compact",
     ]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("valid JSON");
     // 50 req/s for 4 s: about 200 arrivals, nowhere near the hour's 180,000.
     let arrived = v["outcomes"]["arrived"].as_u64().expect("a count");
     assert!((120..=300).contains(&arrived), "{arrived} arrivals");
