@@ -6,6 +6,7 @@
 
 pub mod catalog;
 pub mod cost;
+mod due;
 pub mod error;
 pub mod fleet;
 pub mod format;

@@ -12,11 +12,11 @@
 //! A chat turn resends the earlier turns' segments and appends its own, which is what makes
 //! its prefix repeat (and the prefix cache hit).
 
+use crate::due::Due;
 use crate::error::{check_positive, check_range, ConfigError};
 use rand::{Rng, SeedableRng};
 use rand_pcg::Pcg64;
 use serde::{Deserialize, Serialize};
-use std::cmp::Ordering;
 use std::collections::BinaryHeap;
 
 /// A run of `len` pseudo-tokens of one piece of content.
@@ -139,7 +139,7 @@ pub struct RequestStream {
     /// Time of the next arrival from the arrival process, if any remain.
     next_arrival: Option<f64>,
     /// Later turns of open sessions, by arrival time.
-    turns: BinaryHeap<PendingTurn>,
+    turns: BinaryHeap<Due<PendingTurn>>,
     next_id: u64,
     next_session: u64,
     created: u64,
@@ -382,39 +382,12 @@ fn lognormal_params(mean: f64, p99: f64) -> Result<(f64, f64), ConfigError> {
 /// A later turn of a session, waiting for its arrival time.
 #[derive(Clone, Debug)]
 struct PendingTurn {
-    arrival: f64,
-    /// Creation order, to break ties deterministically.
-    order: u64,
     session: u64,
     tenant: u32,
     /// Turns still to come after this one.
     turns_left: u32,
     prompt: Prompt,
     output_len: u32,
-}
-
-impl PartialEq for PendingTurn {
-    fn eq(&self, other: &Self) -> bool {
-        self.cmp(other) == Ordering::Equal
-    }
-}
-
-impl Eq for PendingTurn {}
-
-impl PartialOrd for PendingTurn {
-    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
-        Some(self.cmp(other))
-    }
-}
-
-impl Ord for PendingTurn {
-    /// Reversed, so the max-heap pops the earliest (arrival, order) first.
-    fn cmp(&self, other: &Self) -> Ordering {
-        other
-            .arrival
-            .total_cmp(&self.arrival)
-            .then(other.order.cmp(&self.order))
-    }
 }
 
 /// SplitMix64's finaliser: a fast, well-mixed, platform-independent 64-bit hash step.
@@ -453,9 +426,9 @@ impl RequestStream {
     /// Arrival time of the next request, or None when the stream is exhausted.
     pub fn peek_time(&self) -> Option<f64> {
         match (self.next_arrival, self.turns.peek()) {
-            (Some(a), Some(t)) => Some(a.min(t.arrival)),
+            (Some(a), Some(t)) => Some(a.min(t.t)),
             (Some(a), None) => Some(a),
-            (None, Some(t)) => Some(t.arrival),
+            (None, Some(t)) => Some(t.t),
             (None, None) => None,
         }
     }
@@ -644,14 +617,17 @@ impl RequestStream {
         next.segments.push(Segment { content, len: user });
         let next_output = self.draw_len(true);
         let order = self.created;
-        self.turns.push(PendingTurn {
-            arrival,
-            order,
-            session,
-            tenant,
-            turns_left: turns_left - 1,
-            prompt: next,
-            output_len: next_output,
+        self.turns.push(Due {
+            t: arrival,
+            // Creation order breaks ties.
+            seq: order,
+            item: PendingTurn {
+                session,
+                tenant,
+                turns_left: turns_left - 1,
+                prompt: next,
+                output_len: next_output,
+            },
         });
     }
 
@@ -682,16 +658,20 @@ impl Iterator for RequestStream {
     fn next(&mut self) -> Option<GeneratedRequest> {
         let turn_first = match (self.next_arrival, self.turns.peek()) {
             (None, None) => return None,
-            (Some(a), Some(t)) => t.arrival < a,
+            (Some(a), Some(t)) => t.t < a,
             (None, Some(_)) => true,
             (Some(_), None) => false,
         };
         if turn_first {
-            let turn = self.turns.pop()?;
+            let Due {
+                t: arrival,
+                item: turn,
+                ..
+            } = self.turns.pop()?;
             if let Some(sc) = self.cfg.sessions.clone() {
                 self.schedule_next_turn(
                     &sc,
-                    turn.arrival,
+                    arrival,
                     turn.session,
                     turn.tenant,
                     turn.turns_left,
@@ -700,7 +680,7 @@ impl Iterator for RequestStream {
                 );
             }
             return Some(self.emit(
-                turn.arrival,
+                arrival,
                 turn.prompt,
                 turn.output_len,
                 turn.tenant,

@@ -29,13 +29,13 @@ use super::quota::{QuotaDecision, QuotaStore};
 use super::relay::{FirstBursts, StepBursts};
 use super::router::{kv_usage, Candidate, RouteRequest, Router, RoutingPolicy};
 use super::FleetConfig;
+use crate::due::Due;
 use crate::error::ConfigError;
 use crate::replica::{EngineRequest, Replica, ReplicaConfig, ReplicaEvent, ReplicaLoad};
 use crate::workload::{GeneratedRequest, Prompt, RequestStream};
 use rand::{Rng, SeedableRng};
 use rand_pcg::Pcg64;
 use serde::Serialize;
-use std::cmp::Ordering;
 use std::collections::BinaryHeap;
 
 /// A fleet simulation in progress.
@@ -43,7 +43,7 @@ pub struct FleetSim {
     pub(super) cfg: FleetConfig,
     pub(super) now: f64,
     pub(super) horizon: f64,
-    heap: BinaryHeap<Scheduled>,
+    heap: BinaryHeap<Due<Event>>,
     next_seq: u64,
     rng: Pcg64,
     sources: Vec<Source>,
@@ -139,34 +139,6 @@ pub struct ReplicaView {
     pub pool: usize,
     pub state: ReplicaState,
     pub load: ReplicaLoad,
-}
-
-#[derive(Clone, Copy, Debug)]
-struct Scheduled {
-    t: f64,
-    seq: u64,
-    event: Event,
-}
-
-impl PartialEq for Scheduled {
-    fn eq(&self, other: &Self) -> bool {
-        self.cmp(other) == Ordering::Equal
-    }
-}
-impl Eq for Scheduled {}
-impl PartialOrd for Scheduled {
-    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
-        Some(self.cmp(other))
-    }
-}
-impl Ord for Scheduled {
-    /// Reversed, so that the max-heap pops the earliest (time, sequence) first.
-    fn cmp(&self, other: &Self) -> Ordering {
-        other
-            .t
-            .total_cmp(&self.t)
-            .then_with(|| other.seq.cmp(&self.seq))
-    }
 }
 
 struct Source {
@@ -377,7 +349,7 @@ impl FleetSim {
             self.now = s.t;
         }
         self.stats.events += 1;
-        self.handle(s.event);
+        self.handle(s.item);
         Some(s.t)
     }
 
@@ -449,7 +421,11 @@ impl FleetSim {
     fn schedule(&mut self, t: f64, event: Event) {
         let seq = self.next_seq;
         self.next_seq += 1;
-        self.heap.push(Scheduled { t, seq, event });
+        self.heap.push(Due {
+            t,
+            seq,
+            item: event,
+        });
     }
 
     fn handle(&mut self, event: Event) {
