@@ -531,8 +531,9 @@ impl RequestStream {
                 libm::round(x).clamp(1.0, MAX_LEN as f64) as u32
             }
             LengthDist::Empirical { values } => {
-                let n = values.len();
-                let i = self.rng.gen_range(0..n.max(1));
+                // A u64 draw: a usize range would draw 32 bits on wasm32 and 64 natively.
+                let n = values.len().max(1) as u64;
+                let i = self.rng.gen_range(0..n) as usize;
                 values.get(i).copied().unwrap_or(1)
             }
             LengthDist::Sequence { values } => {

@@ -164,7 +164,8 @@ impl Router {
         self.next = self.next.wrapping_add(1);
         let pick = match self.cfg.policy {
             RoutingPolicy::RoundRobin => offset,
-            RoutingPolicy::Random => rng.gen_range(0..n),
+            // A u64 draw: a usize range would draw 32 bits on wasm32 and 64 natively.
+            RoutingPolicy::Random => rng.gen_range(0..n as u64) as usize,
             RoutingPolicy::LeastOutstanding => {
                 argmin(candidates, offset, |c| (c.load.outstanding as f64, 0.0))
             }

@@ -4,8 +4,12 @@
 //! This mirrors vLLM V1's `vllm/v1/core/block_pool.py` (`BlockPool`, `FreeKVCacheBlockQueue`)
 //! and `vllm/v1/core/kv_cache_utils.py` (`hash_block_tokens`):
 //! - every block has a reference count; a block with count zero sits in the free queue;
-//! - allocation pops from the front of the free queue; freeing appends to the back, so the
-//!   least recently freed block is reused (and its cached content evicted) first;
+//! - allocation pops from the front of the free queue. A freed block that holds cached
+//!   content goes to the back, so the least recently freed cached block is evicted first; a
+//!   freed block without a hash (a partial tail, or any block with prefix caching off) goes to
+//!   the front, since reusing it first costs no cache hit (`BlockPool.free_blocks`);
+//! - a request's blocks are freed tail first (`SingleTypeKVCacheManager.free` reverses the
+//!   block table), so of one prompt's cached blocks the deepest is evicted first;
 //! - a full block of a prompt is registered under a hash chained over every token before it,
 //!   so equal hashes mean equal prefixes; a hit on a free cached block takes it out of the
 //!   middle of the queue (`touch`).
@@ -55,6 +59,9 @@ pub(crate) struct BlockPool {
     queue: FreeQueue,
     /// Live entries in `queue` (blocks freed at least once, reference count zero).
     queued: u32,
+    /// Freed blocks without cached content, the front of vLLM's free queue: the last pushed
+    /// is the first reused. A block here is never stale (nothing caches a free block).
+    front: Vec<u32>,
     /// Prefix cache: the roots (first blocks of prompts) by hash.
     roots: HashIndex,
     /// Prefix cache: the orphans (cached blocks neither roots nor children) by hash.
@@ -310,6 +317,7 @@ impl BlockPool {
             meta: Vec::new(),
             queue: FreeQueue::default(),
             queued: 0,
+            front: Vec::new(),
             roots: HashIndex::new(),
             orphans: HashIndex::new(),
             taken: 0,
@@ -323,7 +331,7 @@ impl BlockPool {
 
     /// Blocks that can be allocated now (never used, or free with or without cached content).
     pub(crate) fn num_free(&self) -> u32 {
-        (self.total - self.fresh_next) + self.queued
+        (self.total - self.fresh_next) + self.queued + self.front.len() as u32
     }
 
     pub(crate) fn num_used(&self) -> u32 {
@@ -391,7 +399,19 @@ impl BlockPool {
             return false;
         }
         out.reserve(n as usize);
-        // Never-used blocks come first, in id order (they are the front of vLLM's queue).
+        // Freed blocks without a hash were put at the very front; never-used blocks come next,
+        // in id order (the front of vLLM's initial queue), then freed cached blocks, oldest first.
+        let from_front = (self.front.len() as u32).min(n);
+        for _ in 0..from_front {
+            if let Some(b) = self.front.pop() {
+                let m = &mut self.meta[b as usize];
+                m.generation = m.generation.wrapping_add(1);
+                m.ref_cnt = 1;
+                out.push(b);
+            }
+        }
+        let total_n = n;
+        let n = n - from_front;
         let fresh = (self.total - self.fresh_next).min(n);
         if fresh > 0 {
             let first = self.fresh_next;
@@ -442,7 +462,7 @@ impl BlockPool {
             q.len = len;
             self.queued -= queued;
         }
-        self.taken += n as u64;
+        self.taken += total_n as u64;
         true
     }
 
@@ -459,15 +479,17 @@ impl BlockPool {
         m.ref_cnt += 1;
     }
 
-    /// Drops one reference; a block nobody holds goes to the back of the free queue, keeping its
-    /// cached content until it is reused.
+    /// Drops one reference; a block nobody holds goes to the free queue: to the back, keeping
+    /// its cached content until it is reused, or to the front when it holds none.
     #[cfg(test)]
     pub(crate) fn release(&mut self, b: u32) {
         self.release_table(&[b]);
     }
 
-    /// Releases a whole block table, last block first (as vLLM frees a request's blocks, so
-    /// its tail is evicted first).
+    /// Releases a whole block table, last block first, as vLLM's `free_blocks` takes a request's
+    /// blocks: the ones holding cached content are appended to the back in that order (so the
+    /// tail is evicted first), the ones holding none are prepended to the front in that order
+    /// (`prepend_n`: the tail ends up at the very front and is reused first).
     pub(crate) fn release_table(&mut self, blocks: &[u32]) {
         self.queue.reserve(blocks.len());
         let q = &mut self.queue;
@@ -475,6 +497,8 @@ impl BlockPool {
         let mask = q.ring.len().wrapping_sub(1);
         let ring = &mut q.ring[..];
         let meta = &mut self.meta[..];
+        let front = &mut self.front;
+        let front0 = front.len();
         let mut pushed = 0u32;
         for &b in blocks.iter().rev() {
             let m = &mut meta[b as usize];
@@ -484,14 +508,21 @@ impl BlockPool {
             m.ref_cnt -= 1;
             if m.ref_cnt == 0 {
                 m.generation = m.generation.wrapping_add(1);
-                ring[(head + len) & mask] = (b, m.generation);
-                len += 1;
-                pushed += 1;
+                if m.link == UNCACHED {
+                    front.push(b);
+                } else {
+                    ring[(head + len) & mask] = (b, m.generation);
+                    len += 1;
+                    pushed += 1;
+                }
             }
         }
+        // The stack pops from its end: reversing the new entries puts the tail on top.
+        front[front0..].reverse();
+        let prepended = (front.len() - front0) as u32;
         q.len = len;
         self.queued += pushed;
-        self.returned += pushed as u64;
+        self.returned += (pushed + prepended) as u64;
     }
 
     /// Registers `blocks[k]` as holding the content of chained hash `hashes[k]`, for `k` in
@@ -584,11 +615,18 @@ impl BlockPool {
         for &(b, g) in self.queue.entries() {
             let m = &self.meta[b as usize];
             if m.generation == g {
-                ok &= m.ref_cnt == 0;
+                ok &= m.ref_cnt == 0 && m.link != UNCACHED;
                 walked += 1;
             }
         }
         ok &= walked == self.queued;
+        // The front holds free blocks without cached content, each once.
+        let front: std::collections::HashSet<u32> = self.front.iter().copied().collect();
+        ok &= front.len() == self.front.len();
+        ok &= self.front.iter().all(|&b| {
+            let m = &self.meta[b as usize];
+            m.ref_cnt == 0 && m.link == UNCACHED
+        });
         ok &= a.free == self.num_free();
         // Every cached block is found where its kind says, through its parent for a child,
         // and no hash is cached twice.
@@ -777,13 +815,39 @@ mod tests {
         assert!(!pool.allocate(4, &mut more));
         assert!(more.is_empty());
         assert!(pool.allocate(3, &mut more));
-        // The never-used block first, then the LRU order of the freed ones: 2, 1.
-        assert_eq!(more, vec![3, 2, 1]);
+        // Block 2 held no hash, so it went to the front; then the never-used block 3, then
+        // the cached block 1 (block 0 was taken by the hit).
+        assert_eq!(more, vec![2, 3, 1]);
         assert_eq!(pool.find(1, Some(0), 101), None);
         assert_eq!(pool.find(0, None, 100), Some(0));
         let a = pool.audit();
         assert!(a.consistent);
         assert_eq!((a.allocated, a.free, a.references), (4, 0, 4));
+    }
+
+    /// Mirrors vLLM's tests/v1/core/test_prefix_caching.py on the free order since PR 33710
+    /// (`BlockPool.free_blocks` in vllm/v1/core/block_pool.py): a freed block without a hash is
+    /// prepended (reused before anything, even never-used blocks), a cached one appended.
+    #[test]
+    fn freed_blocks_without_a_hash_are_reused_first() {
+        let mut pool = BlockPool::new(6);
+        let mut got = Vec::new();
+        assert!(pool.allocate(3, &mut got));
+        // Blocks 0 and 1 are full and cached; block 2 is a partial tail.
+        pool.cache_run(&got, &[100, 101], 0..2);
+        pool.release_table(&got);
+        // The tail (no hash) first, then the never-used blocks 3..5, then the cached blocks in
+        // the order they were freed: 1 (the deeper one) before 0.
+        let mut more = Vec::new();
+        assert!(pool.allocate(6, &mut more));
+        assert_eq!(more, vec![2, 3, 4, 5, 1, 0]);
+        assert!(pool.audit().consistent);
+        // Uncached blocks freed together come back in the table's order, tail first.
+        pool.release_table(&[3, 4, 5]);
+        let mut again = Vec::new();
+        assert!(pool.allocate(3, &mut again));
+        assert_eq!(again, vec![5, 4, 3]);
+        assert!(pool.audit().consistent);
     }
 
     /// vLLM's block pool as plainly as it can be written: one dictionary from every cached hash
@@ -829,7 +893,10 @@ mod tests {
             }
             self.ref_cnt[b as usize] += 1;
         }
+        /// `BlockPool.free_blocks` of vLLM (PR 33710 and later): the table in reverse, blocks
+        /// without a hash `prepend_n`-ed to the front, blocks with one appended to the back.
         fn release_table(&mut self, blocks: &[u32]) {
+            let (mut without, mut with) = (Vec::new(), Vec::new());
             for &b in blocks.iter().rev() {
                 let r = &mut self.ref_cnt[b as usize];
                 if *r == 0 {
@@ -837,9 +904,17 @@ mod tests {
                 }
                 *r -= 1;
                 if *r == 0 {
-                    self.free.push_back(b);
+                    if self.hash[b as usize].is_some() {
+                        with.push(b);
+                    } else {
+                        without.push(b);
+                    }
                 }
             }
+            for &b in without.iter().rev() {
+                self.free.push_front(b);
+            }
+            self.free.extend(with);
         }
         fn cache_run(&mut self, blocks: &[u32], chain: &[u64], run: std::ops::Range<usize>) {
             for k in run {
