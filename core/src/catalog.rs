@@ -174,8 +174,13 @@ pub struct GpuSpec {
     pub fp8_flops: Option<f64>,
     /// HBM (or GDDR) bandwidth, bytes/s.
     pub mem_bw: f64,
-    /// Memory capacity, bytes (decimal GB x 1e9).
+    /// Memory capacity, bytes (decimal GB x 1e9): the datasheet figure the calculator uses.
     pub mem_bytes: f64,
+    /// Total memory as the device reports it to the CUDA runtime (`torch.cuda.mem_get_info`),
+    /// which is what vLLM sizes its KV pool from; bytes. Where no report was found, the
+    /// datasheet figure.
+    #[serde(default)]
+    pub reported_mem_bytes: f64,
     /// Per-direction GPU-to-GPU bandwidth used by tensor-parallel all-reduce, bytes/s.
     pub link_bw: f64,
 }
@@ -344,41 +349,64 @@ fn gpu(
         fp8_flops: fp8_tflops.map(|t| t * 1e12),
         mem_bw: tb_s * 1e12,
         mem_bytes: gb * 1e9,
+        reported_mem_bytes: gb * 1e9,
         link_bw: link_gb_s * 1e9,
     }
+}
+
+const MIB: f64 = 1024.0 * 1024.0;
+
+/// `spec` with the total memory its device reports, in MiB.
+fn reported(mut spec: GpuSpec, mib: f64) -> GpuSpec {
+    spec.reported_mem_bytes = mib * MIB;
+    spec
 }
 
 /// Every GPU preset, in the order the app lists them.
 pub fn gpus() -> Vec<GpuSpec> {
     vec![
         // NVLink 4: 900 GB/s bidirectional, 450 GB/s each way.
-        gpu(
-            "h100-sxm",
-            "H100 SXM 80 GB",
-            989.0,
-            Some(1979.0),
-            3.35,
-            80.0,
-            450.0,
+        // torch's `total_memory=81089MB` (torch 2.7) for "NVIDIA H100 80GB HBM3"; nvidia-smi
+        // shows 81,559 MiB, of which the driver keeps some; a vLLM memory profile on such a
+        // box reads total_gpu_memory 79.22 GiB (vLLM PR 10511).
+        reported(
+            gpu(
+                "h100-sxm",
+                "H100 SXM 80 GB",
+                989.0,
+                Some(1979.0),
+                3.35,
+                80.0,
+                450.0,
+            ),
+            81_089.0,
         ),
-        gpu(
-            "h200",
-            "H200 141 GB",
-            989.0,
-            Some(1979.0),
-            4.8,
-            141.0,
-            450.0,
+        // torch's `total_memory=143156MB` for "NVIDIA H200" (nvidia-smi: 143,771 MiB).
+        reported(
+            gpu(
+                "h200",
+                "H200 141 GB",
+                989.0,
+                Some(1979.0),
+                4.8,
+                141.0,
+                450.0,
+            ),
+            143_156.0,
         ),
-        // NVLink 3: 600 GB/s bidirectional. No FP8 tensor cores.
-        gpu(
-            "a100-80gb",
-            "A100 SXM 80 GB",
-            312.0,
-            None,
-            2.039,
-            80.0,
-            300.0,
+        // NVLink 3: 600 GB/s bidirectional. No FP8 tensor cores. torch's out-of-memory message
+        // on an A100 80 GB reads "a total capacity of 79.15 GiB" (nvidia-smi: 81,920 MiB).
+        reported(
+            gpu(
+                "a100-80gb",
+                "A100 SXM 80 GB",
+                312.0,
+                None,
+                2.039,
+                80.0,
+                300.0,
+            ),
+            79.15 * 1024.0,
         ),
         // NVLink 5: 1.8 TB/s bidirectional.
         gpu(

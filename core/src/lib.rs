@@ -10,10 +10,12 @@ mod due;
 pub mod error;
 pub mod fleet;
 pub mod format;
+pub mod metrics;
 pub mod replica;
 pub mod scenario;
 pub mod sizing;
 pub mod stats;
+pub mod validation;
 pub mod workload;
 
 pub use error::ConfigError;

@@ -390,6 +390,16 @@ struct PendingTurn {
     output_len: u32,
 }
 
+/// The content id of the reply to `prompt`: a hash of the prompt's segments, so equal prompts
+/// get equal replies (as greedy decoding would). The engine hashes the blocks its generated
+/// tokens fill with it, and a chat's next turn resends the reply under the same id, which is
+/// what lets that turn hit the blocks its previous answer filled.
+pub fn reply_content(prompt: &Prompt) -> u64 {
+    prompt.segments.iter().fold(0x7265_706c_795f_6964, |h, s| {
+        mix64(h.rotate_left(29) ^ s.content ^ (s.len as u64).rotate_left(43))
+    })
+}
+
 /// SplitMix64's finaliser: a fast, well-mixed, platform-independent 64-bit hash step.
 pub fn mix64(mut z: u64) -> u64 {
     z = z.wrapping_add(0x9e37_79b9_7f4a_7c15);
@@ -608,7 +618,7 @@ impl RequestStream {
             return;
         }
         let mut next = prompt.clone();
-        let reply = self.content_id();
+        let reply = reply_content(prompt);
         next.segments.push(Segment {
             content: reply,
             len: output_len,

@@ -25,14 +25,22 @@ fn case() -> impl Strategy<Value = Case> {
         prop::sample::select(vec![1u32, 2, 4, 16]),
         any::<bool>(),
         prop::sample::select(vec![0u32, 0, 7, 64]),
+        any::<bool>(),
+        any::<bool>(),
+        any::<bool>(),
     )
-        .prop_map(|(budget, seqs, bs, caching, thr)| SchedulerConfig {
-            max_num_batched_tokens: budget,
-            max_num_seqs: seqs,
-            block_size: bs,
-            enable_prefix_caching: caching,
-            long_prefill_token_threshold: thr,
-        });
+        .prop_map(
+            |(budget, seqs, bs, caching, thr, full_isl, async_s, chunked)| SchedulerConfig {
+                max_num_batched_tokens: budget,
+                max_num_seqs: seqs,
+                block_size: bs,
+                enable_prefix_caching: caching,
+                long_prefill_token_threshold: thr,
+                scheduler_reserve_full_isl: full_isl,
+                async_scheduling: async_s,
+                chunked_prefill: chunked,
+            },
+        );
     // Prompts are made of segments picked from a small pool, so prefixes repeat often.
     let req = (
         0.0f64..0.5,
@@ -155,7 +163,11 @@ proptest! {
             }).collect();
             prop_assert_eq!(finishes.len(), 1, "request {} finished {} times", id, finishes.len());
             let p = prompt(picks).len() as u64;
-            let fits = *want > 0 && (p + *want as u64).div_ceil(bs) <= c.blocks as u64;
+            // The last sampled token needs no KV slot: P + O - 1 tokens must fit.
+            let fits = *want > 0
+                && (p + *want as u64 - 1).div_ceil(bs) <= c.blocks as u64
+                && (c.sched.chunked_prefill
+                    || p + *want as u64 - 1 <= c.sched.max_num_batched_tokens as u64);
             prop_assert_eq!(finishes[0], if fits { *want } else { 0 });
         }
     }

@@ -3,7 +3,7 @@
 //! Scenarios mirror `tests/v1/core/test_scheduler.py` in vllm-project/vllm: chunk splitting
 //! under the token budget, newest-first preemption by recompute, prefix-cache hits.
 
-use trainer_core::cost::{BatchItem, CostModel};
+use trainer_core::cost::BatchItem;
 use trainer_core::replica::{
     EngineRequest, Replica, ReplicaConfig, ReplicaEvent, SchedulerConfig, SeqPhase,
 };
@@ -72,7 +72,7 @@ fn lone_request_ttft_is_its_chunked_prefill_steps() {
         batches(&r)[..3],
         [vec![(0, 8192)], vec![(0, 8192)], vec![(0, 3616)]]
     );
-    let cost = CostModel::seed();
+    let cost = r.cost_model().clone();
     let mut t = 0.0;
     for (new, ctx) in [(8192, 8192), (8192, 16_384), (3616, 20_000)] {
         t += cost
@@ -235,7 +235,7 @@ fn steady_decode_throughput_equals_the_cost_model() {
         }
     }
     assert_eq!(tokens, 32 * 249);
-    let want = CostModel::seed().decode_throughput(32, 1125);
+    let want = r.cost_model().decode_throughput(32, 1125);
     let got = tokens as f64 / time;
     assert!((got / want - 1.0).abs() < 0.01, "{got} vs {want}");
 }
@@ -272,7 +272,8 @@ fn a_request_arriving_mid_step_waits_only_for_the_step_boundary() {
 #[test]
 fn oversized_and_empty_requests_are_rejected_not_stuck() {
     let mut r = replica(8192, 256, Some(4), false);
-    let events = run(&mut r, &[(0.0, 1, 60, 5), (0.0, 2, 10, 0), (0.0, 3, 10, 2)]);
+    // 61 + 5 tokens need 61 + 5 - 1 = 65 slots, more than 4 blocks of 16 hold: never fits.
+    let events = run(&mut r, &[(0.0, 1, 61, 5), (0.0, 2, 10, 0), (0.0, 3, 10, 2)]);
     assert!(events.contains(&ReplicaEvent::Finished {
         id: 0,
         t: 0.0,
@@ -287,12 +288,138 @@ fn oversized_and_empty_requests_are_rejected_not_stuck() {
     assert_eq!(r.metrics().finished, 1);
 }
 
+/// Regression: a request was refused when its prompt plus output filled the pool exactly,
+/// though its last sampled token never needs a KV slot (vLLM needs P + O - 1 slots; see
+/// `max_model_len` against the KV cache in vllm/v1/core/kv_cache_utils.py).
+#[test]
+fn a_request_that_fills_the_pool_to_the_last_slot_fits() {
+    let mut r = replica(8192, 256, Some(4), false);
+    let events = run(&mut r, &[(0.0, 1, 60, 5)]);
+    assert_eq!(r.metrics().rejected, 0);
+    assert!(events.contains(&ReplicaEvent::Finished {
+        id: 0,
+        t: finish_time(&events, 0),
+        output_tokens: 5
+    }));
+}
+
+/// Mirrors vLLM's `scheduler_reserve_full_isl` (vllm/v1/core/sched/scheduler.py, the waiting
+/// loop's `allocate_slots(full_sequence_must_fit=...)`): a waiting request is admitted only
+/// when its whole prompt fits in the free blocks, though only its first chunk is allocated.
+/// Off, it is admitted on its first chunk and thrashes: preempted, readmitted, preempted.
+#[test]
+fn a_waiting_request_is_admitted_only_when_its_whole_prompt_fits() {
+    let run_gate = |gate: bool| {
+        let mut cfg = ReplicaConfig::seed();
+        cfg.scheduler = SchedulerConfig {
+            max_num_batched_tokens: 256,
+            scheduler_reserve_full_isl: gate,
+            enable_prefix_caching: false,
+            ..SchedulerConfig::default()
+        };
+        // 40 blocks (640 tokens); A decodes from 300 tokens; B has a 400-token prompt.
+        cfg.kv_blocks_override = Some(40);
+        cfg.trace_capacity = 10_000;
+        let mut r = Replica::new(cfg).unwrap();
+        let events = run(&mut r, &[(0.0, 1, 300, 60), (0.05, 2, 400, 20)]);
+        (r, events)
+    };
+    let (on, events) = run_gate(true);
+    // B waits until A finishes: its 25 blocks never fit beside A's 19 to 23.
+    let a_done = finish_time(&events, 0);
+    let b_in = events
+        .iter()
+        .find_map(|e| match *e {
+            ReplicaEvent::Admitted { id: 1, t } => Some(t),
+            _ => None,
+        })
+        .unwrap();
+    assert!(
+        b_in >= a_done,
+        "B admitted at {b_in}, A finished at {a_done}"
+    );
+    assert_eq!(on.metrics().preemptions, 0);
+    // Without the gate B is admitted on its first 256-token chunk beside A, and the pool runs
+    // out under them: recompute preemptions that the gate avoids.
+    let (off, events) = run_gate(false);
+    assert!(off.metrics().preemptions > 0);
+    let b_in = events
+        .iter()
+        .find_map(|e| match *e {
+            ReplicaEvent::Admitted { id: 1, t } => Some(t),
+            _ => None,
+        })
+        .unwrap();
+    assert!(b_in < finish_time(&events, 0));
+}
+
+/// Mirrors vLLM's `long_prefill_token_threshold` (vllm/v1/core/sched/scheduler.py: `if 0 <
+/// threshold < num_new_tokens: num_new_tokens = threshold`, in the running and the waiting
+/// loop alike): it caps a request's chunk even when the request is alone in the step and the
+/// budget would take the whole prompt.
+#[test]
+fn long_prefill_threshold_caps_a_request_alone_in_the_step() {
+    let mut cfg = ReplicaConfig::seed();
+    cfg.scheduler.long_prefill_token_threshold = 512;
+    cfg.trace_capacity = 100;
+    let mut r = Replica::new(cfg).unwrap();
+    run(&mut r, &[(0.0, 1, 2000, 2)]);
+    let b = batches(&r);
+    assert_eq!(
+        b[..4],
+        [
+            vec![(0, 512)],
+            vec![(0, 512)],
+            vec![(0, 512)],
+            vec![(0, 464)]
+        ]
+    );
+}
+
+/// Mirrors vLLM caching blocks filled by generated tokens (`Request.append_output_token_ids`
+/// hashes each newly full block; `KVCacheManager.allocate_slots` caches up to the computed
+/// tokens): a chat's next turn, which resends the previous answer, hits the answer's blocks.
+#[test]
+fn blocks_filled_by_generated_tokens_are_cached_for_the_next_turn() {
+    use trainer_core::workload::{reply_content, Segment};
+    let mut r = replica(8192, 256, None, true);
+    let turn1 = Prompt::unique(42, 100);
+    let mut turn2 = turn1.clone();
+    turn2.segments.push(Segment {
+        content: reply_content(&turn1),
+        len: 80,
+    });
+    turn2.segments.push(Segment {
+        content: 43,
+        len: 30,
+    });
+    let mut events = Vec::new();
+    for (id, at, prompt, out) in [(0u64, 0.0, turn1, 80u32), (1, 5.0, turn2, 10)] {
+        r.submit(
+            at,
+            EngineRequest {
+                id,
+                prompt,
+                output_len: out,
+                tenant: 0,
+            },
+        );
+        r.advance_to(at + 4.0, &mut events);
+    }
+    // Turn 1 held 100 + 79 = 179 tokens: 11 full blocks, prompt and answer. Turn 2 (210
+    // tokens) finds all 11; only prompt blocks (6) would hit without output caching.
+    let m = r.metrics();
+    assert_eq!(m.prefix_hit_tokens, 11 * 16);
+    assert!(r.audit().consistent);
+}
+
 #[test]
 fn follow_one_chat_walkthrough_is_reproducible() {
     // Build-up 1: A, B, C decode; D (2,000 tokens) joins, is prefilled in 512-token chunks
     // beside their decodes, fills its block table, gets its first token, and memory then runs
-    // out (a 200-block pool), forcing a preemption of the newest request.
-    let mut r = replica(512, 256, Some(200), false);
+    // out (a 220-block pool: D's whole prompt must fit when it is admitted), forcing a
+    // preemption of the newest request.
+    let mut r = replica(512, 256, Some(220), false);
     let mut events = Vec::new();
     for (id, p) in [(0u64, 300u32), (1, 400), (2, 500)] {
         r.submit(

@@ -46,7 +46,7 @@ use crate::cost::{
 use crate::error::ConfigError;
 use crate::stats::Samples;
 use crate::workload::Prompt;
-use kv::{for_each_block_hash, prompt_block_hashes, BlockPool};
+use kv::{for_each_block_hash, sequence_block_hashes, BlockPool};
 use serde::{Deserialize, Serialize};
 use std::collections::VecDeque;
 
@@ -62,8 +62,31 @@ pub struct SchedulerConfig {
     pub block_size: u32,
     /// Automatic prefix caching (on by default in vLLM V1).
     pub enable_prefix_caching: bool,
-    /// 0 = off; else the largest prefill chunk one request may take in a step.
+    /// 0 = off; else the largest prefill chunk one request may take in a step, applied to
+    /// running and waiting requests alike, even to a request alone in the step.
     pub long_prefill_token_threshold: u32,
+    /// Admit a waiting request only if its whole known sequence (prompt, and any tokens it
+    /// produced before a preemption), less its prefix hits, fits in the free blocks now; only
+    /// the first chunk is allocated (vLLM's `scheduler_reserve_full_isl`, on by default since
+    /// spring 2026). Off: only the first chunk must fit, which lets chunked prefills over-admit
+    /// and thrash.
+    pub scheduler_reserve_full_isl: bool,
+    /// Overlap the CPU's work for step n + 1 (scheduling, input preparation, detokenisation)
+    /// with the GPU's work for step n (vLLM's `async_scheduling`, on by default since vLLM
+    /// 0.14). Only its timing is modelled: every request's output length is known here, so the
+    /// one step of slack vLLM keeps for a request that may stop early never arises.
+    pub async_scheduling: bool,
+    /// Chunked prefill, which vLLM V1 always does: a prompt may be split across steps, and a
+    /// step carries prompt chunks beside the running requests' decodes. Off, the scheduler of
+    /// vLLM before V1 without chunked prefill (the default there for models under 32K
+    /// context): a step either prefills whole new prompts or decodes the running requests,
+    /// never both, and prompts go first, so every prefill stalls every decode.
+    #[serde(default = "yes")]
+    pub chunked_prefill: bool,
+}
+
+fn yes() -> bool {
+    true
 }
 
 /// Everything that defines one replica.
@@ -313,22 +336,43 @@ pub struct Replica {
     itl_samples: bool,
 }
 
+const GIB: f64 = 1024.0 * 1024.0 * 1024.0;
+
 /// Longest pool the simulator accepts, in blocks.
 pub const MAX_KV_BLOCKS: u32 = 1 << 28;
 
 impl Default for SchedulerConfig {
+    /// What `vllm serve` picks on an H100 or H200 (see [`SchedulerConfig::for_gpu`]).
     fn default() -> Self {
         SchedulerConfig {
             max_num_batched_tokens: 8192,
-            max_num_seqs: 256,
+            max_num_seqs: 1024,
             block_size: 16,
             enable_prefix_caching: true,
             long_prefill_token_threshold: 0,
+            scheduler_reserve_full_isl: true,
+            async_scheduling: true,
+            chunked_prefill: true,
         }
     }
 }
 
 impl SchedulerConfig {
+    /// The defaults `vllm serve` (the OpenAI API server) picks for a GPU, from
+    /// `EngineArgs.get_batch_defaults` in vllm/engine/arg_utils.py: on a GPU with at least
+    /// 70 GiB whose name does not contain "a100" (H100, H200, B200, MI300X), a token budget of
+    /// 8,192 and 1,024 sequences; on an A100 and every smaller GPU, 2,048 and 256 (larger
+    /// budgets slowed the A100 down, vLLM PR 17885).
+    pub fn for_gpu(gpu: &crate::catalog::GpuSpec) -> SchedulerConfig {
+        let large = gpu.reported_mem_bytes >= 70.0 * GIB && !gpu.id.contains("a100");
+        let (max_num_batched_tokens, max_num_seqs) = if large { (8192, 1024) } else { (2048, 256) };
+        SchedulerConfig {
+            max_num_batched_tokens,
+            max_num_seqs,
+            ..SchedulerConfig::default()
+        }
+    }
+
     pub fn validate(&self) -> Result<(), ConfigError> {
         let check = |field: &str, v: u32, min: u32, max: u32| {
             if v < min || v > max {
@@ -359,14 +403,15 @@ impl SchedulerConfig {
 }
 
 impl ReplicaConfig {
-    /// The seed problem's replica: Llama 3.1 8B in BF16 on one H100, the brief's efficiencies
-    /// and memory split, vLLM's default scheduler.
+    /// The seed problem's replica: Llama 3.1 8B in BF16 on one H100, as `vllm serve` runs it:
+    /// the calibrated efficiencies, vLLM's memory split and its scheduler defaults for the GPU.
     pub fn seed() -> Self {
+        let deployment = Deployment::seed();
         ReplicaConfig {
-            deployment: Deployment::seed(),
-            efficiency: Efficiency::REFERENCE,
-            memory: MemoryConfig::REFERENCE,
-            scheduler: SchedulerConfig::default(),
+            scheduler: SchedulerConfig::for_gpu(&deployment.gpu),
+            deployment,
+            efficiency: Efficiency::CALIBRATED,
+            memory: MemoryConfig::VLLM,
             kv_blocks_override: None,
             trace_capacity: 0,
             record_token_times: false,
@@ -385,7 +430,8 @@ impl ReplicaConfig {
 
     fn blocks_and_cost(&self) -> Result<(u32, CostModel), ConfigError> {
         let cost = CostModel::new(self.deployment.clone(), self.efficiency)
-            .map_err(|e| e.within("deployment"))?;
+            .map_err(|e| e.within("deployment"))?
+            .with_async_scheduling(self.scheduler.async_scheduling);
         self.memory.validate().map_err(|e| e.within("memory"))?;
         self.scheduler
             .validate()
@@ -532,11 +578,20 @@ impl Replica {
         self.metrics.submitted += 1;
         let prompt_len = req.prompt.len();
         let bs = self.cfg.scheduler.block_size as u64;
-        let need_blocks = (prompt_len as u64 + req.output_len as u64).div_ceil(bs);
+        // The last sampled token is never fed back, so it needs no KV slot: P prompt and O
+        // output tokens occupy P + O - 1 slots at most (vLLM sizes `max_model_len` the same way).
+        let need_blocks = (prompt_len as u64 + req.output_len as u64)
+            .saturating_sub(1)
+            .div_ceil(bs);
         if prompt_len == 0
             || req.output_len == 0
             || prompt_len as u64 + req.output_len as u64 > (u32::MAX / 2) as u64
             || need_blocks > self.pool.total() as u64
+            // Without chunked prefill a prompt (and its recompute after a preemption) must fit
+            // one step's budget; vLLM V0 then requires max_num_batched_tokens >= max_model_len.
+            || (!self.cfg.scheduler.chunked_prefill
+                && prompt_len as u64 + req.output_len as u64 - 1
+                    > self.cfg.scheduler.max_num_batched_tokens as u64)
         {
             self.metrics.rejected += 1;
             self.deferred.push(ReplicaEvent::Finished {
@@ -805,6 +860,9 @@ impl Replica {
 
     /// The queues, every block table and the step in flight.
     pub fn snapshot(&self) -> ReplicaSnapshot {
+        let bs = self.cfg.scheduler.block_size;
+        let caching = self.cfg.scheduler.enable_prefix_caching;
+        let in_flight = matches!(self.state, State::InFlight { .. });
         let view = |slot: u32| {
             let s = &self.seqs[slot as usize];
             let phase = if !s.running {
@@ -815,6 +873,19 @@ impl Replica {
                 SeqPhase::Prefill
             };
             let lag = if s.running { self.ff_lag } else { 0 };
+            // Blocks are registered when a step is composed, so count the step in flight too
+            // (the fast-forward leaves the counts behind; this is what `compose` would say).
+            let scheduled = if in_flight && s.running {
+                self.batch.iter().find(|b| b.0 == slot).map_or(0, |b| b.1)
+            } else {
+                0
+            };
+            let cached_blocks = if caching && s.running {
+                s.num_cached
+                    .max(((s.computed + lag + scheduled) / bs).min(s.hashes.len() as u32))
+            } else {
+                s.num_cached
+            };
             SeqSnapshot {
                 id: s.id,
                 tenant: s.tenant,
@@ -825,7 +896,7 @@ impl Replica {
                 computed_tokens: s.computed + lag,
                 output_tokens: s.generated + lag,
                 blocks: s.blocks.clone(),
-                cached_blocks: s.num_cached,
+                cached_blocks,
                 preemptions: s.preemptions,
             }
         };
@@ -1025,9 +1096,11 @@ impl Replica {
         }
         self.metrics.fast_forward_steps += k as u64;
         let alloc_steps = k + in_flight.is_some() as u32;
-        // Hand out the blocks in the step-by-step order: by step, then in running order.
-        // One pop of all of them from the free queue gives the same blocks in the same order.
-        if new_blocks > 0 {
+        let caching = self.cfg.scheduler.enable_prefix_caching;
+        if new_blocks > 0 && !caching {
+            // Hand out the blocks in the step-by-step order: by step, then in running order.
+            // One pop of all of them from the free queue gives the same blocks in the same
+            // order (nothing is freed or cached in between).
             let mut got = std::mem::take(&mut self.scratch_blocks);
             got.clear();
             let ok = self.pool.allocate(new_blocks, &mut got);
@@ -1041,6 +1114,38 @@ impl Replica {
                     let slot = self.running[self.ff_order[j] as usize];
                     if let Some(&b) = next.next() {
                         self.seqs[slot as usize].blocks.push(b);
+                    }
+                }
+            }
+            self.scratch_blocks = got;
+        } else if caching {
+            // Step by step, as `compose` would: each step's new blocks, then the blocks its
+            // decode fills (prompt or generated tokens), registered in the prefix cache.
+            let lag = self.ff_lag;
+            let mut got = std::mem::take(&mut self.scratch_blocks);
+            for kk in 1..=alloc_steps {
+                let r = ((bs + 1 - (kk % bs + shift) % bs) % bs) as usize;
+                let lo = self.ff_offsets[r] as usize;
+                let hi = lo + self.ff_counts[r] as usize;
+                if hi > lo {
+                    got.clear();
+                    let ok = self.pool.allocate((hi - lo) as u32, &mut got);
+                    debug_assert!(ok, "checked against the free count");
+                    for (j, &b) in (lo..hi).zip(got.iter()) {
+                        let slot = self.running[self.ff_order[j] as usize];
+                        self.seqs[slot as usize].blocks.push(b);
+                    }
+                }
+                // Requests whose context after step kk is a whole number of blocks.
+                let r = ((bs - (kk % bs + shift) % bs) % bs) as usize;
+                let lo = self.ff_offsets[r] as usize;
+                let hi = lo + self.ff_counts[r] as usize;
+                for j in lo..hi {
+                    let slot = self.running[self.ff_order[j] as usize];
+                    let s = &self.seqs[slot as usize];
+                    let full = ((s.computed + lag + kk) / bs) as usize;
+                    if full > 0 && full <= s.hashes.len() {
+                        self.pool.cache_run(&s.blocks, &s.hashes, full - 1..full);
                     }
                 }
             }
@@ -1066,17 +1171,25 @@ impl Replica {
         true
     }
 
-    /// Writes the running requests' lag (see `ff_lag`) into them.
+    /// Writes the running requests' lag (see `ff_lag`) into them, and the blocks the
+    /// fast-forward registered in the prefix cache into their counts.
     fn settle(&mut self) {
         if self.ff_lag == 0 {
             return;
         }
         let (lag, t) = (self.ff_lag, self.ff_lag_time);
+        let bs = self.cfg.scheduler.block_size;
+        let caching = self.cfg.scheduler.enable_prefix_caching;
         for &slot in &self.running {
             let s = &mut self.seqs[slot as usize];
             s.computed += lag;
             s.generated += lag;
             s.last_token_time = t;
+            if caching {
+                s.num_cached = s
+                    .num_cached
+                    .max((s.computed / bs).min(s.hashes.len() as u32));
+            }
         }
         self.ff_lag = 0;
     }
@@ -1160,9 +1273,27 @@ impl Replica {
         self.batch.clear();
         let mut preempted = false;
 
+        // Without chunked prefill (vLLM V0), whole new prompts go first, in a step of their own.
+        let separate = !sc.chunked_prefill;
+        let mut prefill_only = false;
+        if separate {
+            while budget > 0 && self.running.len() < max_seqs {
+                let Some(&slot) = self.waiting.front() else {
+                    break;
+                };
+                let Some(new) = self.admit(slot, budget, threshold, true) else {
+                    break;
+                };
+                self.waiting.pop_front();
+                self.start_running(slot, new, start, events, &mut totals);
+                budget -= new;
+                prefill_only = true;
+            }
+        }
+
         // Running requests first, in order.
         let mut i = 0;
-        while i < self.running.len() && budget > 0 {
+        while !prefill_only && i < self.running.len() && budget > 0 {
             let slot = self.running[i];
             let s = &self.seqs[slot as usize];
             let mut new = s.uncomputed();
@@ -1202,32 +1333,16 @@ impl Replica {
         }
 
         // Then waiting requests, first come first served, unless this step preempted.
-        if !preempted {
+        if !preempted && !separate {
             while budget > 0 && self.running.len() < max_seqs {
                 let Some(&slot) = self.waiting.front() else {
                     break;
                 };
-                let Some(new) = self.admit(slot, budget, threshold) else {
+                let Some(new) = self.admit(slot, budget, threshold, false) else {
                     break;
                 };
                 self.waiting.pop_front();
-                self.running.push(slot);
-                let s = &mut self.seqs[slot as usize];
-                s.running = true;
-                let target = s.computed + new;
-                if !s.admitted {
-                    s.admitted = true;
-                    events.push(ReplicaEvent::Admitted { id: s.id, t: start });
-                    if let Some(tr) = self.cur_trace.as_mut() {
-                        tr.admitted.push(s.id);
-                    }
-                }
-                self.prefill_left -= new as u64;
-                self.batch.push((slot, new, true));
-                totals.add(BatchItem {
-                    new_tokens: new,
-                    context_len: target,
-                });
+                self.start_running(slot, new, start, events, &mut totals);
                 budget -= new;
             }
         }
@@ -1266,8 +1381,9 @@ impl Replica {
         self.state = State::InFlight { start, end };
     }
 
-    /// Ensures `slot` has blocks for `target` tokens, registering newly full prompt blocks in the
-    /// prefix cache. False, changing nothing, when the pool is short.
+    /// Ensures `slot` has blocks for `target` tokens, registering newly full blocks (prompt or
+    /// generated tokens) in the prefix cache, as vLLM's `allocate_slots` caches up to
+    /// `num_computed_tokens + num_new_tokens`. False, changing nothing, when the pool is short.
     fn allocate(&mut self, slot: u32, target: u32) -> bool {
         let bs = self.cfg.scheduler.block_size;
         let s = &mut self.seqs[slot as usize];
@@ -1277,7 +1393,7 @@ impl Replica {
             return false;
         }
         if self.cfg.scheduler.enable_prefix_caching {
-            let full = (target.min(s.prompt_len) / bs).min(s.hashes.len() as u32);
+            let full = (target / bs).min(s.hashes.len() as u32);
             if full > s.num_cached {
                 let run = s.num_cached as usize..full as usize;
                 self.pool.cache_run(&s.blocks, &s.hashes, run);
@@ -1287,14 +1403,43 @@ impl Replica {
         true
     }
 
-    /// Tries to admit the waiting request in `slot` with up to `budget` tokens; returns its new
-    /// tokens, or None (changing nothing) when its blocks do not fit.
-    fn admit(&mut self, slot: u32, budget: u32, threshold: u32) -> Option<u32> {
+    /// Moves an admitted request into the running list and the batch with `new` tokens.
+    fn start_running(
+        &mut self,
+        slot: u32,
+        new: u32,
+        start: f64,
+        events: &mut Vec<ReplicaEvent>,
+        totals: &mut BatchTotals,
+    ) {
+        self.running.push(slot);
+        let s = &mut self.seqs[slot as usize];
+        s.running = true;
+        let target = s.computed + new;
+        if !s.admitted {
+            s.admitted = true;
+            events.push(ReplicaEvent::Admitted { id: s.id, t: start });
+            if let Some(tr) = self.cur_trace.as_mut() {
+                tr.admitted.push(s.id);
+            }
+        }
+        self.prefill_left -= new as u64;
+        self.batch.push((slot, new, true));
+        totals.add(BatchItem {
+            new_tokens: new,
+            context_len: target,
+        });
+    }
+
+    /// Tries to admit the waiting request in `slot` with up to `budget` tokens (all of its
+    /// tokens at once when `whole`); returns its new tokens, or None (changing nothing) when
+    /// its blocks, or with `whole` its tokens, do not fit.
+    fn admit(&mut self, slot: u32, budget: u32, threshold: u32, whole: bool) -> Option<u32> {
         let bs = self.cfg.scheduler.block_size;
         let caching = self.cfg.scheduler.enable_prefix_caching;
         let s = &mut self.seqs[slot as usize];
         if caching && !s.hashed {
-            prompt_block_hashes(&s.prompt, bs, &mut s.hashes);
+            sequence_block_hashes(&s.prompt, s.output_len - 1, bs, &mut s.hashes);
             s.hashed = true;
         }
         let total = s.prompt_len + s.generated;
@@ -1318,13 +1463,23 @@ impl Replica {
         let hit = self.scratch_blocks.len() as u32;
         let cached = hit * bs;
         let mut new = total - cached;
+        if whole && new > budget {
+            return None;
+        }
         if threshold > 0 && new > threshold {
             new = threshold;
         }
         new = new.min(budget);
         let target = cached + new;
         let need = target.div_ceil(bs) - hit;
-        if need as u64 + free_hits as u64 > self.pool.num_free() as u64 {
+        // vLLM's `allocate_slots(full_sequence_must_fit=True)`: every known token, not just
+        // this chunk, must fit now (a free block taken by a hit counts against the free ones).
+        let gate = if self.cfg.scheduler.scheduler_reserve_full_isl {
+            total.div_ceil(bs) - hit
+        } else {
+            need
+        };
+        if gate as u64 + free_hits as u64 > self.pool.num_free() as u64 {
             return None;
         }
         for &b in &self.scratch_blocks {

@@ -2,7 +2,7 @@
 //! derivation, at a given replica count, summarised as targets met or missed.
 
 use super::{Inputs, Question};
-use crate::cost::{Deployment, Efficiency, MemoryConfig};
+use crate::cost::{CostModel, Deployment, Efficiency, MemoryBasis, MemoryConfig};
 use crate::error::ConfigError;
 use crate::fleet::{FleetConfig, FleetReport, PoolConfig, SloConfig, TrafficSource};
 use crate::replica::ReplicaConfig;
@@ -69,9 +69,10 @@ impl SimCheckConfig {
 const SLO_DEFAULT_TTFT_S: f64 = 0.5;
 
 /// The fleet configuration that checks the fleet question's answer at `replicas`: constant
-/// prompt and output lengths, Poisson arrivals at the rate, the inputs' model, GPU, number
-/// formats, efficiencies and memory settings, no quota and no autoscaler (the check is about
-/// capacity, not policy).
+/// prompt and output lengths, Poisson arrivals at the rate, the inputs' model, GPU and number
+/// formats on replicas run as `vllm serve` runs them (the simulator's calibrated efficiencies,
+/// vLLM's memory split and scheduler defaults: see [`assumptions`] for where that differs from
+/// the estimate), no quota and no autoscaler (the check is about capacity, not policy).
 ///
 /// Refuses inputs the fleet question would refuse, a replica count outside 1..=4096, and a
 /// rate so high that even ten simulated seconds would exceed `max_requests`.
@@ -111,16 +112,11 @@ pub fn fleet_config(
             weight_dtype: inputs.weight_dtype(),
             kv_dtype: inputs.kv_dtype(),
         },
-        efficiency: Efficiency {
-            mfu: v("mfu"),
-            mbu: v("mbu"),
-            ..Efficiency::REFERENCE
-        },
-        memory: MemoryConfig {
-            gpu_memory_utilization: v("mem_util"),
-            reserve_bytes_per_gpu: v("reserve_gb") * 1e9,
-        },
         ..ReplicaConfig::seed()
+    };
+    let replica = ReplicaConfig {
+        scheduler: crate::replica::SchedulerConfig::for_gpu(&replica.deployment.gpu),
+        ..replica
     };
     let output = v("output_tokens") as u32;
     let workload = WorkloadConfig {
@@ -154,6 +150,77 @@ pub fn fleet_config(
     };
     fleet.validate()?;
     Ok(fleet)
+}
+
+/// One assumption on which the simulator's replica and the estimate's arithmetic differ,
+/// with both figures.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Assumption {
+    /// Stable id: `kv_pool`, `decode_step` or `max_num_seqs`.
+    pub id: &'static str,
+    /// The estimate's figure and the simulator's, in the unit below.
+    pub estimate: f64,
+    pub simulator: f64,
+    pub unit: &'static str,
+}
+
+/// Where the simulated replicas of `fleet` (from [`fleet_config`]) depart from the estimate's
+/// assumptions: the KV pool (the simulator sizes it from the memory the device reports, at
+/// vLLM's utilisation and measured reserve; the estimate from the datasheet's round figure and
+/// the inputs' split), the decode step at the inputs' batch and average context (the
+/// simulator's calibrated efficiencies and per-step overheads against the inputs' MFU and MBU
+/// with none), and the batch limit (vLLM's `max_num_seqs` against the inputs' batch). Only
+/// assumptions whose figures differ by more than half a percent are listed.
+pub fn assumptions(inputs: &Inputs, fleet: &FleetConfig) -> Vec<Assumption> {
+    let Some(pool) = fleet.pools.first() else {
+        return Vec::new();
+    };
+    let r = &pool.replica;
+    let v = |name: &str| inputs.get(name).unwrap_or(0.0);
+    let estimate_eff = Efficiency {
+        mfu: v("mfu"),
+        mbu: v("mbu"),
+        ..Efficiency::REFERENCE
+    };
+    let estimate_mem = MemoryConfig {
+        gpu_memory_utilization: v("mem_util"),
+        reserve_bytes_per_gpu: v("reserve_gb") * 1e9,
+        capacity: MemoryBasis::Datasheet,
+    };
+    let (Ok(est), Ok(sim)) = (
+        CostModel::new(r.deployment.clone(), estimate_eff),
+        CostModel::new(r.deployment.clone(), r.efficiency),
+    ) else {
+        return Vec::new();
+    };
+    let sim = sim.with_async_scheduling(r.scheduler.async_scheduling);
+    let batch = v("batch").clamp(1.0, u32::MAX as f64) as u32;
+    let context = (v("prompt_tokens") + v("output_tokens") / 2.0)
+        .round()
+        .clamp(1.0, u32::MAX as f64) as u32;
+    let all = [
+        Assumption {
+            id: "kv_pool",
+            estimate: est.kv_pool_tokens(&estimate_mem),
+            simulator: sim.kv_pool_tokens(&r.memory),
+            unit: "tokens",
+        },
+        Assumption {
+            id: "decode_step",
+            estimate: est.decode_step(batch, context).total_s,
+            simulator: sim.decode_step(batch, context).total_s,
+            unit: "s",
+        },
+        Assumption {
+            id: "max_num_seqs",
+            estimate: batch as f64,
+            simulator: r.scheduler.max_num_seqs as f64,
+            unit: "sequences",
+        },
+    ];
+    all.into_iter()
+        .filter(|a| (a.simulator - a.estimate).abs() > 0.005 * a.estimate.abs())
+        .collect()
 }
 
 impl SimCheck {
@@ -256,6 +323,28 @@ mod tests {
             Arrival::Poisson { rate: 20.0 }
         );
         assert!((f.slo.tpot_s - 0.02).abs() < 1e-12);
+    }
+
+    #[test]
+    fn the_check_names_where_the_simulator_departs_from_the_estimate() {
+        let (_, inputs, _) = Inputs::from_query("question=fleet");
+        let f = fleet_config(&inputs, 8, &SimCheckConfig::DEFAULT).expect("config");
+        let gaps = assumptions(&inputs, &f);
+        let get = |id: &str| gaps.iter().find(|a| a.id == id).expect(id);
+        // The brief's pool (416,103 tokens from 80 GB) against vLLM's from 79.2 GiB at 0.9.
+        let kv = get("kv_pool");
+        assert_eq!(kv.estimate, 416_103.0);
+        assert!(kv.simulator > kv.estimate, "{kv:?}");
+        // The calibrated step carries a per-step overhead the estimate leaves out.
+        let d = get("decode_step");
+        assert!(d.simulator > d.estimate, "{d:?}");
+        assert_eq!(get("max_num_seqs").simulator, 1024.0);
+        // Where the inputs match the simulator, nothing is listed.
+        let (_, same, _) = Inputs::from_query("question=fleet&batch=1024");
+        let f = fleet_config(&same, 8, &SimCheckConfig::DEFAULT).expect("config");
+        assert!(assumptions(&same, &f)
+            .iter()
+            .all(|a| a.id != "max_num_seqs"));
     }
 
     #[test]

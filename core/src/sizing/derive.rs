@@ -57,6 +57,7 @@ impl<'a> Ctx<'a> {
             (Some(u), Some(r)) => MemoryConfig {
                 gpu_memory_utilization: u,
                 reserve_bytes_per_gpu: r * 1e9,
+                capacity: crate::cost::MemoryBasis::Datasheet,
             },
             _ => MemoryConfig::REFERENCE,
         };

@@ -421,7 +421,11 @@ impl Inputs {
             Dtype::Fp8 => g.fp8_flops = Some(peak),
         }
         g.mem_bw = self.get("hbm_tb_s")? * 1e12;
+        // The device reports a little more (or less) than its label; a learner's capacity keeps
+        // the preset's ratio, so the simulator sizes its pool from what such a device reports.
+        let ratio = g.reported_mem_bytes / g.mem_bytes;
         g.mem_bytes = self.get("gpu_mem_gb")? * 1e9;
+        g.reported_mem_bytes = g.mem_bytes * ratio;
         Some(g)
     }
 }

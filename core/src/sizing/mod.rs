@@ -22,7 +22,7 @@ mod derive;
 mod drill;
 mod inputs;
 
-pub use check::{fleet_config, SimCheck, SimCheckConfig};
+pub use check::{assumptions, fleet_config, Assumption, SimCheck, SimCheckConfig};
 
 pub use derive::derive;
 pub use drill::{sensitivity, Drill, Grade};

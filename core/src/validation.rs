@@ -1,0 +1,215 @@
+//! The simulator against published measurements.
+//!
+//! `content/validation/measurements.toml` holds measured figures from public benchmarks of
+//! vLLM (and one other serving framework where vLLM published none), each with its source,
+//! the conditions it was measured under and the figure. [`run_row`] replays a row's
+//! conditions through the replica simulator with the default (calibrated) efficiencies and
+//! vLLM's defaults, computes the same figure under `vllm bench`'s definition
+//! ([`crate::metrics::ServeMetrics`]), and says how far it lands from the measurement. The
+//! test `validation` fails when a row leaves its band; the app shows the same table.
+//!
+//! Nothing in a row tunes the model: a row gives only what its source states (model, GPU,
+//! GPUs per replica, number formats, scheduler settings of that engine version, the request
+//! pattern and lengths). The efficiencies are the same [`Efficiency::CALIBRATED`] for all.
+
+use crate::catalog::{gpu_or_error, model_or_error, Dtype};
+use crate::cost::{Deployment, Efficiency, MemoryConfig};
+use crate::error::ConfigError;
+use crate::metrics::ServeMetrics;
+use crate::replica::{ReplicaConfig, ReplicaSim, ReplicaSimConfig, SchedulerConfig, WorkLimits};
+use crate::workload::{Arrival, LengthDist, WorkloadConfig};
+use serde::{Deserialize, Serialize};
+
+/// The shipped measurements file.
+pub const MEASUREMENTS: &str = include_str!("../../content/validation/measurements.toml");
+
+/// The measurements file.
+#[derive(Clone, Debug, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Measurements {
+    pub row: Vec<Row>,
+}
+
+/// One published measurement and the conditions it was taken under.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Row {
+    pub id: String,
+    /// Where the figure was published (repository and file, or pull request).
+    pub source: String,
+    /// Engine and version, and scheduling mode.
+    pub engine: String,
+    /// The conditions in words, as the source states them.
+    pub conditions: String,
+    pub model: String,
+    pub gpu: String,
+    pub tp: u32,
+    #[serde(default = "bf16")]
+    pub weight_dtype: Dtype,
+    #[serde(default = "bf16")]
+    pub kv_dtype: Dtype,
+    /// `latency` or `throughput`.
+    pub kind: String,
+    /// The `vllm bench` JSON key of the figure (e.g. `median_tpot_ms`, `request_throughput`).
+    pub metric: String,
+    pub measured: f64,
+    pub max_num_seqs: u32,
+    pub max_num_batched_tokens: u32,
+    /// Whether the engine kept the CPU's per-step work off the GPU's critical path (async
+    /// scheduling, or the multi-step scheduling of vLLM 0.6).
+    pub async_scheduling: bool,
+    /// Whether prompts were chunked and mixed with decodes (vLLM V1, or V0 with chunked
+    /// prefill on); false for V0's separate prefill steps.
+    #[serde(default = "yes")]
+    pub chunked_prefill: bool,
+    #[serde(default = "default_util")]
+    pub gpu_memory_utilization: f64,
+    /// Requests sent.
+    pub requests: u32,
+    /// Poisson arrivals at this rate (requests per second); absent: all at once.
+    #[serde(default)]
+    pub rate: Option<f64>,
+    pub prompt_len: LengthDist,
+    pub output_len: LengthDist,
+    /// Why the row is shown but not held to the band (a mechanism the simulator leaves out).
+    #[serde(default)]
+    pub excluded: Option<String>,
+}
+
+fn yes() -> bool {
+    true
+}
+
+fn bf16() -> Dtype {
+    Dtype::Bf16
+}
+
+fn default_util() -> f64 {
+    0.9
+}
+
+/// The band every row must land in: within 15 % of its measurement.
+pub const BAND: f64 = 0.15;
+
+/// What the simulator made of one row.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Outcome {
+    pub id: String,
+    pub metric: String,
+    pub measured: f64,
+    pub simulated: f64,
+    /// simulated / measured - 1.
+    pub error: f64,
+    pub within_band: bool,
+    /// The row's reason for not being held to the band, if any.
+    pub excluded: Option<String>,
+    /// Every figure of the simulated run, under vLLM's names.
+    pub metrics: ServeMetrics,
+}
+
+/// Parses the shipped measurements.
+pub fn shipped() -> Result<Measurements, ConfigError> {
+    parse(MEASUREMENTS)
+}
+
+/// Parses a measurements file.
+pub fn parse(text: &str) -> Result<Measurements, ConfigError> {
+    toml::from_str(text).map_err(|e| ConfigError::new("", format!("measurements: {}", e.message())))
+}
+
+impl Row {
+    /// The replica simulation that replays this row.
+    pub fn config(&self) -> Result<ReplicaSimConfig, ConfigError> {
+        self.config_with(Efficiency::CALIBRATED)
+    }
+
+    /// The same with other efficiencies (for calibrating them).
+    pub fn config_with(&self, efficiency: Efficiency) -> Result<ReplicaSimConfig, ConfigError> {
+        let deployment = Deployment {
+            model: model_or_error(&self.model)?,
+            gpu: gpu_or_error(&self.gpu)?,
+            tp: self.tp,
+            weight_dtype: self.weight_dtype,
+            kv_dtype: self.kv_dtype,
+        };
+        let replica = ReplicaConfig {
+            deployment,
+            efficiency,
+            memory: MemoryConfig {
+                gpu_memory_utilization: self.gpu_memory_utilization,
+                ..MemoryConfig::VLLM
+            },
+            scheduler: SchedulerConfig {
+                max_num_seqs: self.max_num_seqs,
+                max_num_batched_tokens: self.max_num_batched_tokens,
+                async_scheduling: self.async_scheduling,
+                chunked_prefill: self.chunked_prefill,
+                // Benchmark prompts are distinct: nothing to hit.
+                enable_prefix_caching: false,
+                ..SchedulerConfig::default()
+            },
+            kv_blocks_override: None,
+            trace_capacity: 0,
+            record_token_times: false,
+        };
+        let n = self.requests.max(1);
+        let (arrival, duration_s) = match self.rate {
+            Some(rate) => (Arrival::Poisson { rate }, n as f64 / rate),
+            None => (
+                Arrival::Trace {
+                    times: vec![0.0; n as usize],
+                },
+                1.0,
+            ),
+        };
+        let cfg = ReplicaSimConfig {
+            replica,
+            workload: WorkloadConfig {
+                arrival,
+                prompt_len: self.prompt_len.clone(),
+                output_len: self.output_len.clone(),
+                sessions: None,
+                tenants: 1,
+                duration_s,
+                seed: 1,
+            },
+            limits: WorkLimits {
+                max_steps: 5_000_000,
+                max_waiting: 1_000_000,
+                max_requests: 1_000_000,
+            },
+            sample_interval_s: 1.0,
+        };
+        cfg.validate().map_err(|e| e.within(&self.id))?;
+        Ok(cfg)
+    }
+}
+
+/// Replays one row and compares.
+pub fn run_row(row: &Row) -> Result<Outcome, ConfigError> {
+    run_row_with(row, Efficiency::CALIBRATED)
+}
+
+/// Replays one row with other efficiencies.
+pub fn run_row_with(row: &Row, efficiency: Efficiency) -> Result<Outcome, ConfigError> {
+    let mut sim = ReplicaSim::new(row.config_with(efficiency)?)?;
+    let report = sim.run();
+    let metrics = ServeMetrics::from_records(sim.records(), &report.itl, None);
+    let simulated = metrics.get(&row.metric).ok_or_else(|| {
+        ConfigError::new(
+            format!("{}.metric", row.id),
+            format!("{:?} is not a vllm bench metric", row.metric),
+        )
+    })?;
+    let error = simulated / row.measured - 1.0;
+    Ok(Outcome {
+        id: row.id.clone(),
+        metric: row.metric.clone(),
+        measured: row.measured,
+        simulated,
+        error,
+        within_band: error.abs() <= BAND,
+        excluded: row.excluded.clone(),
+        metrics,
+    })
+}
