@@ -26,6 +26,8 @@ pub enum Route {
     Moment(String),
     Lab,
     Mock,
+    /// How close the simulator comes to published measurements.
+    Simulator,
     NotFound(String),
 }
 
@@ -44,6 +46,7 @@ impl Route {
             ["moments", id] => Route::Moment((*id).to_string()),
             ["lab"] => Route::Lab,
             ["mock"] => Route::Mock,
+            ["simulator"] => Route::Simulator,
             _ => Route::NotFound(rel.to_string()),
         }
     }
@@ -61,6 +64,7 @@ impl Route {
             Route::Moment(id) => format!("moments/{id}"),
             Route::Lab => "lab".into(),
             Route::Mock => "mock".into(),
+            Route::Simulator => "simulator".into(),
             Route::NotFound(p) => p.clone(),
         }
     }
@@ -68,7 +72,7 @@ impl Route {
     /// Which header entry this page belongs to.
     pub fn section(&self) -> Section {
         match self {
-            Route::Home | Route::NotFound(_) => Section::Home,
+            Route::Home | Route::NotFound(_) | Route::Simulator => Section::Home,
             Route::Lesson => Section::Lesson,
             Route::SizeIndex | Route::Size(_) => Section::Size,
             Route::BuildUps | Route::BuildUp(_) => Section::BuildUps,
@@ -83,6 +87,7 @@ impl Route {
         let page = match self {
             Route::Home => return "Serving LLMs: the interview trainer".into(),
             Route::NotFound(_) => "Page not found",
+            Route::Simulator => "How close is the simulator?",
             _ => self.section().label(),
         };
         format!("{page} · Serving LLMs")

@@ -34,7 +34,8 @@ pub fn App() -> impl IntoView {
         <footer class="site-footer">
             <p>
                 "Every figure on these pages is computed in your browser from its inputs by one cost model and one simulator. "
-                "Nothing is fetched from anywhere else; progress stays in this browser."
+                "Nothing is fetched from anywhere else; progress stays in this browser. "
+                <Link to=Route::Simulator testid="footer-simulator">"How close is the simulator to real vLLM?"</Link>
             </p>
         </footer>
     }

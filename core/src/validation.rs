@@ -20,6 +20,25 @@ use crate::replica::{ReplicaConfig, ReplicaSim, ReplicaSimConfig, SchedulerConfi
 use crate::workload::{Arrival, LengthDist, WorkloadConfig};
 use serde::{Deserialize, Serialize};
 
+/// The words of the page that shows the table (no figures).
+pub const ABOUT: &str = include_str!("../../content/validation/about.toml");
+
+/// [`ABOUT`], parsed.
+#[derive(Clone, Debug, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct About {
+    pub title: String,
+    pub intro: String,
+    pub band: String,
+    pub models: Vec<String>,
+    pub leaves_out: Vec<String>,
+}
+
+/// Parses the page's words.
+pub fn about() -> Result<About, ConfigError> {
+    toml::from_str(ABOUT).map_err(|e| ConfigError::new("", format!("about: {}", e.message())))
+}
+
 /// The shipped measurements file.
 pub const MEASUREMENTS: &str = include_str!("../../content/validation/measurements.toml");
 

@@ -69,4 +69,11 @@ fn an_excluded_row_says_why_and_a_broken_file_is_an_error() {
         .filter_map(|r| r.excluded.as_deref())
         .all(|why| why.len() > 40));
     assert!(trainer_core::validation::parse("[[row]]\nid = 1").is_err());
+    let about = trainer_core::validation::about().expect("the page's words parse");
+    assert!(!about.models.is_empty() && !about.leaves_out.is_empty());
+    assert!(about
+        .models
+        .iter()
+        .chain(&about.leaves_out)
+        .all(|s| !s.contains('%')));
 }

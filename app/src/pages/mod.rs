@@ -3,6 +3,7 @@
 mod home;
 mod not_found;
 pub mod planned;
+mod simulator;
 mod size;
 
 use crate::route::Route;
@@ -14,6 +15,7 @@ pub fn render(route: Route) -> AnyView {
         Route::NotFound(path) => view! { <not_found::NotFound path=path/> }.into_any(),
         Route::SizeIndex => view! { <size::SizeIndex/> }.into_any(),
         Route::Size(q) => view! { <size::SizePage question=q/> }.into_any(),
+        Route::Simulator => view! { <simulator::SimulatorPage/> }.into_any(),
         other => planned::page(other.section()).into_any(),
     }
 }

@@ -8,7 +8,7 @@ use std::cell::RefCell;
 use std::rc::Rc;
 use trainer_core::fleet::{FleetConfig, FleetSim};
 use trainer_core::format::{duration, fixed, int, percent, sig};
-use trainer_core::sizing::{fleet_config, SimCheck, SimCheckConfig};
+use trainer_core::sizing::{assumptions, fleet_config, Assumption, SimCheck, SimCheckConfig};
 
 /// Wall time one slice may take before it yields to the browser, milliseconds.
 const SLICE_MS: f64 = 12.0;
@@ -39,6 +39,8 @@ struct Outcome {
     tpot_s: f64,
     batch: f64,
     checks: Vec<SimCheck>,
+    /// Where the simulated replica departs from the estimate's assumptions.
+    assumptions: Vec<Assumption>,
 }
 
 struct Job {
@@ -95,6 +97,10 @@ pub fn SimCheckPanel(c: Calc) -> impl IntoView {
             tpot_s: v("tpot_ms") / 1e3,
             batch: v("batch"),
             checks: Vec::new(),
+            assumptions: runs
+                .first()
+                .map(|(f, _)| assumptions(&inputs, f))
+                .unwrap_or_default(),
         };
         outcome.set(None);
         let runs_n = runs.len();
@@ -312,6 +318,31 @@ fn results_view(o: Outcome) -> impl IntoView {
     let itl_note = first
         .filter(|k| k.tpot_ok() && !k.itl_ok())
         .map(|_| "p99 ITL misses while TPOT meets the target: a step that also carries a new prompt's prefill stretches a few gaps between tokens, and TPOT averages those over the whole reply. Chunked prefill with a smaller chunk would trade some TTFT for smoother streams.");
+    let gaps = o
+        .assumptions
+        .iter()
+        .map(|a| {
+            let (what, fmt): (&str, fn(f64) -> String) = match a.id {
+                "kv_pool" => (
+                    "KV pool per replica: the simulator sizes it as vLLM does, from the memory the device reports at 90 % utilisation less the reserve vLLM measures, not from the datasheet's round figure.",
+                    |v| format!("{} tokens", int(v)),
+                ),
+                "decode_step" => (
+                    "Decode step at your batch and average context: the simulator adds the fixed cost of every step (launches, sampling) that the arithmetic leaves out, calibrated against published vLLM runs.",
+                    |v| duration(v, 3),
+                ),
+                _ => (
+                    "Most sequences in one step: vLLM's default max_num_seqs for this GPU, against the batch the estimate assumes.",
+                    |v| int(v),
+                ),
+            };
+            view! {
+                <li data-testid=format!("sim-assumption-{}", a.id)>
+                    {what} " Estimate " <strong>{fmt(a.estimate)}</strong> ", simulator " <strong>{fmt(a.simulator)}</strong> "."
+                </li>
+            }
+        })
+        .collect_view();
     let busy_note = "Utilisation is the share of time a replica had a step in flight. Continuous batching runs steps back to back whenever any stream is open, so it reads high even when each step carries far fewer streams than the batch allows; the streams per replica show how full the steps were.";
     view! {
         <div class="sim-results" data-testid="sim-results">
@@ -335,6 +366,8 @@ fn results_view(o: Outcome) -> impl IntoView {
             {verdict_note.map(|t| view! { <p data-testid="sim-verdict-note">{t}</p> })}
             {itl_note.map(|t| view! { <p class="muted small" data-testid="sim-itl-note">{t}</p> })}
             <p class="muted small">{busy_note}</p>
+            <h4>"Where the simulator's replica differs from the estimate"</h4>
+            <ul class="small" data-testid="sim-assumptions">{gaps}</ul>
             {streams}
         </div>
     }

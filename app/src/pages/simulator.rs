@@ -1,0 +1,143 @@
+//! "How close is the simulator?": the published measurements replayed through the simulator
+//! in the browser, one row per animation frame, beside what it models and leaves out.
+
+use leptos::prelude::*;
+use trainer_core::format::{percent, sig};
+use trainer_core::validation::{about, run_row, shipped, Outcome, Row, BAND};
+
+/// The page at `/simulator`.
+#[component]
+pub fn SimulatorPage() -> impl IntoView {
+    let rows: Vec<Row> = shipped().map(|m| m.row).unwrap_or_default();
+    let words = about().ok();
+    let total = rows.len();
+    let results: RwSignal<Vec<Result<Outcome, String>>> = RwSignal::new(Vec::new());
+    // One row per frame keeps the page responsive while the larger rows run.
+    fn next(rows: std::rc::Rc<Vec<Row>>, results: RwSignal<Vec<Result<Outcome, String>>>) {
+        let Some(done) = results.try_with_untracked(|r| r.len()) else {
+            return;
+        };
+        let Some(row) = rows.get(done) else {
+            return;
+        };
+        let out = run_row(row).map_err(|e| e.to_string());
+        results.update(|r| r.push(out));
+        request_animation_frame(move || next(rows, results));
+    }
+    let shared = std::rc::Rc::new(rows.clone());
+    request_animation_frame(move || next(shared, results));
+
+    let (title, intro, band, models, leaves_out) = match words {
+        Some(w) => (w.title, w.intro, w.band, w.models, w.leaves_out),
+        None => (
+            "How close is the simulator?".to_string(),
+            String::new(),
+            String::new(),
+            Vec::new(),
+            Vec::new(),
+        ),
+    };
+    let held = move || {
+        results.with(|r| {
+            let ok: Vec<&Outcome> = r
+                .iter()
+                .filter_map(|o| o.as_ref().ok())
+                .filter(|o| o.excluded.is_none())
+                .collect();
+            let within = ok.iter().filter(|o| o.within_band).count();
+            let worst = ok.iter().map(|o| o.error.abs()).fold(0.0, f64::max);
+            (ok.len(), within, worst)
+        })
+    };
+    view! {
+        <section class="narrow" data-testid="page-simulator">
+            <h1>{title}</h1>
+            <p>{intro}</p>
+            <p>{band}</p>
+            <p data-testid="validation-summary" aria-live="polite">
+                {move || {
+                    let (n, within, worst) = held();
+                    let done = results.with(|r| r.len());
+                    if done < total {
+                        format!("Replaying {done} of {total} measurements…")
+                    } else {
+                        format!(
+                            "{within} of {n} rows land within {} of the measurement; the furthest is {} away.",
+                            percent(BAND),
+                            percent(worst)
+                        )
+                    }
+                }}
+            </p>
+            <div class="table-scroll">
+                <table class="validation" data-testid="validation-table">
+                    <caption>"Published measurements and the simulator's figure for each"</caption>
+                    <thead>
+                        <tr>
+                            <th scope="col">"Measurement"</th>
+                            <th scope="col">"Figure"</th>
+                            <th scope="col">"Measured"</th>
+                            <th scope="col">"Simulated"</th>
+                            <th scope="col">"Gap"</th>
+                        </tr>
+                    </thead>
+                    <tbody>
+                        {rows
+                            .iter()
+                            .enumerate()
+                            .map(|(i, row)| {
+                                let row = row.clone();
+                                let id = row.id.clone();
+                                let result = move || results.with(|r| r.get(i).cloned());
+                                view! {
+                                    <tr data-testid=format!("validation-row-{id}")>
+                                        <th scope="row">
+                                            <span class="row-title">{format!("{} on {} × {}", model_name(&row.model), row.tp, gpu_name(&row.gpu))}</span>
+                                            <span class="row-detail">{row.engine.clone()}</span>
+                                            <span class="row-detail">{row.conditions.clone()}</span>
+                                            <span class="row-source">{format!("Source: {}", row.source)}</span>
+                                        </th>
+                                        <td><code>{row.metric.clone()}</code></td>
+                                        <td data-testid=format!("validation-measured-{id}")>{sig(row.measured, 4)}</td>
+                                        <td data-testid=format!("validation-simulated-{id}")>
+                                            {move || match result() {
+                                                None => "…".to_string(),
+                                                Some(Ok(o)) => sig(o.simulated, 4),
+                                                Some(Err(e)) => e,
+                                            }}
+                                        </td>
+                                        <td data-testid=format!("validation-gap-{id}")>
+                                            {move || match result() {
+                                                Some(Ok(o)) => {
+                                                    let gap = format!("{}{}", if o.error >= 0.0 { "+" } else { "−" }, percent(o.error.abs()));
+                                                    match o.excluded {
+                                                        Some(why) => format!("{gap}: not held to the band. {why}"),
+                                                        None if o.within_band => format!("{gap}, within the band"),
+                                                        None => format!("{gap}, outside the band"),
+                                                    }
+                                                }
+                                                _ => String::new(),
+                                            }}
+                                        </td>
+                                    </tr>
+                                }
+                            })
+                            .collect_view()}
+                    </tbody>
+                </table>
+            </div>
+            <h2>"What the simulator models"</h2>
+            <ul data-testid="validation-models">{models.into_iter().map(|m| view! { <li>{m}</li> }).collect_view()}</ul>
+            <h2>"What it leaves out"</h2>
+            <ul data-testid="validation-leaves-out">{leaves_out.into_iter().map(|m| view! { <li>{m}</li> }).collect_view()}</ul>
+        </section>
+    }
+}
+
+fn model_name(id: &str) -> String {
+    trainer_core::catalog::model_by_id(id).map_or_else(|| id.to_string(), |m| m.name)
+}
+
+fn gpu_name(id: &str) -> String {
+    trainer_core::catalog::gpu_by_id(id).map_or_else(|| id.to_string(), |g| g.name)
+}
