@@ -20,8 +20,8 @@
 //! ```
 
 use super::{
-    AutoscalerConfig, ClientConfig, FleetConfig, GatewayConfig, OverflowConfig, PoolConfig,
-    QuotaConfig, RelayConfig, RouterConfig, SloConfig, TrafficSource,
+    AutoscalerConfig, ClientConfig, FleetConfig, FleetLimits, GatewayConfig, OverflowConfig,
+    PoolConfig, QuotaConfig, RelayConfig, RouterConfig, SloConfig, TrafficSource,
 };
 use crate::catalog::{gpu_or_error, model_or_error, Dtype};
 use crate::cost::{Deployment, Efficiency, MemoryConfig};
@@ -86,6 +86,8 @@ pub struct FleetFile {
     pub overflow: OverflowConfig,
     pub slo: SloConfig,
     pub sample_interval_s: f64,
+    /// Work caps (bounded above: a file can lower them, not switch them off).
+    pub limits: FleetLimits,
     /// Arms: each a table with a `name` and keys that replace the base's.
     pub arms: Vec<toml::Table>,
 }
@@ -132,6 +134,7 @@ impl Default for FleetFile {
             overflow: seed.overflow,
             slo: seed.slo,
             sample_interval_s: seed.sample_interval_s,
+            limits: seed.limits,
             arms: Vec::new(),
         }
     }
@@ -213,6 +216,7 @@ impl FleetFile {
             slo: self.slo,
             sample_interval_s: self.sample_interval_s,
             record_requests: false,
+            limits: self.limits,
         };
         cfg.validate()?;
         Ok(cfg)
