@@ -101,26 +101,29 @@ impl ModelSpec {
     }
 
     /// Recomputes (total, active) parameters from the shape, when the shape detail is known.
+    /// The sums are taken in 128 bits (every input in range still overflows 64 bits for some
+    /// shapes); a count that does not fit in 64 bits is `None`, as no model can have it.
     pub fn params_from_shape(&self) -> Option<(u64, u64)> {
         let s = self.shape.as_ref()?;
-        let h = self.hidden as u64;
-        let q = self.heads as u64 * self.head_dim as u64;
-        let kv = self.kv_heads as u64 * self.head_dim as u64;
+        let h = self.hidden as u128;
+        let q = self.heads as u128 * self.head_dim as u128;
+        let kv = self.kv_heads as u128 * self.head_dim as u128;
+        let (experts, per_token) = (s.experts as u128, s.experts_per_token as u128);
+        let (intermediate, vocab) = (s.intermediate as u128, s.vocab as u128);
         let bias = if s.qkv_bias { q + 2 * kv } else { 0 };
         let attn = h * q + 2 * h * kv + q * h + bias;
-        let expert = 3 * h * s.intermediate;
-        let router = if s.experts > 1 { h * s.experts } else { 0 };
+        let expert = 3 * h * intermediate;
+        let router = if s.experts > 1 { h * experts } else { 0 };
         let norms = 2 * h;
-        let per_layer_total = attn + s.experts * expert + router + norms;
-        let per_layer_active = attn + s.experts_per_token * expert + router + norms;
-        let embed = s.vocab * h;
-        let head = if s.tied_embeddings { 0 } else { s.vocab * h };
+        let per_layer_total = attn + experts * expert + router + norms;
+        let per_layer_active = attn + per_token * expert + router + norms;
+        let embed = vocab * h;
+        let head = if s.tied_embeddings { 0 } else { vocab * h };
         let fixed = embed + head + h;
-        let layers = self.layers as u64;
-        Some((
-            layers * per_layer_total + fixed,
-            layers * per_layer_active + fixed,
-        ))
+        let layers = self.layers as u128;
+        let total = u64::try_from(layers * per_layer_total + fixed).ok()?;
+        let active = u64::try_from(layers * per_layer_active + fixed).ok()?;
+        Some((total, active))
     }
 
     pub fn validate(&self) -> Result<(), ConfigError> {

@@ -53,6 +53,72 @@ pub const REPLICA_BUILTIN: [(&str, &str); 4] = [
     ),
 ];
 
+/// Largest scenario file read, bytes: the shipped ones are about 2 KB.
+pub const MAX_SCENARIO_BYTES: usize = 1 << 20;
+
+/// Largest report written, bytes (a replica run's per-request records can exceed it).
+pub const MAX_REPORT_BYTES: usize = 64 << 20;
+
+/// Longest message shown for a parse error, in characters: an error that quotes the input
+/// cannot echo a huge line back.
+const MAX_MESSAGE_CHARS: usize = 240;
+
+/// A message on one line of at most [`MAX_MESSAGE_CHARS`] characters: line breaks and
+/// other control characters become spaces, runs of spaces one space.
+pub fn one_line(msg: &str) -> String {
+    let mut out = String::with_capacity(msg.len().min(MAX_MESSAGE_CHARS + 4));
+    let mut chars = 0;
+    let mut space = false;
+    for c in msg.chars() {
+        let c = if c.is_control() { ' ' } else { c };
+        if c == ' ' && (space || out.is_empty()) {
+            continue;
+        }
+        space = c == ' ';
+        if chars == MAX_MESSAGE_CHARS {
+            out.push('…');
+            break;
+        }
+        out.push(c);
+        chars += 1;
+    }
+    out.trim_end().to_string()
+}
+
+/// A TOML error as one line: where it is (line and column, from its span) and what it is,
+/// without the quoted input the error's own `Display` prints.
+pub(crate) fn toml_error(text: &str, e: &toml::de::Error) -> ConfigError {
+    let at = e.span().map(|span| {
+        let before = &text.as_bytes()[..span.start.min(text.len())];
+        let line = before.iter().filter(|&&b| b == b'\n').count() + 1;
+        let col = before.iter().rev().take_while(|&&b| b != b'\n').count() + 1;
+        format!(" at line {line}, column {col}")
+    });
+    ConfigError::new(
+        "",
+        one_line(&format!(
+            "not valid TOML{}: {}",
+            at.unwrap_or_default(),
+            e.message()
+        )),
+    )
+}
+
+/// Refuses a file too large to be a scenario before any parser sees it.
+pub(crate) fn check_size(text: &str) -> Result<(), ConfigError> {
+    if text.len() > MAX_SCENARIO_BYTES {
+        return Err(ConfigError::new(
+            "",
+            format!(
+                "the file is {} bytes; a scenario file may be at most {} bytes",
+                text.len(),
+                MAX_SCENARIO_BYTES
+            ),
+        ));
+    }
+    Ok(())
+}
+
 /// A parsed scenario of either kind.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Scenario {
@@ -288,10 +354,17 @@ fn without_kind_line(text: &str) -> String {
 }
 
 impl Scenario {
-    /// Parses a TOML scenario of either kind.
+    /// Parses a TOML scenario of either kind. An empty file is an error, not the seed: a
+    /// scenario says at least what it is (`kind = "replica"` is the smallest).
     pub fn from_toml(text: &str) -> Result<Scenario, ConfigError> {
-        let table: toml::Table = toml::from_str(text)
-            .map_err(|e| ConfigError::new("", format!("not valid TOML: {e}")))?;
+        check_size(text)?;
+        let table: toml::Table = toml::from_str(text).map_err(|e| toml_error(text, &e))?;
+        if table.is_empty() {
+            return Err(ConfigError::new(
+                "",
+                "the file has no settings; a scenario needs at least kind = \"replica\" or kind = \"fleet\"",
+            ));
+        }
         let kind = kind_of(table.get("kind").and_then(|v| v.as_str()), |k| {
             table.contains_key(k)
         })?;
@@ -300,7 +373,7 @@ impl Scenario {
             Kind::Replica => {
                 let file: ReplicaFile = toml::Value::Table(table)
                     .try_into()
-                    .map_err(|e| ConfigError::new("", format!("{e}")))?;
+                    .map_err(|e: toml::de::Error| ConfigError::new("", one_line(e.message())))?;
                 file.build().map(|r| Scenario::Replica(Box::new(r)))
             }
         }
@@ -308,11 +381,18 @@ impl Scenario {
 
     /// Parses a JSON scenario. Replica scenarios only: fleet scenarios are TOML.
     pub fn from_json(text: &str) -> Result<Scenario, ConfigError> {
+        check_size(text)?;
         let value: serde_json::Value = serde_json::from_str(text)
-            .map_err(|e| ConfigError::new("", format!("not valid JSON: {e}")))?;
+            .map_err(|e| ConfigError::new("", one_line(&format!("not valid JSON: {e}"))))?;
         let obj = value
             .as_object()
             .ok_or_else(|| ConfigError::new("", "a scenario must be a JSON object"))?;
+        if obj.is_empty() {
+            return Err(ConfigError::new(
+                "",
+                "the object has no settings; a scenario needs at least \"kind\": \"replica\"",
+            ));
+        }
         let kind = kind_of(obj.get("kind").and_then(|v| v.as_str()), |k| {
             obj.contains_key(k)
         })?;
@@ -323,7 +403,7 @@ impl Scenario {
             )),
             Kind::Replica => {
                 let file: ReplicaFile = serde_json::from_value(value)
-                    .map_err(|e| ConfigError::new("", format!("{e}")))?;
+                    .map_err(|e| ConfigError::new("", one_line(&e.to_string())))?;
                 file.build().map(|r| Scenario::Replica(Box::new(r)))
             }
         }
@@ -355,11 +435,11 @@ pub struct RunOptions {
 /// byte for byte. The error is a sentence for the user, naming the field at fault.
 pub fn run_to_json(path: &str, text: &str, opts: &RunOptions) -> Result<String, String> {
     let describe = |e: ConfigError| {
-        if e.field.is_empty() {
+        one_line(&if e.field.is_empty() {
             e.message
         } else {
             e.to_string()
-        }
+        })
     };
     if let Some(h) = opts.horizon_s {
         crate::error::check_positive("horizon", h, 1e7).map_err(describe)?;
@@ -403,12 +483,38 @@ mod erased {
 
     impl<T: serde::Serialize> Json for T {
         fn to_json(&self, compact: bool) -> Result<String, String> {
+            let mut out = Bounded(Vec::new());
             let r = if compact {
-                serde_json::to_string(self)
+                serde_json::to_writer(&mut out, self)
             } else {
-                serde_json::to_string_pretty(self)
+                serde_json::to_writer_pretty(&mut out, self)
             };
-            r.map_err(|e| format!("cannot write the report as JSON: {e}"))
+            match r {
+                Ok(()) => String::from_utf8(out.0).map_err(|e| e.to_string()),
+                Err(e) if e.is_io() => Err(format!(
+                    "the report would be larger than {} MB; turn off output.requests, \
+                     output.trace or output.series, or shorten the run",
+                    super::MAX_REPORT_BYTES >> 20
+                )),
+                Err(e) => Err(format!("cannot write the report as JSON: {e}")),
+            }
+        }
+    }
+
+    /// A buffer that refuses to grow past [`super::MAX_REPORT_BYTES`].
+    struct Bounded(Vec<u8>);
+
+    impl std::io::Write for Bounded {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            if self.0.len() + buf.len() > super::MAX_REPORT_BYTES {
+                return Err(std::io::Error::other("report too large"));
+            }
+            self.0.extend_from_slice(buf);
+            Ok(buf.len())
+        }
+
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
         }
     }
 }

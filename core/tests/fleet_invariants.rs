@@ -30,7 +30,7 @@ fn run(cfg: FleetConfig) -> (FleetReport, Vec<RequestRecord>) {
 /// Checks what must hold at the end of any run; returns a description of the first breach.
 fn check_run(r: &FleetReport, recs: &[RequestRecord]) -> Result<(), String> {
     let o = &r.outcomes;
-    if o.in_flight != 0 || o.arrived != o.completed + o.rejected() + o.spilled() {
+    if o.in_flight != 0 || o.arrived != o.completed + o.rejected() + o.spilled() + o.timed_out {
         return Err(format!("outcomes do not add up: {o:?}"));
     }
     // Every arrival has exactly one record.
@@ -55,6 +55,7 @@ fn check_run(r: &FleetReport, recs: &[RequestRecord]) -> Result<(), String> {
             o.rejected(),
         ),
         (count(&|x| matches!(x, Outcome::Spilled(_))), o.spilled()),
+        (count(&|x| *x == Outcome::TimedOut), o.timed_out),
     ];
     if by_kind.iter().any(|(a, b)| a != b) {
         return Err(format!("records disagree with counters: {by_kind:?}"));
@@ -70,7 +71,7 @@ fn check_run(r: &FleetReport, recs: &[RequestRecord]) -> Result<(), String> {
         if order.windows(2).any(|w| w[1] < w[0] - 1e-12) {
             return Err(format!("times out of order: {rec:?}"));
         }
-        if let Outcome::Rejected { .. } = rec.outcome {
+        if let Outcome::Rejected { .. } | Outcome::TimedOut = rec.outcome {
             continue;
         }
         let (e, s, u) = (rec.engine_ttft(), rec.server_ttft(), rec.user_ttft());
@@ -119,8 +120,9 @@ fn overflow(i: u8) -> OverflowAction {
 }
 
 // Whatever the fleet (small KV pools and preemption included), every request that arrives
-// ends as exactly one of completed, rejected with a reason, or spilled (none is left in flight
-// after the drain), no stream is counted twice, and user >= server >= engine TTFT.
+// ends as exactly one of completed, rejected with a reason, spilled or timed out (none is
+// left in flight after the drain), no stream is counted twice, and user >= server >= engine
+// TTFT.
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(24))]
 

@@ -137,7 +137,7 @@ fn bad_configs_name_the_field() {
             "workload.arrival.rate",
         ),
         (|c| c.sample_interval_s = 0.0, "sample_interval_s"),
-        (|c| c.limits.max_steps = 0, "limits"),
+        (|c| c.limits.max_steps = 0, "limits.max_steps"),
     ];
     for (edit, field) in cases {
         let mut cfg = ReplicaSimConfig::seed();

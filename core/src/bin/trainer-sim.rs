@@ -6,9 +6,9 @@
 //! shipped fleet scenarios run for an hour). Bad input (a missing file, bad syntax, a bad
 //! field) prints one line saying what is wrong on standard error and exits with status 2.
 
-use std::io::Write;
+use std::io::{Read, Write};
 use std::process::ExitCode;
-use trainer_core::scenario::{run_to_json, RunOptions};
+use trainer_core::scenario::{one_line, run_to_json, RunOptions, MAX_SCENARIO_BYTES};
 
 /// Command-line options.
 struct Options {
@@ -27,14 +27,14 @@ fn main() -> ExitCode {
             return ExitCode::SUCCESS;
         }
         Err(msg) => {
-            eprintln!("error: {msg}\n{USAGE}");
+            eprintln!("error: {} ({USAGE})", one_line(&msg));
             return ExitCode::from(2);
         }
     };
-    let text = match std::fs::read_to_string(&opts.path) {
+    let text = match read_bounded(&opts.path) {
         Ok(t) => t,
-        Err(e) => {
-            eprintln!("error: {}: cannot read: {e}", opts.path);
+        Err(msg) => {
+            eprintln!("error: {}: {}", one_line(&opts.path), one_line(&msg));
             return ExitCode::from(2);
         }
     };
@@ -48,10 +48,31 @@ fn main() -> ExitCode {
             ExitCode::SUCCESS
         }
         Err(msg) => {
-            eprintln!("error: {}: {msg}", opts.path);
+            eprintln!("error: {}: {}", one_line(&opts.path), one_line(&msg));
             ExitCode::from(2)
         }
     }
+}
+
+/// Reads at most [`MAX_SCENARIO_BYTES`] of the file, so that `/dev/zero` or a huge file is
+/// an error, not an allocation that never ends.
+fn read_bounded(path: &str) -> Result<String, String> {
+    let file = std::fs::File::open(path).map_err(|e| format!("cannot read: {e}"))?;
+    let mut bytes = Vec::new();
+    file.take(MAX_SCENARIO_BYTES as u64 + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| format!("cannot read: {e}"))?;
+    if bytes.len() > MAX_SCENARIO_BYTES {
+        return Err(format!(
+            "larger than {MAX_SCENARIO_BYTES} bytes: not a scenario file"
+        ));
+    }
+    String::from_utf8(bytes).map_err(|e| {
+        format!(
+            "not UTF-8 text (byte {} is not valid UTF-8): not a scenario file",
+            e.utf8_error().valid_up_to()
+        )
+    })
 }
 
 /// Parses the arguments; None means help was asked for.

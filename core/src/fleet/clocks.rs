@@ -12,8 +12,11 @@ use serde::Serialize;
 /// Sub-buckets per power of two.
 const SUB_BITS: u32 = 10;
 const SUB: u64 = 1 << SUB_BITS;
-/// Largest value kept exactly apart from the top bucket: 2^40 ns, about 18 minutes.
-const MAX_NS: u64 = 1 << 40;
+/// Largest value a histogram holds: 2^62 ns, about 146 years. Larger values (which no run
+/// can reach: its clock stops at its work caps long before) are counted as `clamped` and
+/// held at this value. Buckets are only allocated up to the largest value seen, so the wide
+/// range costs nothing until it is used.
+pub const MAX_NS: u64 = 1 << 62;
 
 /// A log-linear histogram of durations in seconds, with 0.05 % relative resolution.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -23,6 +26,8 @@ pub struct Histogram {
     /// Sum of the values in whole nanoseconds: exact, so the mean does not depend on the
     /// order in which values arrived.
     sum_ns: u128,
+    /// Measurements larger than [`MAX_NS`], held at it.
+    clamped: u64,
 }
 
 impl Histogram {
@@ -38,6 +43,9 @@ impl Histogram {
             return;
         }
         let ns = to_ns(v);
+        if ns == MAX_NS {
+            self.clamped += weight;
+        }
         match self.counts.get_mut(index_ns(ns)) {
             Some(c) => *c += weight,
             None => self.grow_and_count(index_ns(ns), weight),
@@ -57,6 +65,12 @@ impl Histogram {
 
     pub fn push(&mut self, v: f64) {
         self.push_n(v, 1);
+    }
+
+    /// Measurements at or past the top of the range ([`MAX_NS`]), held there: when not zero,
+    /// the top percentiles and the maximum are lower bounds.
+    pub fn clamped(&self) -> u64 {
+        self.clamped
     }
 
     /// Total weight.
@@ -122,15 +136,16 @@ impl Histogram {
         }
         self.total += other.total;
         self.sum_ns += other.sum_ns;
+        self.clamped += other.clamped;
     }
 }
 
-/// Whole nanoseconds in `v` seconds (non-negative, capped at 2^40 ns).
+/// Whole nanoseconds in `v` seconds (non-negative, capped at [`MAX_NS`]).
 pub fn to_ns(v: f64) -> u64 {
-    // Rounding half away from zero, without a call to a software `round`: below 2^40 the
-    // truncation and the fraction it leaves are exact, so this is `libm::round`'s result
-    // (rounding and clamping to an integer bound commute). NaN gives 0 either way.
-    // Through i64, which converts in one instruction each way (x is at most 2^40).
+    // Rounding half away from zero, without a call to a software `round`: the truncation and
+    // the fraction it leaves are exact (above 2^52 every f64 is a whole number), so this is
+    // `libm::round`'s result (rounding and clamping to an integer bound commute). NaN gives 0
+    // either way. Through i64, which converts in one instruction each way (x is at most 2^62).
     let x = (v * 1e9).clamp(0.0, MAX_NS as f64);
     let whole = x as i64;
     (whole + (x - whole as f64 >= 0.5) as i64) as u64
@@ -173,6 +188,9 @@ pub enum RejectReason {
     Shed,
     /// No replica was ready to take it (503).
     NoReplica,
+    /// The gateway's queue was full, or every replica held as many requests as the gateway
+    /// lets it (429).
+    GatewayFull,
 }
 
 /// Where a spilled request went.
@@ -193,6 +211,8 @@ pub enum Outcome {
         retry_after_s: u32,
     },
     Spilled(SpillTarget),
+    /// The client gave up waiting for a first token (see `clients.timeout_s`).
+    TimedOut,
     InFlight,
 }
 

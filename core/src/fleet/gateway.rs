@@ -48,6 +48,11 @@ pub struct ClientConfig {
     /// The `max_tokens` every request asks for; outputs longer than this are cut to it.
     /// The quota charges prompt tokens + `max_tokens`.
     pub max_tokens: u32,
+    /// A client that has no first token this long after the gateway received its request
+    /// gives up and disconnects, seconds; the gateway then cancels the request, and an engine
+    /// that has only queued it frees its place (a request already running finishes its step
+    /// and is dropped when it ends). Real clients and SDKs give up after 60 to 600 seconds.
+    pub timeout_s: f64,
 }
 
 impl Default for ClientConfig {
@@ -58,6 +63,7 @@ impl Default for ClientConfig {
             tls_crypto_s: 0.001,
             streaming_fraction: 1.0,
             max_tokens: 1024,
+            timeout_s: 120.0,
         }
     }
 }
@@ -94,6 +100,7 @@ impl ClientConfig {
         if self.max_tokens == 0 {
             return Err(ConfigError::new("max_tokens", "must be greater than zero"));
         }
+        crate::error::check_positive("timeout_s", self.timeout_s, 86_400.0)?;
         Ok(())
     }
 
@@ -129,6 +136,14 @@ pub struct GatewayConfig {
     /// Tokenising the prompt for billing and the quota, seconds per prompt token.
     pub tokenize_s_per_token: f64,
     pub pool: PoolConnections,
+    /// Most requests the gateway holds before it hands them to an engine (authenticating,
+    /// at the quota store, in the router's queue, connecting); a request arriving when the
+    /// queue is full is answered 429 at once.
+    pub max_queued: u32,
+    /// Most requests the gateway lets any one replica hold (running or waiting, like a
+    /// per-upstream circuit breaker): when every serving replica holds this many, the router
+    /// answers 429 instead of queueing the request on an engine.
+    pub max_outstanding_per_replica: u32,
 }
 
 /// The gateway's pool of connections to each replica.
@@ -151,6 +166,8 @@ impl Default for GatewayConfig {
             auth_miss_s: 0.02,
             tokenize_s_per_token: 1e-6,
             pool: PoolConnections::default(),
+            max_queued: 10_000,
+            max_outstanding_per_replica: 512,
         }
     }
 }
@@ -178,8 +195,25 @@ impl GatewayConfig {
             86_400.0,
         )?;
         check_range("pool.connect_s", self.pool.connect_s, 0.0, 10.0)?;
+        check_count("max_queued", self.max_queued, 100_000)?;
+        check_count(
+            "max_outstanding_per_replica",
+            self.max_outstanding_per_replica,
+            100_000,
+        )?;
         Ok(())
     }
+}
+
+/// Checks that a count is at least 1 and at most `max`.
+fn check_count(field: &str, v: u32, max: u32) -> Result<(), ConfigError> {
+    if v == 0 || v > max {
+        return Err(ConfigError::new(
+            field,
+            format!("must be 1 to {max}, got {v}"),
+        ));
+    }
+    Ok(())
 }
 
 /// Idle connections to one replica, most recently returned last.

@@ -36,7 +36,7 @@ pub use relay::{Buffering, RelayConfig};
 pub use report::FleetReport;
 pub use router::{RouterConfig, RoutingPolicy};
 pub use scenario::FleetScenario;
-pub use sim::{FleetSim, FleetSnapshot};
+pub use sim::{FleetOverload, FleetSim, FleetSnapshot, FleetVerdict};
 
 use crate::error::{check_range, ConfigError};
 use crate::replica::ReplicaConfig;
@@ -107,6 +107,75 @@ pub struct FleetConfig {
     pub sample_interval_s: f64,
     /// Keep a [`RequestRecord`] for every request (tests and small runs; off for big ones).
     pub record_requests: bool,
+    /// Work caps: a run that reaches one stops with an "overloaded" verdict.
+    #[serde(default)]
+    pub limits: FleetLimits,
+}
+
+/// Caps that stop a fleet run which would otherwise take far too long or hold far too much,
+/// however hostile its input: the run ends with [`FleetVerdict::Overloaded`], naming the cap
+/// and the simulated time. They can be lowered but not raised past [`FleetLimits::MAX`], so a
+/// scenario file cannot switch them off.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct FleetLimits {
+    /// Fleet events processed (an hour of the seed fleet takes about 900,000).
+    pub max_events: u64,
+    /// Engine steps, all replicas together (an hour of the seed fleet takes 3.4 million).
+    pub max_engine_steps: u64,
+    /// Requests in the fleet at once, from send to stream end: more means the fleet's
+    /// queues are growing without bound.
+    pub max_in_flight: u32,
+    /// Per-request records kept with `record_requests`.
+    pub max_records: u32,
+}
+
+impl Default for FleetLimits {
+    fn default() -> Self {
+        FleetLimits {
+            max_events: 20_000_000,
+            max_engine_steps: 100_000_000,
+            max_in_flight: 200_000,
+            max_records: 1_000_000,
+        }
+    }
+}
+
+impl FleetLimits {
+    /// The highest each cap may be set to.
+    pub const MAX: FleetLimits = FleetLimits {
+        max_events: 200_000_000,
+        max_engine_steps: 1_000_000_000,
+        max_in_flight: 2_000_000,
+        max_records: 10_000_000,
+    };
+
+    pub fn validate(&self) -> Result<(), ConfigError> {
+        let m = FleetLimits::MAX;
+        let caps = [
+            ("max_events", self.max_events, m.max_events),
+            (
+                "max_engine_steps",
+                self.max_engine_steps,
+                m.max_engine_steps,
+            ),
+            (
+                "max_in_flight",
+                self.max_in_flight as u64,
+                m.max_in_flight as u64,
+            ),
+            ("max_records", self.max_records as u64, m.max_records as u64),
+        ];
+        for (field, v, max) in caps {
+            if v == 0 || v > max {
+                return Err(ConfigError::new(
+                    field,
+                    format!("must be 1 to {max}, got {v}"),
+                ));
+            }
+        }
+        Ok(())
+    }
 }
 
 impl PoolConfig {
@@ -175,6 +244,7 @@ impl FleetConfig {
             slo: SloConfig::default(),
             sample_interval_s: 1.0,
             record_requests: false,
+            limits: FleetLimits::default(),
         }
     }
 
@@ -233,6 +303,7 @@ impl FleetConfig {
         crate::error::check_positive("slo.ttft_s", self.slo.ttft_s, 3_600.0)?;
         crate::error::check_positive("slo.tpot_s", self.slo.tpot_s, 60.0)?;
         check_range("sample_interval_s", self.sample_interval_s, 0.01, 86_400.0)?;
+        self.limits.validate().map_err(|e| e.within("limits"))?;
         Ok(())
     }
 

@@ -3,13 +3,18 @@
 
 use super::autoscaler::{ScaleEvent, SignalPoint};
 use super::quota::TenantCounters;
-use super::sim::{FleetSim, ReplicaState, SeriesPoint};
+use super::sim::{FleetSim, FleetVerdict, ReplicaState, SeriesPoint};
 use crate::stats::Summary;
 use serde::Serialize;
 
 /// The whole report of a run (or of the run so far).
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct FleetReport {
+    /// How the run ended: completed, nothing served, or overloaded (which cap, and when).
+    #[serde(flatten)]
+    pub verdict: FleetVerdict,
+    /// Things a reader must know to trust the figures (empty in an ordinary run).
+    pub warnings: Vec<String>,
     /// Simulated time reached, seconds.
     pub end_s: f64,
     /// When the traffic stopped, seconds.
@@ -30,7 +35,8 @@ pub struct FleetReport {
     pub cost: CostReport,
 }
 
-/// How every arriving request ended: `arrived` = completed + rejected + spilled + in flight.
+/// How every arriving request ended: `arrived` = completed + rejected + spilled + timed out
+/// + in flight.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Serialize)]
 pub struct Outcomes {
     pub arrived: u64,
@@ -41,6 +47,14 @@ pub struct Outcomes {
     pub rejected_shed: u64,
     /// No ready replica, or the engine could never hold the request.
     pub rejected_no_replica: u64,
+    /// 429 from the gateway's bounds: its queue was full, or every replica held
+    /// `gateway.max_outstanding_per_replica` requests.
+    pub rejected_gateway: u64,
+    /// The client gave up before its first token (`clients.timeout_s`).
+    pub timed_out: u64,
+    /// Of those, requests the engine had queued and dropped at once (the rest were already
+    /// running, and finished their work for nobody).
+    pub cancelled_in_engine: u64,
     pub spilled_to_pool: u64,
     pub spilled_to_hosted: u64,
     pub in_flight: u64,
@@ -48,7 +62,7 @@ pub struct Outcomes {
 
 impl Outcomes {
     pub fn rejected(&self) -> u64 {
-        self.rejected_quota + self.rejected_shed + self.rejected_no_replica
+        self.rejected_quota + self.rejected_shed + self.rejected_no_replica + self.rejected_gateway
     }
 
     pub fn spilled(&self) -> u64 {
@@ -170,6 +184,9 @@ impl FleetSim {
             rejected_quota: st.rejected_quota,
             rejected_shed: st.rejected_shed,
             rejected_no_replica: st.rejected_no_replica + st.rejected_engine,
+            rejected_gateway: st.rejected_gateway,
+            timed_out: st.timed_out,
+            cancelled_in_engine: st.cancelled_in_engine,
             spilled_to_pool: st.spilled_pool,
             spilled_to_hosted: st.spilled_hosted,
             in_flight: 0,
@@ -178,7 +195,8 @@ impl FleetSim {
             in_flight: outcomes.arrived
                 - outcomes.completed
                 - outcomes.rejected()
-                - outcomes.spilled(),
+                - outcomes.spilled()
+                - outcomes.timed_out,
             ..outcomes
         };
         let mut gateway_itl = if self.all_streaming {
@@ -309,7 +327,36 @@ impl FleetSim {
                 0.0
             },
         };
+        let mut warnings = Vec::new();
+        let all = [
+            ("engine TTFT", &st.engine_ttft),
+            ("server TTFT", &st.server_ttft),
+            ("user TTFT", &st.user_ttft),
+            ("end to end", &st.e2e),
+            ("engine queue", &st.engine_queue),
+            ("TPOT", &st.tpot),
+        ];
+        for (name, h) in all {
+            if h.clamped() > 0 {
+                warnings.push(format!(
+                    "{} {name} measurements exceeded the histogram's range (about 146 years) \
+                     and are counted at its top: its high percentiles are lower bounds",
+                    h.clamped()
+                ));
+            }
+        }
+        let kept = self.records.len();
+        if self.cfg.record_requests
+            && kept >= self.cfg.limits.max_records as usize
+            && st.arrived > kept as u64
+        {
+            warnings.push(format!(
+                "only the first {kept} request records were kept (limits.max_records)"
+            ));
+        }
         FleetReport {
+            verdict: self.verdict(),
+            warnings,
             end_s: self.now,
             horizon_s: self.horizon,
             events: st.events,

@@ -20,8 +20,8 @@
 //! ```
 
 use super::{
-    AutoscalerConfig, ClientConfig, FleetConfig, GatewayConfig, OverflowConfig, PoolConfig,
-    QuotaConfig, RelayConfig, RouterConfig, SloConfig, TrafficSource,
+    AutoscalerConfig, ClientConfig, FleetConfig, FleetLimits, GatewayConfig, OverflowConfig,
+    PoolConfig, QuotaConfig, RelayConfig, RouterConfig, SloConfig, TrafficSource,
 };
 use crate::catalog::{gpu_or_error, model_or_error, Dtype};
 use crate::cost::{Deployment, Efficiency, MemoryConfig};
@@ -57,6 +57,9 @@ pub const BUILTIN: [(&str, &str); 6] = [
     ),
 ];
 
+/// Most arms a scenario may have.
+pub const MAX_ARMS: usize = 256;
+
 /// A parsed scenario: its words and one fleet per arm (the base alone when it has no arms).
 #[derive(Clone, Debug, PartialEq)]
 pub struct FleetScenario {
@@ -86,6 +89,8 @@ pub struct FleetFile {
     pub overflow: OverflowConfig,
     pub slo: SloConfig,
     pub sample_interval_s: f64,
+    /// Work caps (bounded above: a file can lower them, not switch them off).
+    pub limits: FleetLimits,
     /// Arms: each a table with a `name` and keys that replace the base's.
     pub arms: Vec<toml::Table>,
 }
@@ -132,6 +137,7 @@ impl Default for FleetFile {
             overflow: seed.overflow,
             slo: seed.slo,
             sample_interval_s: seed.sample_interval_s,
+            limits: seed.limits,
             arms: Vec::new(),
         }
     }
@@ -162,6 +168,16 @@ impl Default for PoolSpec {
 impl PoolSpec {
     /// Looks the model and GPU up in the catalog and builds the pool.
     pub fn build(&self) -> Result<PoolConfig, ConfigError> {
+        // The bounds default to `replicas`: a bad count is reported on the field written.
+        if self.max_replicas.is_none() && !(1..=4096).contains(&self.replicas) {
+            return Err(ConfigError::new(
+                "replicas",
+                format!(
+                    "must be 1 to 4096, got {} (a pool that starts empty needs max_replicas)",
+                    self.replicas
+                ),
+            ));
+        }
         let model = model_or_error(&self.model)?;
         let gpu = gpu_or_error(&self.gpu)?;
         let mut replica = ReplicaConfig::seed();
@@ -213,6 +229,7 @@ impl FleetFile {
             slo: self.slo,
             sample_interval_s: self.sample_interval_s,
             record_requests: false,
+            limits: self.limits,
         };
         cfg.validate()?;
         Ok(cfg)
@@ -222,16 +239,48 @@ impl FleetFile {
 impl FleetScenario {
     /// Parses a scenario file; errors name the arm and field at fault.
     pub fn from_toml(text: &str) -> Result<FleetScenario, ConfigError> {
-        let base: toml::Table = toml::from_str(text)
-            .map_err(|e| ConfigError::new("", format!("not valid TOML: {e}")))?;
+        crate::scenario::check_size(text)?;
+        let mut base: toml::Table =
+            toml::from_str(text).map_err(|e| crate::scenario::toml_error(text, &e))?;
+        // The arms come out of the base first, so that each arm merges into a copy of the
+        // base alone: the whole file is read once, not once per arm.
+        let arm_tables = match base.remove("arms") {
+            None => Vec::new(),
+            Some(toml::Value::Array(a)) => a,
+            Some(_) => {
+                return Err(ConfigError::new(
+                    "arms",
+                    "must be a list of [[arms]] tables",
+                ));
+            }
+        };
+        if arm_tables.len() > MAX_ARMS {
+            return Err(ConfigError::new(
+                "arms",
+                format!("at most {MAX_ARMS} arms, got {}", arm_tables.len()),
+            ));
+        }
+        let de = |e: toml::de::Error| crate::scenario::one_line(e.message());
         let file: FleetFile = toml::Value::Table(base.clone())
             .try_into()
-            .map_err(|e| ConfigError::new("", format!("{e}")))?;
+            .map_err(|e| ConfigError::new("", de(e)))?;
+        let mut arm_list = Vec::with_capacity(arm_tables.len());
+        for (i, a) in arm_tables.into_iter().enumerate() {
+            match a {
+                toml::Value::Table(t) => arm_list.push(t),
+                _ => {
+                    return Err(ConfigError::new(
+                        format!("arms[{i}]"),
+                        "must be a table with a name",
+                    ))
+                }
+            }
+        }
         let mut arms = Vec::new();
-        if file.arms.is_empty() {
+        if arm_list.is_empty() {
             arms.push(("base".to_string(), file.build()?));
         }
-        for (i, arm) in file.arms.iter().enumerate() {
+        for (i, arm) in arm_list.iter().enumerate() {
             let name = match arm.get("name") {
                 Some(toml::Value::String(s)) => s.clone(),
                 _ => {
@@ -242,13 +291,12 @@ impl FleetScenario {
                 }
             };
             let mut merged = base.clone();
-            merged.remove("arms");
             let mut over = arm.clone();
             over.remove("name");
             merge(&mut merged, over);
             let f: FleetFile = toml::Value::Table(merged)
                 .try_into()
-                .map_err(|e| ConfigError::new(format!("arms[{i}]"), format!("{e}")))?;
+                .map_err(|e| ConfigError::new(format!("arms[{i}]"), de(e)))?;
             let cfg = f.build().map_err(|e| e.within(&format!("arms[{i}]")))?;
             arms.push((name, cfg));
         }

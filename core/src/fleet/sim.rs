@@ -36,7 +36,7 @@ use crate::workload::{GeneratedRequest, Prompt, RequestStream};
 use rand::{Rng, SeedableRng};
 use rand_pcg::Pcg64;
 use serde::Serialize;
-use std::collections::BinaryHeap;
+use std::collections::{BinaryHeap, VecDeque};
 
 /// A fleet simulation in progress.
 pub struct FleetSim {
@@ -68,6 +68,54 @@ pub struct FleetSim {
     pub(super) unbuffered: bool,
     /// (tokens per burst, flush interval) of the relay, for hosted replies.
     release_rule: (u32, f64),
+    /// Client deadlines (gateway arrival + timeout) in the order they fall due, as (time,
+    /// slot, generation of the slot): one queue instead of one heap event per request,
+    /// since every deadline is the same time after an arrival the heap hands out in order.
+    deadlines: VecDeque<(f64, u32, u32)>,
+    /// Each slot's generation, raised whenever the slot is freed, so a stale deadline is
+    /// recognised.
+    slot_gen: Vec<u32>,
+    /// Requests the gateway holds that no engine has received yet (see
+    /// [`super::GatewayConfig::max_queued`]).
+    gateway_queued: u32,
+    verdict: Option<FleetVerdict>,
+}
+
+/// How a fleet run ended (or how it stands, while it runs).
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+#[serde(tag = "verdict", rename_all = "snake_case")]
+pub enum FleetVerdict {
+    /// Still running: this is the report of the run so far.
+    Running,
+    /// All traffic was sent and every stream closed, and some requests were served.
+    Completed,
+    /// Every stream closed, but no request was served: each was refused or timed out.
+    NothingServed,
+    /// The run hit a work cap at simulated time `at` and stopped there: the load is more
+    /// than the simulation can follow in reasonable time and memory.
+    Overloaded { reason: FleetOverload, at: f64 },
+}
+
+/// Which cap stopped an overloaded fleet run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum FleetOverload {
+    /// More fleet events than `limits.max_events`.
+    EventLimit,
+    /// More engine steps than `limits.max_engine_steps`.
+    StepLimit,
+    /// More requests in the fleet at once than `limits.max_in_flight`.
+    InFlightLimit,
+}
+
+/// What a client deadline found.
+enum DeadlineCheck {
+    /// The engine holding the request was read up to the deadline: look again.
+    Read,
+    /// The request has its first token, or has ended: the deadline lapses.
+    Met,
+    /// No first token by the deadline: the client gives up.
+    Missed,
 }
 
 /// What happens at a moment of simulated time. A closed set: every kind is handled in one
@@ -129,6 +177,8 @@ pub struct FleetSnapshot {
     pub completed: u64,
     pub rejected: u64,
     pub spilled: u64,
+    /// Clients that gave up before a first token.
+    pub timed_out: u64,
     pub in_flight: u64,
     pub replicas: Vec<ReplicaView>,
 }
@@ -194,6 +244,12 @@ struct Live {
     open: bool,
     outcome: Option<Outcome>,
     cached_prefix_tokens: u32,
+    /// Counted in the gateway's queue (arrived, not yet received by an engine).
+    queued: bool,
+    /// An engine has received it.
+    in_engine: bool,
+    /// The client gave up; what is left of the request only frees its place.
+    timed_out: bool,
 }
 
 /// Counters and distributions the report is made from.
@@ -205,6 +261,10 @@ pub(super) struct Stats {
     pub(super) rejected_shed: u64,
     pub(super) rejected_no_replica: u64,
     pub(super) rejected_engine: u64,
+    pub(super) rejected_gateway: u64,
+    pub(super) timed_out: u64,
+    /// Requests whose engine work was cut short by a cancellation.
+    pub(super) cancelled_in_engine: u64,
     pub(super) spilled_pool: u64,
     pub(super) spilled_hosted: u64,
     pub(super) open_streams: u32,
@@ -298,6 +358,10 @@ impl FleetSim {
             all_streaming: cfg.clients.streaming_fraction >= 1.0,
             unbuffered: cfg.relay.unbuffered(),
             release_rule: cfg.relay.release_rule(),
+            deadlines: VecDeque::new(),
+            slot_gen: Vec::new(),
+            gateway_queued: 0,
+            verdict: None,
             cfg,
         };
         for p in 0..sim.cfg.pools.len() {
@@ -324,13 +388,33 @@ impl FleetSim {
         &self.cfg
     }
 
-    /// Whether every event has been processed (all traffic sent and every stream closed).
+    /// Whether the run is over: every event processed (all traffic sent and every stream
+    /// closed), or a work cap reached.
     pub fn is_done(&self) -> bool {
-        self.heap.is_empty()
-            && self
-                .replicas
-                .iter()
-                .all(|r| r.replica.next_event_time().is_none())
+        // With no event due and every replica idle, no request is left (a live request
+        // always waits for an event or an engine), so the deadlines left are stale.
+        matches!(self.verdict, Some(FleetVerdict::Overloaded { .. }))
+            || (self.heap.is_empty()
+                && self
+                    .replicas
+                    .iter()
+                    .all(|r| r.replica.next_event_time().is_none()))
+    }
+
+    /// How the run ended, or [`FleetVerdict::Running`] while it runs.
+    pub fn verdict(&self) -> FleetVerdict {
+        if let Some(v) = self.verdict {
+            return v;
+        }
+        if !self.is_done() {
+            return FleetVerdict::Running;
+        }
+        let st = &self.stats;
+        if st.arrived > 0 && st.completed + st.spilled_pool + st.spilled_hosted == 0 {
+            FleetVerdict::NothingServed
+        } else {
+            FleetVerdict::Completed
+        }
     }
 
     /// Events processed so far.
@@ -340,23 +424,109 @@ impl FleetSim {
 
     /// Processes the next event; returns its time, or `None` when the run is over.
     pub fn step(&mut self) -> Option<f64> {
+        if self.verdict.is_some() {
+            return None;
+        }
+        // A client deadline due before the next event comes first.
+        loop {
+            let heap_t = self.heap.peek().map(|s| s.t);
+            let Some(d) = self
+                .next_deadline()
+                .filter(|&d| heap_t.is_none_or(|h| d < h))
+            else {
+                break;
+            };
+            let slot = self.deadlines[0].1 as usize;
+            match self.deadline_check(slot, d) {
+                DeadlineCheck::Read => {}
+                DeadlineCheck::Met => {
+                    self.deadlines.pop_front();
+                }
+                DeadlineCheck::Missed => {
+                    self.deadlines.pop_front();
+                    self.advance_clock(d);
+                    self.time_out(slot, d);
+                    self.check_limits();
+                    return Some(d);
+                }
+            }
+        }
         if self.heap.is_empty() {
-            // Nothing else will read the replicas: let them finish what they hold.
+            // Nothing else will read the replicas: let them finish what they hold (each
+            // stops at the step cap, so this is bounded work).
             self.sync_all(f64::INFINITY);
+            self.check_limits();
+            if self.verdict.is_some() {
+                return None;
+            }
         }
         let s = self.heap.pop()?;
-        if s.t > self.now {
-            self.now = s.t;
-        }
+        self.advance_clock(s.t);
         self.stats.events += 1;
         self.handle(s.item);
+        self.check_limits();
         Some(s.t)
+    }
+
+    fn advance_clock(&mut self, t: f64) {
+        if t > self.now {
+            self.now = t;
+        }
+    }
+
+    /// Stops the run with an "overloaded" verdict when it has reached a work cap.
+    fn check_limits(&mut self) {
+        let lim = self.cfg.limits;
+        let in_flight = (self.live.len() - self.free.len()) as u64;
+        let reason = if self.stats.events >= lim.max_events {
+            Some(FleetOverload::EventLimit)
+        } else if in_flight > lim.max_in_flight as u64 {
+            Some(FleetOverload::InFlightLimit)
+        } else if (self.stats.events % 1024 == 0 || self.heap.is_empty())
+            && self.engine_steps() >= lim.max_engine_steps
+        {
+            Some(FleetOverload::StepLimit)
+        } else {
+            None
+        };
+        if let Some(reason) = reason {
+            self.verdict = Some(FleetVerdict::Overloaded {
+                reason,
+                at: self.now,
+            });
+        }
+    }
+
+    /// Engine steps run so far, all replicas.
+    fn engine_steps(&self) -> u64 {
+        self.replicas
+            .iter()
+            .map(|r| r.replica.metrics().steps)
+            .sum()
+    }
+
+    /// The earliest client deadline still standing, dropping those of requests already
+    /// gone. Requests that have a first token are dropped when their deadline comes.
+    fn next_deadline(&mut self) -> Option<f64> {
+        while let Some(&(t, slot, gen)) = self.deadlines.front() {
+            if self.slot_gen[slot as usize] == gen {
+                return Some(t);
+            }
+            self.deadlines.pop_front();
+        }
+        None
     }
 
     /// Processes every event up to and including time `t`; then the clock reads `t`.
     pub fn advance_to(&mut self, t: f64) {
-        while self.heap.peek().is_some_and(|s| s.t <= t) {
+        while self.verdict.is_none()
+            && (self.heap.peek().is_some_and(|s| s.t <= t)
+                || self.next_deadline().is_some_and(|d| d <= t))
+        {
             self.step();
+        }
+        if self.verdict.is_some() {
+            return;
         }
         if t.is_finite() && t > self.now {
             self.now = t;
@@ -395,8 +565,11 @@ impl FleetSim {
     /// The fleet at this moment.
     pub fn snapshot(&self) -> FleetSnapshot {
         let s = &self.stats;
-        let rejected =
-            s.rejected_quota + s.rejected_shed + s.rejected_no_replica + s.rejected_engine;
+        let rejected = s.rejected_quota
+            + s.rejected_shed
+            + s.rejected_no_replica
+            + s.rejected_engine
+            + s.rejected_gateway;
         let spilled = s.spilled_pool + s.spilled_hosted;
         FleetSnapshot {
             t: self.now,
@@ -405,7 +578,8 @@ impl FleetSim {
             completed: s.completed,
             rejected,
             spilled,
-            in_flight: s.arrived - s.completed - rejected - spilled,
+            timed_out: s.timed_out,
+            in_flight: s.arrived - s.completed - rejected - spilled - s.timed_out,
             replicas: self
                 .replicas
                 .iter()
@@ -502,6 +676,7 @@ impl FleetSim {
             }
             None => {
                 self.live.push(live);
+                self.slot_gen.push(0);
                 self.live.len() - 1
             }
         };
@@ -512,6 +687,22 @@ impl FleetSim {
         self.open_stream();
         self.live[slot].open = true;
         let g = self.cfg.gateway;
+        let t = self.now;
+        if self.gateway_queued >= g.max_queued {
+            // The gateway's queue is full: 429 at once.
+            self.stats.rejected_gateway += 1;
+            self.live[slot].outcome = Some(Outcome::Rejected {
+                reason: RejectReason::GatewayFull,
+                retry_after_s: 1,
+            });
+            self.end_stream(slot, t);
+            return;
+        }
+        self.gateway_queued += 1;
+        self.live[slot].queued = true;
+        let deadline = t + self.cfg.clients.timeout_s;
+        self.deadlines
+            .push_back((deadline, slot as u32, self.slot_gen[slot]));
         let auth = if self.rng.gen::<f64>() < g.auth_miss_fraction {
             g.auth_miss_s
         } else {
@@ -526,6 +717,10 @@ impl FleetSim {
 
     fn on_quota(&mut self, slot: usize) {
         let t = self.now;
+        if self.live[slot].timed_out {
+            self.end_stream(slot, t);
+            return;
+        }
         let answered = if self.quota.config().enabled {
             let (run_at, answered) = self.quota.schedule(t);
             let l = &self.live[slot];
@@ -536,6 +731,7 @@ impl FleetSim {
             self.live[slot].hops.quota = answered - t;
             if let QuotaDecision::Rejected { retry_after_s } = decision {
                 self.stats.rejected_quota += 1;
+                self.unqueue(slot);
                 self.live[slot].outcome = Some(Outcome::Rejected {
                     reason: RejectReason::Quota,
                     retry_after_s,
@@ -556,6 +752,10 @@ impl FleetSim {
 
     fn on_route(&mut self, slot: usize) {
         let t = self.now;
+        if self.live[slot].timed_out {
+            self.end_stream(slot, t);
+            return;
+        }
         let needs_prefix = self.router.config().policy.needs_prefix();
         // A policy that reads only the number of outstanding requests (or nothing) need not
         // wait for replicas that would only report step ends: their count stays as it is.
@@ -611,6 +811,7 @@ impl FleetSim {
                 OverflowAction::Queue => {}
                 OverflowAction::Shed { retry_after_s } => {
                     self.stats.rejected_shed += 1;
+                    self.unqueue(slot);
                     self.live[slot].outcome = Some(Outcome::Rejected {
                         reason: RejectReason::Shed,
                         retry_after_s,
@@ -637,6 +838,7 @@ impl FleetSim {
                 }
                 OverflowAction::Hosted(api) => {
                     self.stats.spilled_hosted += 1;
+                    self.unqueue(slot);
                     let l = &mut self.live[slot];
                     l.outcome = Some(Outcome::Spilled(SpillTarget::Hosted));
                     l.hosted = true;
@@ -656,6 +858,22 @@ impl FleetSim {
                 }
             }
         }
+        let bound = self.cfg.gateway.max_outstanding_per_replica;
+        if target.is_none()
+            && !cands.is_empty()
+            && cands.iter().all(|c| c.load.outstanding >= bound)
+        {
+            // Every replica holds as much as the gateway lets it: 429 rather than queue.
+            self.stats.rejected_gateway += 1;
+            self.unqueue(slot);
+            self.live[slot].outcome = Some(Outcome::Rejected {
+                reason: RejectReason::GatewayFull,
+                retry_after_s: 1,
+            });
+            self.end_stream(slot, t);
+            self.cand_buf = cands;
+            return;
+        }
         if target.is_none() {
             target = self
                 .router
@@ -665,6 +883,7 @@ impl FleetSim {
         self.cand_buf = cands;
         let Some(r) = target else {
             self.stats.rejected_no_replica += 1;
+            self.unqueue(slot);
             self.live[slot].outcome = Some(Outcome::Rejected {
                 reason: RejectReason::NoReplica,
                 retry_after_s: 1,
@@ -700,10 +919,17 @@ impl FleetSim {
         // can join it).
         self.sync(r, t);
         let l = &mut self.live[slot];
-        l.engine_in = t;
         let rs = &mut self.replicas[r];
         rs.dispatching = rs.dispatching.saturating_sub(1);
         rs.dispatching_tokens = rs.dispatching_tokens.saturating_sub(l.prompt_tokens as u64);
+        if l.timed_out {
+            self.end_stream(slot, t);
+            return;
+        }
+        l.engine_in = t;
+        l.in_engine = true;
+        self.unqueue(slot);
+        let l = &mut self.live[slot];
         let req = EngineRequest {
             id: slot as u64,
             prompt: l.prompt.take().unwrap_or_default(),
@@ -763,7 +989,9 @@ impl FleetSim {
                     if let Some(at) = rs.firsts.first_token(slot, t + relay) {
                         l.first_release = Some(at);
                     }
-                    self.interval_ttft.push(t + relay - l.gateway_in);
+                    if !l.timed_out {
+                        self.interval_ttft.push(t + relay - l.gateway_in);
+                    }
                 }
             }
             ReplicaEvent::Finished {
@@ -788,7 +1016,7 @@ impl FleetSim {
                     if let Some(at) = rs.firsts.finish(slot, t + relay) {
                         l.first_release = Some(at);
                     }
-                } else {
+                } else if !l.timed_out {
                     self.interval_ttft.push(t + relay - l.gateway_in);
                 }
                 let end = t + relay;
@@ -837,12 +1065,19 @@ impl FleetSim {
     /// The last byte of the stream in `slot` was written at `t` (which may be earlier than
     /// now, when the replica reporting it was read late).
     fn end_stream(&mut self, slot: usize, t: f64) {
-        self.close_stream(self.live[slot].gateway_in, t);
+        if self.live[slot].open {
+            self.close_stream(self.live[slot].gateway_in, t);
+        }
+        self.unqueue(slot);
         let l = std::mem::take(&mut self.live[slot]);
         self.free.push(slot);
+        self.slot_gen[slot] = self.slot_gen[slot].wrapping_add(1);
         let relay = self.cfg.relay.relay_s;
         let half_rtt = self.cfg.clients.regions[l.region as usize].rtt_s / 2.0;
-        let served = !matches!(l.outcome, Some(Outcome::Rejected { .. }));
+        let served = !matches!(
+            l.outcome,
+            Some(Outcome::Rejected { .. } | Outcome::TimedOut)
+        );
         if let Some(r) = l.replica {
             let rs = &mut self.replicas[r];
             rs.conn.release(t, &self.cfg.gateway.pool);
@@ -925,9 +1160,71 @@ impl FleetSim {
                 }
             }
         }
-        if self.cfg.record_requests {
+        if self.cfg.record_requests && self.records.len() < self.cfg.limits.max_records as usize {
             self.records.push(rec);
         }
+    }
+
+    /// Takes the request in `slot` out of the gateway's queue, if it is in it.
+    fn unqueue(&mut self, slot: usize) {
+        let l = &mut self.live[slot];
+        if l.queued {
+            l.queued = false;
+            self.gateway_queued -= 1;
+        }
+    }
+
+    /// Whether the request in `slot`, whose deadline `t` is the next thing due, is still
+    /// waiting for a first token. An engine holding it that was last read before `t` is read
+    /// up to `t` first (its events keep their own times, and any stream end it reveals is
+    /// scheduled as usual, so the clock does not move).
+    fn deadline_check(&mut self, slot: usize, t: f64) -> DeadlineCheck {
+        let l = &self.live[slot];
+        let waiting = !l.got_first
+            && !l.timed_out
+            && matches!(
+                l.outcome,
+                None | Some(Outcome::Spilled(SpillTarget::Pool(_)))
+            );
+        if !waiting {
+            return DeadlineCheck::Met;
+        }
+        match l.replica.filter(|_| l.in_engine) {
+            Some(r) if self.replicas[r].replica.now() < t => {
+                self.sync(r, t);
+                DeadlineCheck::Read
+            }
+            _ => DeadlineCheck::Missed,
+        }
+    }
+
+    /// The client of the request in `slot` gives up at `t`, and the gateway cancels it.
+    fn time_out(&mut self, slot: usize, t: f64) {
+        let engine = self.live[slot]
+            .replica
+            .filter(|_| self.live[slot].in_engine);
+        self.stats.events += 1;
+        self.stats.timed_out += 1;
+        self.unqueue(slot);
+        let l = &mut self.live[slot];
+        if let Some(Outcome::Spilled(SpillTarget::Pool(_))) = l.outcome {
+            self.stats.spilled_pool -= 1;
+        }
+        l.outcome = Some(Outcome::TimedOut);
+        l.timed_out = true;
+        // The client disconnects: the gateway closes the stream now.
+        l.open = false;
+        let opened = l.gateway_in;
+        self.close_stream(opened, t);
+        if let Some(r) = engine {
+            let rs = &mut self.replicas[r];
+            if rs.replica.cancel(slot as u64, t) {
+                self.stats.cancelled_in_engine += 1;
+                self.end_stream(slot, t);
+            }
+            // Otherwise the engine is running it: it ends as usual and its end frees the slot.
+        }
+        // Before the engine, the request's next milestone frees the slot.
     }
 
     /// When the first burst of a hosted reply (tokens evenly spaced) leaves the relay.

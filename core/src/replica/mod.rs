@@ -1638,6 +1638,45 @@ impl Replica {
             State::Idle
         };
     }
+
+    /// Cancels request `id` at time `t` (a client gave up), as vLLM aborts a request whose
+    /// client disconnected; the driver advances the engine to `t` first. Only a request that
+    /// holds no blocks can be cancelled here: one submitted but not yet queued, or one waiting
+    /// (never admitted, or preempted). It leaves without an event. Returns false, changing
+    /// nothing, when the engine does not hold `id` or is running it (a running request keeps
+    /// its place in the step in flight and finishes as usual).
+    pub fn cancel(&mut self, id: u64, t: f64) -> bool {
+        let seqs = &self.seqs;
+        let slot = if let Some(i) = self.waiting.iter().position(|&s| seqs[s as usize].id == id) {
+            self.waiting.remove(i)
+        } else if let Some(i) = self
+            .pending
+            .iter()
+            .position(|&(_, s)| seqs[s as usize].id == id)
+        {
+            self.pending.remove(i).map(|(_, s)| s)
+        } else {
+            None
+        };
+        let Some(slot) = slot else {
+            return false;
+        };
+        let s = &mut self.seqs[slot as usize];
+        // A queued request holds no blocks and counts all its known tokens as unprefilled.
+        self.prefill_left -= s.uncomputed() as u64;
+        s.prompt = Prompt::default();
+        s.running = false;
+        self.free_slots.push(slot);
+        if let State::StartAt(_) = self.state {
+            if self.running.is_empty() && self.waiting.is_empty() {
+                self.state = match self.pending.front() {
+                    Some(&(p, _)) => State::StartAt(p.max(t).max(self.now)),
+                    None => State::Idle,
+                };
+            }
+        }
+        true
+    }
 }
 
 #[cfg(test)]

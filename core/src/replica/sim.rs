@@ -27,7 +27,8 @@ pub struct ReplicaSimConfig {
     pub sample_interval_s: f64,
 }
 
-/// Caps that stop a run which would otherwise never end (or take far too long).
+/// Caps that stop a run which would otherwise never end (or take far too long). They can be
+/// lowered but not raised past [`WorkLimits::MAX`], so a scenario file cannot switch them off.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct WorkLimits {
@@ -43,8 +44,13 @@ pub struct WorkLimits {
 #[derive(Clone, Copy, Debug, PartialEq, Serialize)]
 #[serde(tag = "verdict", rename_all = "snake_case")]
 pub enum Verdict {
+    /// Still running: the report of the run so far.
+    Running,
     /// The workload ran out and every request finished.
     Completed,
+    /// The workload ran out, but the replica refused every request (each needs more KV
+    /// blocks than the replica has, or asks for no tokens): nothing was served.
+    NothingServed,
     /// The run hit a work cap at simulated time `at`; the queue was growing without bound.
     Overloaded { reason: OverloadReason, at: f64 },
 }
@@ -183,9 +189,27 @@ impl Default for WorkLimits {
 }
 
 impl WorkLimits {
+    /// The highest each cap may be set to.
+    pub const MAX: WorkLimits = WorkLimits {
+        max_steps: 200_000_000,
+        max_waiting: 1_000_000,
+        max_requests: 5_000_000,
+    };
+
     pub fn validate(&self) -> Result<(), ConfigError> {
-        if self.max_steps == 0 || self.max_waiting == 0 || self.max_requests == 0 {
-            return Err(ConfigError::new("", "every limit must be at least 1"));
+        let m = WorkLimits::MAX;
+        let caps = [
+            ("max_steps", self.max_steps, m.max_steps),
+            ("max_waiting", self.max_waiting as u64, m.max_waiting as u64),
+            ("max_requests", self.max_requests, m.max_requests),
+        ];
+        for (field, v, max) in caps {
+            if v == 0 || v > max {
+                return Err(ConfigError::new(
+                    field,
+                    format!("must be 1 to {max}, got {v}"),
+                ));
+            }
         }
         Ok(())
     }
@@ -276,7 +300,12 @@ impl ReplicaSim {
         let engine = self.replica.next_event_time();
         let take_arrival = match (arrival, engine) {
             (None, None) => {
-                self.verdict = Some(Verdict::Completed);
+                let arrived = self.records.len() as u64;
+                self.verdict = Some(if arrived > 0 && self.rejected == arrived {
+                    Verdict::NothingServed
+                } else {
+                    Verdict::Completed
+                });
                 self.fill_series(self.last_t);
                 return false;
             }
@@ -415,7 +444,7 @@ impl ReplicaSim {
         }
         let area = self.area + self.in_system as f64 * (t - self.area_t);
         RunReport {
-            verdict: self.verdict.unwrap_or(Verdict::Completed),
+            verdict: self.verdict.unwrap_or(Verdict::Running),
             sim_time_s: t,
             steps: m.steps,
             arrived: self.records.len() as u64,

@@ -71,7 +71,10 @@ impl<'a> Ctx<'a> {
             memory,
             tp,
         };
-        if q != Question::GpuHours && ctx.cost.kv_pool_tokens(&ctx.memory) < 1.0 {
+        // Every question needs the weights to fit with room for some KV cache: a replica
+        // that cannot load its model serves nothing, so it has no GPU-hours either.
+        let pool = ctx.cost.kv_pool_tokens(&ctx.memory);
+        if pool < 1.0 {
             return Err(ConfigError::new(
                 "gpu_mem_gb",
                 format!(
@@ -79,6 +82,18 @@ impl<'a> Ctx<'a> {
                      add GPUs per replica or pick a larger GPU",
                     gb(ctx.cost.weight_bytes(), 4),
                     plural(tp as f64, "GPU"),
+                ),
+            ));
+        }
+        let chat = ctx.v("chat_tokens");
+        if q == Question::ChatsPerReplica && chat > pool {
+            return Err(ConfigError::new(
+                "chat_tokens",
+                format!(
+                    "a chat of {} tokens is longer than the whole KV pool ({} tokens): not one \
+                     fits; shorten the chat, add GPUs per replica or pick a larger GPU",
+                    int(chat),
+                    int(pool.floor())
                 ),
             ));
         }
@@ -218,14 +233,34 @@ impl<'a> Ctx<'a> {
             substituted,
             value: sc.total_s,
             unit: "s",
-            display: duration(sc.total_s, 2),
+            display: if sc.comm_s > 0.0 {
+                format!(
+                    "{} (textbook {})",
+                    duration(sc.total_s, 2),
+                    duration(textbook_step_s(sc), 2)
+                )
+            } else {
+                duration(sc.total_s, 2)
+            },
             why: format!(
                 "This step is {bound}: the time to move its bytes through HBM outweighs the time \
-                 to do its arithmetic{}.",
+                 to do its arithmetic{}.{}",
                 if sc.memory_bound() {
                     ""
                 } else {
                     " only when it does not"
+                },
+                if sc.comm_s > 0.0 {
+                    format!(
+                        " The textbook formula stops at max(compute, memory) = {}; this \
+                         calculator adds the tensor-parallel all-reduce ({} a step), which \
+                         splitting the model over {} GPUs costs in every layer.",
+                        duration(textbook_step_s(sc), 2),
+                        duration(sc.comm_s, 2),
+                        self.tp
+                    )
+                } else {
+                    String::new()
                 }
             ),
             check: None,
@@ -382,6 +417,14 @@ fn fleet(c: &Ctx) -> Derivation {
         "Running replicas below full use leaves headroom for bursts, so queues stay short.",
     ));
     let replicas = whole_up(replicas_exact).max(1.0);
+    // The same count with the textbook decode step (no all-reduce), shown when it differs.
+    let textbook = if sc.comm_s > 0.0 {
+        let thr_tb = batch as f64 / textbook_step_s(&sc);
+        let r = whole_up((prefill_demand + output_tps / thr_tb) / ceiling).max(1.0);
+        (r != replicas).then_some(r)
+    } else {
+        None
+    };
     s.push(fig(
         "replicas",
         "Replicas",
@@ -389,8 +432,20 @@ fn fleet(c: &Ctx) -> Derivation {
         format!("⌈{}⌉", fixed(replicas_exact, 2)),
         replicas,
         "replicas",
-        plural(replicas, "replica"),
-        "Replicas come whole, so the fleet rounds up.",
+        match textbook {
+            Some(r) => format!("{} (textbook {})", plural(replicas, "replica"), int(r)),
+            None => plural(replicas, "replica"),
+        },
+        &match textbook {
+            Some(r) => format!(
+                "Replicas come whole, so the fleet rounds up. The textbook decode step, \
+                 without the tensor-parallel all-reduce, would give {}; the all-reduce's \
+                 {} a step is what adds the rest.",
+                plural(r, "replica"),
+                duration(sc.comm_s, 2)
+            ),
+            None => "Replicas come whole, so the fleet rounds up.".to_string(),
+        },
     ));
     let gpus = replicas * tp;
     s.push(fig(
@@ -458,8 +513,10 @@ fn fleet(c: &Ctx) -> Derivation {
         "Little's law: what is in flight equals the arrival rate times how long each stays, so the gateway holds hundreds of streams, not thousands.",
     ));
     let spr = open / replicas;
+    // One rounding for both this step and the KV step that uses it (half away from zero).
+    let held = spr.round();
     let about = if spr.fract() != 0.0 {
-        format!(" (about {})", int(spr))
+        format!(" (about {})", int(held))
     } else {
         String::new()
     };
@@ -485,7 +542,6 @@ fn fleet(c: &Ctx) -> Derivation {
     ));
     let pool = c.cost.kv_pool_tokens(&c.memory);
     s.push(kv_pool_step(c, pool));
-    let held = spr.round();
     let in_use = held * avg_ctx;
     s.push(fig(
         "kv_in_use",
@@ -840,6 +896,12 @@ fn gpu_hours(c: &Ctx) -> Derivation {
         },
     ];
     finish(Question::GpuHours, s, readings)
+}
+
+/// The decode step as the textbook writes it: compute and memory overlap, nothing else
+/// (no tensor-parallel all-reduce; the fixed overhead is kept, as both figures have it).
+fn textbook_step_s(sc: &StepCost) -> f64 {
+    sc.total_s - sc.comm_s
 }
 
 /// The KV pool step of the fleet question.
