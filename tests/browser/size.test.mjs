@@ -227,6 +227,9 @@ test("the simulator check runs both fleets and sets its streams beside the estim
   assert.ok(Math.abs(est / 250 - 1) < 0.05, `estimate ${est}`);
   assert.ok(sim < est, `simulated ${sim} streams vs estimate ${est}`);
   assert.match(await page.textContent('[data-testid="sim-lesson"]'), /Little's law/);
+  // The calibrated simulator departs from the estimate's arithmetic, and says where.
+  assert.match(await page.textContent('[data-testid="sim-assumption-kv_pool"]'), /Estimate 416,103 tokens/);
+  assert.equal(await page.locator('[data-testid="sim-assumption-decode_step"]').count(), 1);
   const util = Number(await page.getAttribute('[data-testid="sim-util-8"]', "data-value"));
   assert.ok(util > 0 && util <= 1);
   const wall = Number(await page.getAttribute('[data-testid="sim-time"]', "data-value"));
