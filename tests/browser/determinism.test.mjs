@@ -18,10 +18,12 @@ const CASES = [
   { file: "fleet-buffering.toml", arm: "proxy-buffering", horizon: 10 },
   { file: "fleet-long-prompts.toml", arm: "token-aware", horizon: 20 },
   { file: "fleet-evening-peak.toml", arm: "queued-tokens", horizon: 60 },
+  // Random routing and empirical lengths: integer draws that must be 64-bit on every target.
+  { file: "random-routing-empirical.toml", dir: "tests/browser/fixtures", arm: "random" },
 ];
 
-function native({ file, arm, horizon }) {
-  const args = ["run", "-q", "-p", "trainer-core", "--bin", "trainer-sim", "--", `content/scenarios/${file}`, "--compact"];
+function native({ file, dir = "content/scenarios", arm, horizon }) {
+  const args = ["run", "-q", "-p", "trainer-core", "--bin", "trainer-sim", "--", `${dir}/${file}`, "--compact"];
   if (arm) args.push("--arm", arm);
   if (horizon) args.push("--horizon", String(horizon));
   return execFileSync("cargo", args, { cwd: repo, encoding: "utf8", maxBuffer: 1 << 28 }).trim();
@@ -39,7 +41,7 @@ after(async () => { await app?.close(); });
 
 for (const c of CASES) {
   test(`${c.file}${c.arm ? ` (${c.arm})` : ""}: WASM report equals the native one`, async () => {
-    const text = fs.readFileSync(path.join(repo, "content", "scenarios", c.file), "utf8");
+    const text = fs.readFileSync(path.join(repo, c.dir || "content/scenarios", c.file), "utf8");
     const wasm = await page.evaluate(
       ([file, text, arm, horizon]) => window.wasmBindings.run_scenario(file, text, arm, horizon),
       [c.file, text, c.arm ?? null, c.horizon ?? null],
