@@ -1122,17 +1122,15 @@ impl Replica {
             // Step by step, as `compose` would: each step's new blocks, then the blocks its
             // decode fills (prompt or generated tokens), registered in the prefix cache.
             let lag = self.ff_lag;
-            let mut got = std::mem::take(&mut self.scratch_blocks);
             for kk in 1..=alloc_steps {
                 let r = ((bs + 1 - (kk % bs + shift) % bs) % bs) as usize;
                 let lo = self.ff_offsets[r] as usize;
                 let hi = lo + self.ff_counts[r] as usize;
-                if hi > lo {
-                    got.clear();
-                    let ok = self.pool.allocate((hi - lo) as u32, &mut got);
-                    debug_assert!(ok, "checked against the free count");
-                    for (j, &b) in (lo..hi).zip(got.iter()) {
-                        let slot = self.running[self.ff_order[j] as usize];
+                for j in lo..hi {
+                    let slot = self.running[self.ff_order[j] as usize];
+                    let b = self.pool.pop_one();
+                    debug_assert!(b.is_some(), "checked against the free count");
+                    if let Some(b) = b {
                         self.seqs[slot as usize].blocks.push(b);
                     }
                 }
@@ -1142,14 +1140,14 @@ impl Replica {
                 let hi = lo + self.ff_counts[r] as usize;
                 for j in lo..hi {
                     let slot = self.running[self.ff_order[j] as usize];
-                    let s = &self.seqs[slot as usize];
-                    let full = ((s.computed + lag + kk) / bs) as usize;
-                    if full > 0 && full <= s.hashes.len() {
-                        self.pool.cache_run(&s.blocks, &s.hashes, full - 1..full);
+                    let s = &mut self.seqs[slot as usize];
+                    let full = (s.computed + lag + kk) / bs;
+                    if full > 0 && full as usize <= s.hashes.len() {
+                        self.pool.cache_one(&s.blocks, &s.hashes, full as usize - 1);
+                        s.num_cached = s.num_cached.max(full);
                     }
                 }
             }
-            self.scratch_blocks = got;
         }
         self.ff_shift = (self.ff_shift + k % bs) % bs;
         self.ff_kv += n as u64 * k as u64;
@@ -1171,25 +1169,18 @@ impl Replica {
         true
     }
 
-    /// Writes the running requests' lag (see `ff_lag`) into them, and the blocks the
-    /// fast-forward registered in the prefix cache into their counts.
+    /// Writes the running requests' lag (see `ff_lag`) into them (the fast-forward keeps their
+    /// cached-block counts up to date itself).
     fn settle(&mut self) {
         if self.ff_lag == 0 {
             return;
         }
         let (lag, t) = (self.ff_lag, self.ff_lag_time);
-        let bs = self.cfg.scheduler.block_size;
-        let caching = self.cfg.scheduler.enable_prefix_caching;
         for &slot in &self.running {
             let s = &mut self.seqs[slot as usize];
             s.computed += lag;
             s.generated += lag;
             s.last_token_time = t;
-            if caching {
-                s.num_cached = s
-                    .num_cached
-                    .max((s.computed / bs).min(s.hashes.len() as u32));
-            }
         }
         self.ff_lag = 0;
     }
