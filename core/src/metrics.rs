@@ -49,18 +49,24 @@ pub struct ServeMetrics {
     pub request_goodput: Option<f64>,
     pub mean_ttft_ms: f64,
     pub median_ttft_ms: f64,
-    pub std_ttft_ms: f64,
+    /// Absent where the run kept distributions rather than every request.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub std_ttft_ms: Option<f64>,
     pub p99_ttft_ms: f64,
     pub mean_tpot_ms: f64,
     pub median_tpot_ms: f64,
-    pub std_tpot_ms: f64,
+    /// Absent where the run kept distributions rather than every request.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub std_tpot_ms: Option<f64>,
     pub p99_tpot_ms: f64,
     pub mean_itl_ms: f64,
     pub median_itl_ms: f64,
     pub p99_itl_ms: f64,
     pub mean_e2el_ms: f64,
     pub median_e2el_ms: f64,
-    pub std_e2el_ms: f64,
+    /// Absent where the run kept distributions rather than every request.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub std_e2el_ms: Option<f64>,
     pub p99_e2el_ms: f64,
 }
 
@@ -92,46 +98,65 @@ pub fn percentile(v: &[f64], p: f64) -> f64 {
     v[lo] + (v[hi] - v[lo]) * (rank - lo as f64)
 }
 
+/// One request as a benchmark client sees it: sent, first token, last token (seconds), and
+/// its token counts.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Served {
+    pub sent: f64,
+    pub first_token: f64,
+    pub last_token: f64,
+    pub prompt_tokens: u32,
+    pub output_tokens: u32,
+}
+
 impl ServeMetrics {
-    /// The metrics of the finished requests among `records`; `itl` is the run's exact
+    /// The metrics of a replica run's finished requests; `itl` is the run's exact
     /// inter-token distribution (per token), `slo` the goodput targets if any.
     pub fn from_records(
         records: &[RequestRecord],
         itl: &Summary,
         slo: Option<&GoodputSlo>,
     ) -> Self {
-        let done: Vec<&RequestRecord> = records
-            .iter()
-            .filter(|r| !r.rejected && r.finish.is_some() && r.first_token.is_some())
-            .collect();
         let start = records
             .iter()
             .map(|r| r.arrival)
             .fold(f64::INFINITY, f64::min);
-        let end = done
-            .iter()
-            .filter_map(|r| r.finish)
-            .fold(f64::NEG_INFINITY, f64::max);
-        let duration = if end > start { end - start } else { 0.0 };
-        let mut ttft = Vec::with_capacity(done.len());
-        let mut tpot = Vec::with_capacity(done.len());
-        let mut e2el = Vec::with_capacity(done.len());
+        let served = records.iter().filter(|r| !r.rejected).filter_map(|r| {
+            Some(Served {
+                sent: r.arrival,
+                first_token: r.first_token?,
+                last_token: r.finish?,
+                prompt_tokens: r.prompt_len,
+                output_tokens: r.output_tokens,
+            })
+        });
+        ServeMetrics::from_served(served, start, itl, slo)
+    }
+
+    /// The metrics of served requests; the run's duration runs from `start` to the last token.
+    pub fn from_served(
+        served: impl IntoIterator<Item = Served>,
+        start: f64,
+        itl: &Summary,
+        slo: Option<&GoodputSlo>,
+    ) -> Self {
+        let mut ttft = Vec::new();
+        let mut tpot = Vec::new();
+        let mut e2el = Vec::new();
         let mut good = 0u64;
         let (mut input, mut output) = (0u64, 0u64);
-        for r in &done {
-            let (first, finish) = (
-                r.first_token.unwrap_or(r.arrival),
-                r.finish.unwrap_or(r.arrival),
-            );
-            let t = first - r.arrival;
-            let e = finish - r.arrival;
+        let mut end = f64::NEG_INFINITY;
+        for r in served {
+            let t = r.first_token - r.sent;
+            let e = r.last_token - r.sent;
+            end = end.max(r.last_token);
             let p = (r.output_tokens > 1).then(|| (e - t) / (r.output_tokens - 1) as f64);
             ttft.push(t);
             e2el.push(e);
             if let Some(p) = p {
                 tpot.push(p);
             }
-            input += r.prompt_len as u64;
+            input += r.prompt_tokens as u64;
             output += r.output_tokens as u64;
             if let Some(s) = slo {
                 let ok = s.ttft_ms.is_none_or(|m| t * 1e3 <= m)
@@ -140,6 +165,8 @@ impl ServeMetrics {
                 good += ok as u64;
             }
         }
+        let completed = ttft.len() as u64;
+        let duration = if end > start { end - start } else { 0.0 };
         let per_s = |x: f64| if duration > 0.0 { x / duration } else { 0.0 };
         let (t, p, e) = (
             latency_stats(&mut ttft),
@@ -147,29 +174,72 @@ impl ServeMetrics {
             latency_stats(&mut e2el),
         );
         ServeMetrics {
-            completed: done.len() as u64,
+            completed,
             duration,
             total_input_tokens: input,
             total_output_tokens: output,
-            request_throughput: per_s(done.len() as f64),
+            request_throughput: per_s(completed as f64),
             output_throughput: per_s(output as f64),
             total_token_throughput: per_s((input + output) as f64),
             request_goodput: slo.map(|_| per_s(good as f64)),
             mean_ttft_ms: t.mean_ms,
             median_ttft_ms: t.median_ms,
-            std_ttft_ms: t.std_ms,
+            std_ttft_ms: Some(t.std_ms),
             p99_ttft_ms: t.p99_ms,
             mean_tpot_ms: p.mean_ms,
             median_tpot_ms: p.median_ms,
-            std_tpot_ms: p.std_ms,
+            std_tpot_ms: Some(p.std_ms),
             p99_tpot_ms: p.p99_ms,
             mean_itl_ms: itl.mean * 1e3,
             median_itl_ms: itl.p50 * 1e3,
             p99_itl_ms: itl.p99 * 1e3,
             mean_e2el_ms: e.mean_ms,
             median_e2el_ms: e.median_ms,
-            std_e2el_ms: e.std_ms,
+            std_e2el_ms: Some(e.std_ms),
             p99_e2el_ms: e.p99_ms,
+        }
+    }
+
+    /// The same figures from distributions (a fleet run keeps histograms, not every request):
+    /// TTFT, TPOT and E2EL per request and ITL per token, seconds; no standard deviations, and
+    /// goodput only when `goodput` is given.
+    #[allow(clippy::too_many_arguments)]
+    pub fn from_summaries(
+        completed: u64,
+        duration: f64,
+        input_tokens: u64,
+        output_tokens: u64,
+        ttft: &Summary,
+        tpot: &Summary,
+        itl: &Summary,
+        e2el: &Summary,
+        goodput: Option<f64>,
+    ) -> Self {
+        let per_s = |x: f64| if duration > 0.0 { x / duration } else { 0.0 };
+        ServeMetrics {
+            completed,
+            duration,
+            total_input_tokens: input_tokens,
+            total_output_tokens: output_tokens,
+            request_throughput: per_s(completed as f64),
+            output_throughput: per_s(output_tokens as f64),
+            total_token_throughput: per_s((input_tokens + output_tokens) as f64),
+            request_goodput: goodput,
+            mean_ttft_ms: ttft.mean * 1e3,
+            median_ttft_ms: ttft.p50 * 1e3,
+            std_ttft_ms: None,
+            p99_ttft_ms: ttft.p99 * 1e3,
+            mean_tpot_ms: tpot.mean * 1e3,
+            median_tpot_ms: tpot.p50 * 1e3,
+            std_tpot_ms: None,
+            p99_tpot_ms: tpot.p99 * 1e3,
+            mean_itl_ms: itl.mean * 1e3,
+            median_itl_ms: itl.p50 * 1e3,
+            p99_itl_ms: itl.p99 * 1e3,
+            mean_e2el_ms: e2el.mean * 1e3,
+            median_e2el_ms: e2el.p50 * 1e3,
+            std_e2el_ms: None,
+            p99_e2el_ms: e2el.p99 * 1e3,
         }
     }
 

@@ -32,6 +32,17 @@ pub struct About {
     pub band: String,
     pub models: Vec<String>,
     pub leaves_out: Vec<String>,
+    /// The metrics' definitions, as `vllm bench serve` defines them.
+    pub metric: Vec<MetricDefinition>,
+}
+
+/// One metric's name and definition.
+#[derive(Clone, Debug, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MetricDefinition {
+    pub key: String,
+    pub name: String,
+    pub definition: String,
 }
 
 /// Parses the page's words.
@@ -212,8 +223,7 @@ pub fn run_row(row: &Row) -> Result<Outcome, ConfigError> {
 /// Replays one row with other efficiencies.
 pub fn run_row_with(row: &Row, efficiency: Efficiency) -> Result<Outcome, ConfigError> {
     let mut sim = ReplicaSim::new(row.config_with(efficiency)?)?;
-    let report = sim.run();
-    let metrics = ServeMetrics::from_records(sim.records(), &report.itl, None);
+    let metrics = sim.run().vllm;
     let simulated = metrics.get(&row.metric).ok_or_else(|| {
         ConfigError::new(
             format!("{}.metric", row.id),

@@ -342,3 +342,18 @@ fn a_request_no_replica_can_hold_is_refused_not_lost() {
         _ => x.prompt_tokens as u64 + x.output_tokens as u64 <= 1_600,
     }));
 }
+
+#[test]
+fn the_report_carries_the_clients_view_under_vllm_bench_names() {
+    let mut cfg = FleetConfig::seed();
+    cfg.truncate(30.0);
+    let mut sim = FleetSim::new(cfg).unwrap();
+    sim.run();
+    let r = sim.report();
+    let v = &r.vllm;
+    assert_eq!(v.completed, r.outcomes.completed);
+    assert!((v.mean_ttft_ms - r.clocks.user_ttft.mean * 1e3).abs() < 1e-9);
+    assert!((v.median_itl_ms - r.clocks.client_itl.p50 * 1e3).abs() < 1e-9);
+    assert!((v.p99_e2el_ms - r.clocks.e2e.p99 * 1e3).abs() < 1e-9);
+    assert!(v.request_throughput > 0.0 && v.std_ttft_ms.is_none());
+}

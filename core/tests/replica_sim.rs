@@ -259,3 +259,30 @@ fn chat_history_hits_the_prefix_cache_and_cuts_ttft() {
     );
     assert_eq!(on.arrived, off.arrived);
 }
+
+#[test]
+fn the_report_carries_vllm_bench_metrics_that_agree_with_its_own_clocks() {
+    let r = ReplicaSim::new(seed_for(120.0)).unwrap().run();
+    let v = &r.vllm;
+    assert_eq!(v.completed, r.finished);
+    let close = |a: f64, b: f64| (a - b).abs() <= 1e-9 * b.abs().max(1e-12);
+    assert!(close(v.mean_ttft_ms, r.ttft.mean * 1e3), "{v:?}");
+    assert!(close(v.mean_e2el_ms, r.e2e.mean * 1e3), "{v:?}");
+    assert!(close(v.mean_tpot_ms, r.tpot.mean * 1e3), "{v:?}");
+    assert_eq!(v.total_output_tokens, 250 * r.finished);
+    assert!(close(
+        v.output_throughput * v.duration,
+        v.total_output_tokens as f64
+    ));
+    assert!(v.std_ttft_ms.is_some() && v.p99_ttft_ms >= v.median_ttft_ms);
+    let json = serde_json::to_value(&r).unwrap();
+    for key in [
+        "median_ttft_ms",
+        "p99_tpot_ms",
+        "mean_itl_ms",
+        "median_e2el_ms",
+        "request_throughput",
+    ] {
+        assert!(json["vllm"][key].is_number(), "{key}");
+    }
+}

@@ -71,6 +71,8 @@ fn an_excluded_row_says_why_and_a_broken_file_is_an_error() {
     assert!(trainer_core::validation::parse("[[row]]\nid = 1").is_err());
     let about = trainer_core::validation::about().expect("the page's words parse");
     assert!(!about.models.is_empty() && !about.leaves_out.is_empty());
+    let keys: Vec<&str> = about.metric.iter().map(|m| m.key.as_str()).collect();
+    assert_eq!(keys, ["ttft", "tpot", "itl", "e2el", "goodput"]);
     assert!(about
         .models
         .iter()

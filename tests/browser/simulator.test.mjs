@@ -34,6 +34,7 @@ for (const viewport of [DESKTOP, PHONE]) {
     const [, within, held] = summary.match(/(\d+) of (\d+) rows/);
     assert.equal(within, held, summary);
     assert.ok((await page.locator('[data-testid="validation-leaves-out"] li').count()) > 0);
+    assert.match(await page.textContent('[data-testid="metric-tpot"]'), /TPOT/);
     const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
     assert.ok(overflow <= 1, `page is ${overflow}px wider than the viewport`);
     await shoot(page, `simulator-table-${viewport.width}`);

@@ -27,12 +27,13 @@ pub fn SimulatorPage() -> impl IntoView {
     let shared = std::rc::Rc::new(rows.clone());
     request_animation_frame(move || next(shared, results));
 
-    let (title, intro, band, models, leaves_out) = match words {
-        Some(w) => (w.title, w.intro, w.band, w.models, w.leaves_out),
+    let (title, intro, band, models, leaves_out, metrics) = match words {
+        Some(w) => (w.title, w.intro, w.band, w.models, w.leaves_out, w.metric),
         None => (
             "How close is the simulator?".to_string(),
             String::new(),
             String::new(),
+            Vec::new(),
             Vec::new(),
             Vec::new(),
         ),
@@ -130,6 +131,17 @@ pub fn SimulatorPage() -> impl IntoView {
             <ul data-testid="validation-models">{models.into_iter().map(|m| view! { <li>{m}</li> }).collect_view()}</ul>
             <h2>"What it leaves out"</h2>
             <ul data-testid="validation-leaves-out">{leaves_out.into_iter().map(|m| view! { <li>{m}</li> }).collect_view()}</ul>
+            <h2>"The figures, as vLLM's benchmark names them"</h2>
+            <p>"Every run reports these under the keys " <code>"vllm bench serve"</code> " writes (" <code>"median_ttft_ms"</code> ", " <code>"p99_itl_ms"</code> ", " <code>"request_goodput"</code> "…), so a figure here can be set beside one from a real benchmark."</p>
+            <dl class="metric-defs" data-testid="metric-definitions">
+                {metrics
+                    .into_iter()
+                    .map(|m| view! {
+                        <dt data-testid=format!("metric-{}", m.key)>{m.name}</dt>
+                        <dd>{m.definition}</dd>
+                    })
+                    .collect_view()}
+            </dl>
         </section>
     }
 }

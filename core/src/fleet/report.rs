@@ -33,6 +33,11 @@ pub struct FleetReport {
     pub autoscaler_signal: Vec<SignalPoint>,
     pub series: Vec<SeriesPoint>,
     pub cost: CostReport,
+    /// What `vllm bench serve` would report from the clients, under its names: TTFT and E2EL
+    /// from client sends to the first and last byte at the client, ITL between tokens as the
+    /// client reads them, TPOT per request at the engine (the fleet keeps distributions, so
+    /// there are no standard deviations and no goodput here; `slo` has the attainments).
+    pub vllm: crate::metrics::ServeMetrics,
 }
 
 /// How every arriving request ended: `arrived` = completed + rejected + spilled + timed out
@@ -371,7 +376,24 @@ impl FleetSim {
             autoscaler_signal: self.signal_series.clone(),
             series: self.series.clone(),
             cost,
+            vllm: self.vllm_metrics(&clocks),
         }
+    }
+
+    /// The clients' view under `vllm bench serve`'s names (see [`FleetReport::vllm`]).
+    fn vllm_metrics(&self, clocks: &Clocks) -> crate::metrics::ServeMetrics {
+        let st = &self.stats;
+        crate::metrics::ServeMetrics::from_summaries(
+            st.completed,
+            self.now,
+            st.prompt_tokens,
+            st.output_tokens,
+            &clocks.user_ttft,
+            &clocks.tpot,
+            &clocks.client_itl,
+            &clocks.e2e,
+            None,
+        )
     }
 }
 

@@ -134,6 +134,9 @@ pub struct RunReport {
     pub busy_fraction: f64,
     pub kv_blocks_total: u32,
     pub peak_kv_blocks_used: u32,
+    /// The run's figures as `vllm bench serve` names and defines them (milliseconds and per
+    /// second; TPOT excludes the first token, as there).
+    pub vllm: crate::metrics::ServeMetrics,
     pub series: Vec<SeriesPoint>,
     pub requests: Vec<RequestRecord>,
     pub trace: Vec<StepTrace>,
@@ -443,6 +446,7 @@ impl ReplicaSim {
             }
         }
         let area = self.area + self.in_system as f64 * (t - self.area_t);
+        let itl = m.itl.summary_of_copy();
         RunReport {
             verdict: self.verdict.unwrap_or(Verdict::Running),
             sim_time_s: t,
@@ -452,7 +456,8 @@ impl ReplicaSim {
             rejected: self.rejected,
             in_flight: self.in_system,
             ttft: ttft.summary(),
-            itl: m.itl.summary_of_copy(),
+            vllm: crate::metrics::ServeMetrics::from_records(&self.records, &itl, None),
+            itl,
             tpot: tpot.summary(),
             e2e: e2e.summary(),
             queue_delay: queue.summary(),
