@@ -51,7 +51,7 @@ pub fn SimulatorPage() -> impl IntoView {
         })
     };
     view! {
-        <section class="narrow" data-testid="page-simulator">
+        <section class="simulator-page" data-testid="page-simulator">
             <h1>{title}</h1>
             <p>{intro}</p>
             <p>{band}</p>
