@@ -170,6 +170,13 @@ fn newest_request_is_preempted_and_requeued_first() {
     }
 }
 
+fn admitted_at(events: &[ReplicaEvent], id: u64) -> Option<f64> {
+    events.iter().find_map(|e| match *e {
+        ReplicaEvent::Admitted { id: i, t } if i == id => Some(t),
+        _ => None,
+    })
+}
+
 fn finish_time(events: &[ReplicaEvent], id: u64) -> f64 {
     events
         .iter()
@@ -327,13 +334,7 @@ fn a_waiting_request_is_admitted_only_when_its_whole_prompt_fits() {
     let (on, events) = run_gate(true);
     // B waits until A finishes: its 25 blocks never fit beside A's 19 to 23.
     let a_done = finish_time(&events, 0);
-    let b_in = events
-        .iter()
-        .find_map(|e| match *e {
-            ReplicaEvent::Admitted { id: 1, t } => Some(t),
-            _ => None,
-        })
-        .unwrap();
+    let b_in = admitted_at(&events, 1).expect("B is admitted");
     assert!(
         b_in >= a_done,
         "B admitted at {b_in}, A finished at {a_done}"
@@ -343,13 +344,7 @@ fn a_waiting_request_is_admitted_only_when_its_whole_prompt_fits() {
     // out under them: recompute preemptions that the gate avoids.
     let (off, events) = run_gate(false);
     assert!(off.metrics().preemptions > 0);
-    let b_in = events
-        .iter()
-        .find_map(|e| match *e {
-            ReplicaEvent::Admitted { id: 1, t } => Some(t),
-            _ => None,
-        })
-        .unwrap();
+    let b_in = admitted_at(&events, 1).expect("B is admitted");
     assert!(b_in < finish_time(&events, 0));
 }
 
