@@ -91,6 +91,19 @@ fn show(v: f64) -> String {
     }
 }
 
+/// Checks work caps given as (field, value, highest allowed): each must be 1 to its highest.
+pub fn check_caps(caps: &[(&str, u64, u64)]) -> Result<(), ConfigError> {
+    for &(field, v, max) in caps {
+        if v == 0 || v > max {
+            return Err(ConfigError::new(
+                field,
+                format!("must be 1 to {max}, got {v}"),
+            ));
+        }
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -166,15 +166,7 @@ impl FleetLimits {
             ),
             ("max_records", self.max_records as u64, m.max_records as u64),
         ];
-        for (field, v, max) in caps {
-            if v == 0 || v > max {
-                return Err(ConfigError::new(
-                    field,
-                    format!("must be 1 to {max}, got {v}"),
-                ));
-            }
-        }
-        Ok(())
+        crate::error::check_caps(&caps)
     }
 }
 

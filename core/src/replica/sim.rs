@@ -206,15 +206,7 @@ impl WorkLimits {
             ("max_waiting", self.max_waiting as u64, m.max_waiting as u64),
             ("max_requests", self.max_requests, m.max_requests),
         ];
-        for (field, v, max) in caps {
-            if v == 0 || v > max {
-                return Err(ConfigError::new(
-                    field,
-                    format!("must be 1 to {max}, got {v}"),
-                ));
-            }
-        }
-        Ok(())
+        crate::error::check_caps(&caps)
     }
 }
 
