@@ -55,3 +55,10 @@ pub fn run_scenario(
     };
     trainer_core::scenario::run_to_json(path, text, &opts)
 }
+
+/// Panics on purpose, for the browser test that checks the learner then sees a notice rather
+/// than a page that silently stops answering.
+#[wasm_bindgen]
+pub fn panic_for_test() {
+    panic!("panic_for_test: a deliberate panic from the browser tests");
+}

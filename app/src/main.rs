@@ -10,7 +10,10 @@ mod route;
 mod shell;
 
 fn main() {
-    console_error_panic_hook::set_once();
+    std::panic::set_hook(Box::new(|info| {
+        console_error_panic_hook::hook(info);
+        show_crash_notice();
+    }));
     // Take down the static "loading" note that index.html shows until the WASM runs.
     if let Some(boot) = web_sys::window()
         .and_then(|w| w.document())
@@ -19,4 +22,26 @@ fn main() {
         boot.remove();
     }
     leptos::mount::mount_to_body(shell::App);
+}
+
+/// Puts a visible notice on the page when the app panics (the release build then stops), so
+/// the learner sees what happened and how to recover instead of a page that no longer answers.
+fn show_crash_notice() {
+    let Some(doc) = web_sys::window().and_then(|w| w.document()) else {
+        return;
+    };
+    if doc.get_element_by_id("crash").is_some() {
+        return;
+    }
+    let Some(body) = doc.body() else { return };
+    if let Ok(el) = doc.create_element("div") {
+        el.set_id("crash");
+        let _ = el.set_attribute("class", "notice crash");
+        let _ = el.set_attribute("role", "alert");
+        let _ = el.set_attribute("data-testid", "crash-notice");
+        el.set_text_content(Some(
+            "Something went wrong in the trainer and this page stopped working. Reload the page to carry on; your progress is kept in this browser.",
+        ));
+        let _ = body.prepend_with_node_1(&el);
+    }
 }

@@ -31,10 +31,29 @@ pub enum Route {
     NotFound(String),
 }
 
+/// The first path segments that start a route: the same list as `roots` in the inline script
+/// of `index.html`, which works out the base path before the app loads (a browser test
+/// compares the two).
+pub const ROOTS: [&str; 7] = [
+    "lesson",
+    "size",
+    "buildups",
+    "moments",
+    "lab",
+    "mock",
+    "simulator",
+];
+
 impl Route {
     /// Parses a path relative to the app's base (no leading slash needed).
     pub fn parse(rel: &str) -> Route {
         let segs: Vec<&str> = rel.split('/').filter(|s| !s.is_empty()).collect();
+        // Only the known first segments start a page (the list index.html resolves bases by).
+        if let Some(first) = segs.first() {
+            if !ROOTS.contains(first) && !matches!(*first, "index.html" | "404.html") {
+                return Route::NotFound(rel.to_string());
+            }
+        }
         match segs.as_slice() {
             [] | ["index.html"] | ["404.html"] => Route::Home,
             ["lesson"] => Route::Lesson,
@@ -174,16 +193,21 @@ impl Router {
             query: RwSignal::new(query),
             base: StoredValue::new(base),
         };
-        let on_pop = wasm_bindgen::closure::Closure::<dyn Fn()>::new(move || {
+        // Back and forward: show the entry's page, then put the reader where they were on it.
+        let handle = window_event_listener(leptos::ev::popstate, move |ev| {
             let (r, q) = current(&router.base.get_value());
             router.route.set(r);
             router.query.set(q);
+            let y = ev.state().as_f64().unwrap_or(0.0);
+            after_render(move || {
+                focus_heading();
+                if let Some(w) = web_sys::window() {
+                    w.scroll_to_with_x_and_y(0.0, y);
+                }
+            });
         });
-        if let Some(w) = web_sys::window() {
-            let _ = w.add_event_listener_with_callback("popstate", on_pop.as_ref().unchecked_ref());
-        }
-        // The listener lives as long as the page.
-        on_pop.forget();
+        // The router lives as long as the page, and so does its listener.
+        std::mem::forget(handle);
         provide_context(router);
         router
     }
@@ -193,17 +217,24 @@ impl Router {
         format!("{}{}", self.base.get_value(), route.path())
     }
 
-    /// Goes to `route` with an optional query, adding a history entry.
+    /// Goes to `route` with an optional query, adding a history entry. The entry being left
+    /// keeps its scroll position (restored on Back), and focus moves to the new page's heading
+    /// so a screen reader announces it.
     pub fn navigate(&self, route: Route, query: &str) {
         let url = self.url(&route, query);
-        if let Some(h) = web_sys::window().and_then(|w| w.history().ok()) {
-            let _ = h.push_state_with_url(&wasm_bindgen::JsValue::NULL, "", Some(&url));
+        if let Some(w) = web_sys::window() {
+            if let Ok(h) = w.history() {
+                let y = w.scroll_y().unwrap_or(0.0);
+                let _ = h.replace_state(&wasm_bindgen::JsValue::from_f64(y), "");
+                let _ = h.push_state_with_url(&wasm_bindgen::JsValue::NULL, "", Some(&url));
+            }
         }
         self.query.set(query.to_string());
         self.route.set(route);
         if let Some(w) = web_sys::window() {
             w.scroll_to_with_x_and_y(0.0, 0.0);
         }
+        after_render(focus_heading);
     }
 
     /// Rewrites the query of the current entry (state kept in the URL, without a history entry).
@@ -222,6 +253,27 @@ impl Router {
             url.push_str(query);
         }
         url
+    }
+}
+
+/// Runs `f` once the page has been drawn for the route just set.
+fn after_render(f: impl FnOnce() + 'static) {
+    request_animation_frame(f);
+}
+
+/// Moves focus to the page's main heading (made focusable for it), without scrolling.
+fn focus_heading() {
+    let Some(h) = web_sys::window()
+        .and_then(|w| w.document())
+        .and_then(|d| d.query_selector("main h1").ok().flatten())
+    else {
+        return;
+    };
+    let _ = h.set_attribute("tabindex", "-1");
+    if let Ok(el) = h.dyn_into::<web_sys::HtmlElement>() {
+        let opts = web_sys::FocusOptions::new();
+        opts.set_prevent_scroll(true);
+        let _ = el.focus_with_options(&opts);
     }
 }
 
