@@ -3,6 +3,7 @@
 //! This crate is the only one that touches the DOM. Everything it shows is computed by
 //! `trainer_core`; components hold signals and call the core's plain methods.
 
+#[cfg(feature = "test-exports")]
 mod bench;
 mod pages;
 mod progress;
