@@ -25,7 +25,7 @@
 //!
 //! Unknown keys are errors, so a typo cannot silently fall back to a default.
 
-use crate::catalog::{gpu_or_error, model_or_error, Dtype};
+use crate::catalog::Dtype;
 use crate::cost::{Deployment, Efficiency, MemoryConfig};
 use crate::error::ConfigError;
 use crate::fleet::scenario::FleetScenario;
@@ -231,16 +231,14 @@ impl Default for OutputOptions {
 impl ReplicaSpec {
     /// Looks the model and GPU up in the catalog and builds the replica's configuration.
     pub fn build(&self) -> Result<ReplicaConfig, ConfigError> {
-        let model = model_or_error(&self.model)?;
-        let gpu = gpu_or_error(&self.gpu)?;
         let cfg = ReplicaConfig {
-            deployment: Deployment {
-                model,
-                gpu,
-                tp: self.tp,
-                weight_dtype: self.weight_dtype,
-                kv_dtype: self.kv_dtype,
-            },
+            deployment: Deployment::from_ids(
+                &self.model,
+                &self.gpu,
+                self.tp,
+                self.weight_dtype,
+                self.kv_dtype,
+            )?,
             efficiency: self.efficiency,
             memory: self.memory,
             scheduler: self.scheduler.clone(),

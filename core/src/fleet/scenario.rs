@@ -23,7 +23,7 @@ use super::{
     AutoscalerConfig, ClientConfig, FleetConfig, FleetLimits, GatewayConfig, OverflowConfig,
     PoolConfig, QuotaConfig, RelayConfig, RouterConfig, SloConfig, TrafficSource,
 };
-use crate::catalog::{gpu_or_error, model_or_error, Dtype};
+use crate::catalog::Dtype;
 use crate::cost::{Deployment, Efficiency, MemoryConfig};
 use crate::error::ConfigError;
 use crate::replica::{ReplicaConfig, SchedulerConfig};
@@ -178,16 +178,14 @@ impl PoolSpec {
                 ),
             ));
         }
-        let model = model_or_error(&self.model)?;
-        let gpu = gpu_or_error(&self.gpu)?;
         let mut replica = ReplicaConfig::seed();
-        replica.deployment = Deployment {
-            model,
-            gpu,
-            tp: self.tp,
-            weight_dtype: self.weight_dtype,
-            kv_dtype: self.kv_dtype,
-        };
+        replica.deployment = Deployment::from_ids(
+            &self.model,
+            &self.gpu,
+            self.tp,
+            self.weight_dtype,
+            self.kv_dtype,
+        )?;
         replica.efficiency = self.efficiency;
         replica.memory = self.memory;
         replica.scheduler = self.scheduler.clone();
