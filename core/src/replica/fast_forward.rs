@@ -10,7 +10,7 @@
 //! fast-forward composed, and [`Replica::settle`] writes the lag out before anything looks at
 //! the requests one by one.
 
-use super::{BatchTotals, Replica, ReplicaEvent, Seq, State, StepCost};
+use super::{BatchTotals, Bound, Replica, ReplicaEvent, Seq, State, StepCost};
 
 /// The fast-forward's description of the running requests.
 #[derive(Clone, Debug, Default)]
@@ -181,7 +181,7 @@ impl Replica {
     /// Runs consecutive decode-only steps from `start` in O(1) each, when nothing but token
     /// counts and block tables would change: every running request is decoding and was
     /// scheduled in the previous step, nobody waits, nobody finishes, the pool covers every new
-    /// block, and each step ends by `horizon` (strictly before it unless `inclusive`) and starts
+    /// block, and each step ends by `horizon` (strictly before it with [`Bound::Before`]) and starts
     /// before the next submitted arrival. It produces exactly the events, metrics and block
     /// tables the step-by-step path would: the batch totals of such a step are the previous
     /// ones plus one token per request (all sums are exact integers), the step cost comes from
@@ -195,7 +195,7 @@ impl Replica {
         &mut self,
         start: f64,
         horizon: f64,
-        inclusive: bool,
+        bound: Bound,
         events: &mut Vec<ReplicaEvent>,
     ) -> bool {
         let sc = &self.cfg.scheduler;
@@ -259,7 +259,7 @@ impl Replica {
                 d = 1e-9;
             }
             let end = t + d;
-            if kk > max_full || end > horizon || (!inclusive && end == horizon) {
+            if kk > max_full || end > horizon || (bound == Bound::Before && end == horizon) {
                 // This step is due (it starts at the end of one that was), its batch is every
                 // running request decoding one token, and its blocks fit: compose it as
                 // `compose` would, and leave it in flight.

@@ -319,6 +319,24 @@ struct Seq {
     running: bool,
 }
 
+/// Which steps an advance to a time runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Bound {
+    /// Steps that end (or are due) at or before the time.
+    Through,
+    /// Steps that end (or are due) strictly before the time.
+    Before,
+}
+
+/// How a waiting request's known tokens may be admitted.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Chunking {
+    /// All at once or not at all (vLLM V0's separate prefill steps).
+    Whole,
+    /// Up to the step's budget and the long-prefill threshold (chunked prefill).
+    Allowed,
+}
+
 #[derive(Clone, Copy, Debug, PartialEq)]
 enum State {
     /// Nothing to do.
@@ -481,26 +499,29 @@ impl Replica {
     /// Runs of decode-only steps are fast-forwarded exactly (see [`Replica::process_next`] for
     /// the one-step-at-a-time path; a test checks both give identical results).
     pub fn advance_to(&mut self, t: f64, events: &mut Vec<ReplicaEvent>) {
-        self.advance(t, true, events);
+        self.advance(t, Bound::Through, events);
     }
 
     /// Like [`Replica::advance_to`], but only for steps that end strictly before `t` and steps
     /// due strictly before `t`: a request submitted at `t` afterwards joins a step starting at `t`.
     pub fn advance_before(&mut self, t: f64, events: &mut Vec<ReplicaEvent>) {
-        self.advance(t, false, events);
+        self.advance(t, Bound::Before, events);
     }
 
-    fn advance(&mut self, t: f64, inclusive: bool, events: &mut Vec<ReplicaEvent>) {
+    fn advance(&mut self, t: f64, bound: Bound, events: &mut Vec<ReplicaEvent>) {
         events.append(&mut self.deferred);
         if t.is_nan() {
             return;
         }
         while let Some(next) = self.next_event_time() {
-            if next > t || (!inclusive && next == t) || self.metrics.steps >= self.step_limit {
+            if next > t
+                || (bound == Bound::Before && next == t)
+                || self.metrics.steps >= self.step_limit
+            {
                 break;
             }
             if let State::StartAt(s) = self.state {
-                if self.fast_forward(s, t, inclusive, events) {
+                if self.fast_forward(s, t, bound, events) {
                     continue;
                 }
             }
@@ -801,7 +822,7 @@ impl Replica {
                 let Some(&slot) = self.waiting.front() else {
                     break;
                 };
-                let Some(new) = self.admit(slot, budget, threshold, true) else {
+                let Some(new) = self.admit(slot, budget, threshold, Chunking::Whole) else {
                     break;
                 };
                 self.waiting.pop_front();
@@ -858,7 +879,7 @@ impl Replica {
                 let Some(&slot) = self.waiting.front() else {
                     break;
                 };
-                let Some(new) = self.admit(slot, budget, threshold, false) else {
+                let Some(new) = self.admit(slot, budget, threshold, Chunking::Allowed) else {
                     break;
                 };
                 self.waiting.pop_front();
@@ -952,9 +973,9 @@ impl Replica {
     }
 
     /// Tries to admit the waiting request in `slot` with up to `budget` tokens (all of its
-    /// tokens at once when `whole`); returns its new tokens, or None (changing nothing) when
-    /// its blocks, or with `whole` its tokens, do not fit.
-    fn admit(&mut self, slot: u32, budget: u32, threshold: u32, whole: bool) -> Option<u32> {
+    /// tokens at once with [`Chunking::Whole`]); returns its new tokens, or None (changing
+    /// nothing) when its blocks, or with `Chunking::Whole` its tokens, do not fit.
+    fn admit(&mut self, slot: u32, budget: u32, threshold: u32, chunking: Chunking) -> Option<u32> {
         let bs = self.cfg.scheduler.block_size;
         let caching = self.cfg.scheduler.enable_prefix_caching;
         let s = &mut self.seqs[slot as usize];
@@ -983,7 +1004,7 @@ impl Replica {
         let hit = self.scratch_blocks.len() as u32;
         let cached = hit * bs;
         let mut new = total - cached;
-        if whole && new > budget {
+        if chunking == Chunking::Whole && new > budget {
             return None;
         }
         if threshold > 0 && new > threshold {
