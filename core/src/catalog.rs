@@ -209,122 +209,111 @@ impl GpuSpec {
     }
 }
 
-fn dense(vocab: u64, intermediate: u64, qkv_bias: bool) -> Option<ShapeDetail> {
+/// Whether a dense model's attention projections carry biases.
+#[derive(Clone, Copy)]
+enum Bias {
+    None,
+    /// Biases on the query, key and value projections (Qwen2).
+    Qkv,
+}
+
+fn dense(vocab: u64, intermediate: u64, bias: Bias) -> Option<ShapeDetail> {
     Some(ShapeDetail {
         vocab,
         intermediate,
         experts: 1,
         experts_per_token: 1,
-        qkv_bias,
+        qkv_bias: matches!(bias, Bias::Qkv),
         tied_embeddings: false,
     })
-}
-
-#[allow(clippy::too_many_arguments)]
-fn model(
-    id: &str,
-    name: &str,
-    params: u64,
-    active_params: u64,
-    layers: u32,
-    hidden: u32,
-    heads: u32,
-    kv_heads: u32,
-    shape: Option<ShapeDetail>,
-) -> ModelSpec {
-    ModelSpec {
-        id: id.into(),
-        name: name.into(),
-        params,
-        active_params,
-        layers,
-        hidden,
-        heads,
-        kv_heads,
-        head_dim: 128,
-        shape,
-    }
 }
 
 /// Every model preset, in the order the app lists them.
 pub fn models() -> Vec<ModelSpec> {
     vec![
-        model(
-            "llama-3.1-8b",
-            "Llama 3.1 8B",
-            8_030_261_248,
-            8_030_261_248,
-            32,
-            4096,
-            32,
-            8,
-            dense(128_256, 14_336, false),
-        ),
-        model(
-            "llama-3.1-70b",
-            "Llama 3.1 70B",
-            70_553_706_496,
-            70_553_706_496,
-            80,
-            8192,
-            64,
-            8,
-            dense(128_256, 28_672, false),
-        ),
-        model(
-            "llama-3.1-405b",
-            "Llama 3.1 405B",
-            405_853_388_800,
-            405_853_388_800,
-            126,
-            16_384,
-            128,
-            8,
-            dense(128_256, 53_248, false),
-        ),
-        model(
-            "mistral-7b",
-            "Mistral 7B",
-            7_241_732_096,
-            7_241_732_096,
-            32,
-            4096,
-            32,
-            8,
-            dense(32_000, 14_336, false),
-        ),
-        model(
-            "qwen2.5-7b",
-            "Qwen2.5 7B",
-            7_615_616_512,
-            7_615_616_512,
-            28,
-            3584,
-            28,
-            4,
-            dense(152_064, 18_944, true),
-        ),
-        model(
-            "qwen2.5-72b",
-            "Qwen2.5 72B",
-            72_706_203_648,
-            72_706_203_648,
-            80,
-            8192,
-            64,
-            8,
-            dense(152_064, 29_568, true),
-        ),
-        model(
-            "mixtral-8x7b",
-            "Mixtral 8x7B",
-            46_702_792_704,
-            12_879_925_248,
-            32,
-            4096,
-            32,
-            8,
-            Some(ShapeDetail {
+        ModelSpec {
+            id: "llama-3.1-8b".into(),
+            name: "Llama 3.1 8B".into(),
+            params: 8_030_261_248,
+            active_params: 8_030_261_248,
+            layers: 32,
+            hidden: 4096,
+            heads: 32,
+            kv_heads: 8,
+            head_dim: 128,
+            shape: dense(128_256, 14_336, Bias::None),
+        },
+        ModelSpec {
+            id: "llama-3.1-70b".into(),
+            name: "Llama 3.1 70B".into(),
+            params: 70_553_706_496,
+            active_params: 70_553_706_496,
+            layers: 80,
+            hidden: 8192,
+            heads: 64,
+            kv_heads: 8,
+            head_dim: 128,
+            shape: dense(128_256, 28_672, Bias::None),
+        },
+        ModelSpec {
+            id: "llama-3.1-405b".into(),
+            name: "Llama 3.1 405B".into(),
+            params: 405_853_388_800,
+            active_params: 405_853_388_800,
+            layers: 126,
+            hidden: 16_384,
+            heads: 128,
+            kv_heads: 8,
+            head_dim: 128,
+            shape: dense(128_256, 53_248, Bias::None),
+        },
+        ModelSpec {
+            id: "mistral-7b".into(),
+            name: "Mistral 7B".into(),
+            params: 7_241_732_096,
+            active_params: 7_241_732_096,
+            layers: 32,
+            hidden: 4096,
+            heads: 32,
+            kv_heads: 8,
+            head_dim: 128,
+            shape: dense(32_000, 14_336, Bias::None),
+        },
+        ModelSpec {
+            id: "qwen2.5-7b".into(),
+            name: "Qwen2.5 7B".into(),
+            params: 7_615_616_512,
+            active_params: 7_615_616_512,
+            layers: 28,
+            hidden: 3584,
+            heads: 28,
+            kv_heads: 4,
+            head_dim: 128,
+            shape: dense(152_064, 18_944, Bias::Qkv),
+        },
+        ModelSpec {
+            id: "qwen2.5-72b".into(),
+            name: "Qwen2.5 72B".into(),
+            params: 72_706_203_648,
+            active_params: 72_706_203_648,
+            layers: 80,
+            hidden: 8192,
+            heads: 64,
+            kv_heads: 8,
+            head_dim: 128,
+            shape: dense(152_064, 29_568, Bias::Qkv),
+        },
+        ModelSpec {
+            id: "mixtral-8x7b".into(),
+            name: "Mixtral 8x7B".into(),
+            params: 46_702_792_704,
+            active_params: 12_879_925_248,
+            layers: 32,
+            hidden: 4096,
+            heads: 32,
+            kv_heads: 8,
+            head_dim: 128,
+            shape: Some(ShapeDetail {
                 vocab: 32_000,
                 intermediate: 14_336,
                 experts: 8,
@@ -332,37 +321,43 @@ pub fn models() -> Vec<ModelSpec> {
                 qkv_bias: false,
                 tied_embeddings: false,
             }),
-        ),
+        },
     ]
 }
 
-fn gpu(
-    id: &str,
-    name: &str,
+/// A GPU's datasheet, in the units datasheets use.
+struct Datasheet {
+    id: &'static str,
+    name: &'static str,
+    /// Dense BF16 tensor throughput, TFLOP/s.
     bf16_tflops: f64,
+    /// Dense FP8 tensor throughput, TFLOP/s.
     fp8_tflops: Option<f64>,
-    tb_s: f64,
-    gb: f64,
+    /// Memory bandwidth, TB/s.
+    mem_tb_s: f64,
+    /// Memory, decimal GB.
+    mem_gb: f64,
+    /// GPU-to-GPU bandwidth each way, GB/s.
     link_gb_s: f64,
-) -> GpuSpec {
-    GpuSpec {
-        id: id.into(),
-        name: name.into(),
-        bf16_flops: bf16_tflops * 1e12,
-        fp8_flops: fp8_tflops.map(|t| t * 1e12),
-        mem_bw: tb_s * 1e12,
-        mem_bytes: gb * 1e9,
-        reported_mem_bytes: gb * 1e9,
-        link_bw: link_gb_s * 1e9,
-    }
+    /// Total memory as the device reports it, MiB; the datasheet figure when `None`.
+    reported_mib: Option<f64>,
 }
 
 const MIB: f64 = 1024.0 * 1024.0;
 
-/// `spec` with the total memory its device reports, in MiB.
-fn reported(mut spec: GpuSpec, mib: f64) -> GpuSpec {
-    spec.reported_mem_bytes = mib * MIB;
-    spec
+impl Datasheet {
+    fn spec(self) -> GpuSpec {
+        GpuSpec {
+            id: self.id.into(),
+            name: self.name.into(),
+            bf16_flops: self.bf16_tflops * 1e12,
+            fp8_flops: self.fp8_tflops.map(|t| t * 1e12),
+            mem_bw: self.mem_tb_s * 1e12,
+            mem_bytes: self.mem_gb * 1e9,
+            reported_mem_bytes: self.reported_mib.map_or(self.mem_gb * 1e9, |mib| mib * MIB),
+            link_bw: self.link_gb_s * 1e9,
+        }
+    }
 }
 
 /// Every GPU preset, in the order the app lists them.
@@ -372,67 +367,78 @@ pub fn gpus() -> Vec<GpuSpec> {
         // torch's `total_memory=81089MB` (torch 2.7) for "NVIDIA H100 80GB HBM3"; nvidia-smi
         // shows 81,559 MiB, of which the driver keeps some; a vLLM memory profile on such a
         // box reads total_gpu_memory 79.22 GiB (vLLM PR 10511).
-        reported(
-            gpu(
-                "h100-sxm",
-                "H100 SXM 80 GB",
-                989.0,
-                Some(1979.0),
-                3.35,
-                80.0,
-                450.0,
-            ),
-            81_089.0,
-        ),
+        Datasheet {
+            id: "h100-sxm",
+            name: "H100 SXM 80 GB",
+            bf16_tflops: 989.0,
+            fp8_tflops: Some(1979.0),
+            mem_tb_s: 3.35,
+            mem_gb: 80.0,
+            link_gb_s: 450.0,
+            reported_mib: Some(81_089.0),
+        }
+        .spec(),
         // torch's `total_memory=143156MB` for "NVIDIA H200" (nvidia-smi: 143,771 MiB).
-        reported(
-            gpu(
-                "h200",
-                "H200 141 GB",
-                989.0,
-                Some(1979.0),
-                4.8,
-                141.0,
-                450.0,
-            ),
-            143_156.0,
-        ),
+        Datasheet {
+            id: "h200",
+            name: "H200 141 GB",
+            bf16_tflops: 989.0,
+            fp8_tflops: Some(1979.0),
+            mem_tb_s: 4.8,
+            mem_gb: 141.0,
+            link_gb_s: 450.0,
+            reported_mib: Some(143_156.0),
+        }
+        .spec(),
         // NVLink 3: 600 GB/s bidirectional. No FP8 tensor cores. torch's out-of-memory message
         // on an A100 80 GB reads "a total capacity of 79.15 GiB" (nvidia-smi: 81,920 MiB).
-        reported(
-            gpu(
-                "a100-80gb",
-                "A100 SXM 80 GB",
-                312.0,
-                None,
-                2.039,
-                80.0,
-                300.0,
-            ),
-            79.15 * 1024.0,
-        ),
+        Datasheet {
+            id: "a100-80gb",
+            name: "A100 SXM 80 GB",
+            bf16_tflops: 312.0,
+            fp8_tflops: None,
+            mem_tb_s: 2.039,
+            mem_gb: 80.0,
+            link_gb_s: 300.0,
+            reported_mib: Some(79.15 * 1024.0),
+        }
+        .spec(),
         // NVLink 5: 1.8 TB/s bidirectional.
-        gpu(
-            "b200",
-            "B200 180 GB",
-            2250.0,
-            Some(4500.0),
-            8.0,
-            180.0,
-            900.0,
-        ),
+        Datasheet {
+            id: "b200",
+            name: "B200 180 GB",
+            bf16_tflops: 2250.0,
+            fp8_tflops: Some(4500.0),
+            mem_tb_s: 8.0,
+            mem_gb: 180.0,
+            link_gb_s: 900.0,
+            reported_mib: None,
+        }
+        .spec(),
         // PCIe Gen4 x16 only: 32 GB/s each way.
-        gpu("l40s", "L40S 48 GB", 362.05, Some(733.0), 0.864, 48.0, 32.0),
+        Datasheet {
+            id: "l40s",
+            name: "L40S 48 GB",
+            bf16_tflops: 362.05,
+            fp8_tflops: Some(733.0),
+            mem_tb_s: 0.864,
+            mem_gb: 48.0,
+            link_gb_s: 32.0,
+            reported_mib: None,
+        }
+        .spec(),
         // Infinity Fabric: 896 GB/s aggregate peer bandwidth, 448 each way.
-        gpu(
-            "mi300x",
-            "MI300X 192 GB",
-            1307.4,
-            Some(2614.9),
-            5.3,
-            192.0,
-            448.0,
-        ),
+        Datasheet {
+            id: "mi300x",
+            name: "MI300X 192 GB",
+            bf16_tflops: 1307.4,
+            fp8_tflops: Some(2614.9),
+            mem_tb_s: 5.3,
+            mem_gb: 192.0,
+            link_gb_s: 448.0,
+            reported_mib: None,
+        }
+        .spec(),
     ]
 }
 

@@ -54,6 +54,25 @@ impl Deployment {
         }
     }
 
+    /// The catalog's model `model` and GPU `gpu` (by id; an unknown id is an error on field
+    /// `model` or `gpu` that lists the known ones) on `tp` GPUs in the given number formats.
+    /// Not validated here: [`CostModel::new`] validates what it is given.
+    pub fn from_ids(
+        model: &str,
+        gpu: &str,
+        tp: u32,
+        weight_dtype: Dtype,
+        kv_dtype: Dtype,
+    ) -> Result<Deployment, ConfigError> {
+        Ok(Deployment {
+            model: crate::catalog::model_or_error(model)?,
+            gpu: crate::catalog::gpu_or_error(gpu)?,
+            tp,
+            weight_dtype,
+            kv_dtype,
+        })
+    }
+
     pub fn validate(&self) -> Result<(), ConfigError> {
         self.model.validate().map_err(|e| e.within("model"))?;
         self.gpu.validate().map_err(|e| e.within("gpu"))?;

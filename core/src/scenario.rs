@@ -25,7 +25,7 @@
 //!
 //! Unknown keys are errors, so a typo cannot silently fall back to a default.
 
-use crate::catalog::{gpu_or_error, model_or_error, Dtype};
+use crate::catalog::Dtype;
 use crate::cost::{Deployment, Efficiency, MemoryConfig};
 use crate::error::ConfigError;
 use crate::fleet::scenario::FleetScenario;
@@ -231,16 +231,14 @@ impl Default for OutputOptions {
 impl ReplicaSpec {
     /// Looks the model and GPU up in the catalog and builds the replica's configuration.
     pub fn build(&self) -> Result<ReplicaConfig, ConfigError> {
-        let model = model_or_error(&self.model)?;
-        let gpu = gpu_or_error(&self.gpu)?;
         let cfg = ReplicaConfig {
-            deployment: Deployment {
-                model,
-                gpu,
-                tp: self.tp,
-                weight_dtype: self.weight_dtype,
-                kv_dtype: self.kv_dtype,
-            },
+            deployment: Deployment::from_ids(
+                &self.model,
+                &self.gpu,
+                self.tp,
+                self.weight_dtype,
+                self.kv_dtype,
+            )?,
             efficiency: self.efficiency,
             memory: self.memory,
             scheduler: self.scheduler.clone(),
@@ -334,25 +332,6 @@ fn kind_of(kind: Option<&str>, has_key: impl Fn(&str) -> bool) -> Result<Kind, C
     }
 }
 
-/// Drops a top-level `kind = ...` line (before the first table header) for the fleet parser,
-/// whose format has no such key.
-fn without_kind_line(text: &str) -> String {
-    let mut in_tables = false;
-    let mut out = String::with_capacity(text.len());
-    for line in text.lines() {
-        let trimmed = line.trim_start();
-        in_tables |= trimmed.starts_with('[');
-        let is_kind = trimmed
-            .strip_prefix("kind")
-            .is_some_and(|rest| rest.trim_start().starts_with('='));
-        if !is_kind || in_tables {
-            out.push_str(line);
-            out.push('\n');
-        }
-    }
-    out
-}
-
 impl Scenario {
     /// Parses a TOML scenario of either kind. An empty file is an error, not the seed: a
     /// scenario says at least what it is (`kind = "replica"` is the smallest).
@@ -369,7 +348,7 @@ impl Scenario {
             table.contains_key(k)
         })?;
         match kind {
-            Kind::Fleet => FleetScenario::from_toml(&without_kind_line(text)).map(Scenario::Fleet),
+            Kind::Fleet => FleetScenario::from_toml(text).map(Scenario::Fleet),
             Kind::Replica => {
                 let file: ReplicaFile = toml::Value::Table(table)
                     .try_into()
@@ -379,7 +358,7 @@ impl Scenario {
         }
     }
 
-    /// Parses a JSON scenario. Replica scenarios only: fleet scenarios are TOML.
+    /// Parses a JSON scenario of either kind: the keys of the TOML formats, as one object.
     pub fn from_json(text: &str) -> Result<Scenario, ConfigError> {
         check_size(text)?;
         let value: serde_json::Value = serde_json::from_str(text)
@@ -397,10 +376,7 @@ impl Scenario {
             obj.contains_key(k)
         })?;
         match kind {
-            Kind::Fleet => Err(ConfigError::new(
-                "kind",
-                "fleet scenarios are read from TOML files; write this one as .toml",
-            )),
+            Kind::Fleet => FleetScenario::from_json_value(value).map(Scenario::Fleet),
             Kind::Replica => {
                 let file: ReplicaFile = serde_json::from_value(value)
                     .map_err(|e| ConfigError::new("", one_line(&e.to_string())))?;
@@ -569,16 +545,45 @@ mod tests {
             assert!(!e.message.is_empty(), "{text}");
         }
         assert!(Scenario::from_json("[1, 2]").is_err());
-        assert!(Scenario::from_json("{\"kind\": \"fleet\"}").is_err());
     }
 
     #[test]
-    fn kind_line_is_dropped_only_at_top_level() {
-        let text = "kind = \"fleet\"\nname = \"x\"\n[router]\npolicy = { kind = \"round_robin\" }\nkind = 1\n";
-        assert_eq!(
-            without_kind_line(text),
-            "name = \"x\"\n[router]\npolicy = { kind = \"round_robin\" }\nkind = 1\n"
+    fn a_fleet_file_may_say_its_kind_at_top_level_only() {
+        let fleet = |text: &str| match Scenario::from_toml(text) {
+            Ok(Scenario::Fleet(f)) => Ok(f),
+            Ok(Scenario::Replica(_)) => panic!("parsed as a replica: {text}"),
+            Err(e) => Err(e),
+        };
+        let with = fleet(
+            "kind = \"fleet\"\nname = \"x\"\n[router]\npolicy = { kind = \"round_robin\" }\n[[pools]]\nreplicas = 2\n",
         );
+        let without = fleet("name = \"x\"\n[router]\npolicy = { kind = \"round_robin\" }\n[[pools]]\nreplicas = 2\n");
+        assert_eq!(with.unwrap(), without.unwrap());
+        // The fleet parser reads the field itself, so it checks it too.
+        let direct = FleetScenario::from_toml("kind = \"replica\"\n[[pools]]\nreplicas = 2\n");
+        assert_eq!(direct.unwrap_err().field, "kind");
+        // `kind` belongs to the file, not to a table or an arm.
+        let nested = fleet("kind = \"fleet\"\n[[pools]]\nreplicas = 2\nkind = \"fleet\"\n");
+        assert!(nested.is_err());
+        let arm = fleet("kind = \"fleet\"\n[[arms]]\nname = \"a\"\nkind = \"fleet\"\n");
+        assert_eq!(arm.unwrap_err().field, "arms[0].kind");
+    }
+
+    #[test]
+    fn a_fleet_scenario_reads_the_same_from_json() {
+        for (file, text) in crate::fleet::scenario::BUILTIN {
+            let table: toml::Table = toml::from_str(text).unwrap();
+            let json = serde_json::to_string(&table).unwrap();
+            let (Ok(Scenario::Fleet(t)), Ok(Scenario::Fleet(j))) =
+                (Scenario::from_toml(text), Scenario::from_json(&json))
+            else {
+                panic!("{file}: not a fleet both ways");
+            };
+            assert_eq!(t, j, "{file}");
+        }
+        let j = Scenario::from_json("{\"kind\": \"fleet\"}").unwrap();
+        let t = Scenario::from_toml("kind = \"fleet\"").unwrap();
+        assert!(matches!((&j, &t), (Scenario::Fleet(a), Scenario::Fleet(b)) if a == b));
     }
 
     #[test]

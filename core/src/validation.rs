@@ -12,7 +12,7 @@
 //! GPUs per replica, number formats, scheduler settings of that engine version, the request
 //! pattern and lengths). The efficiencies are the same [`Efficiency::CALIBRATED`] for all.
 
-use crate::catalog::{gpu_or_error, model_or_error, Dtype};
+use crate::catalog::Dtype;
 use crate::cost::{Deployment, Efficiency, MemoryConfig};
 use crate::error::ConfigError;
 use crate::metrics::ServeMetrics;
@@ -155,13 +155,13 @@ impl Row {
 
     /// The same with other efficiencies (for calibrating them).
     pub fn config_with(&self, efficiency: Efficiency) -> Result<ReplicaSimConfig, ConfigError> {
-        let deployment = Deployment {
-            model: model_or_error(&self.model)?,
-            gpu: gpu_or_error(&self.gpu)?,
-            tp: self.tp,
-            weight_dtype: self.weight_dtype,
-            kv_dtype: self.kv_dtype,
-        };
+        let deployment = Deployment::from_ids(
+            &self.model,
+            &self.gpu,
+            self.tp,
+            self.weight_dtype,
+            self.kv_dtype,
+        )?;
         let replica = ReplicaConfig {
             deployment,
             efficiency,

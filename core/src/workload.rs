@@ -518,7 +518,8 @@ impl RequestStream {
         shape
     }
 
-    fn draw_len(&mut self, output: bool) -> u32 {
+    fn draw_len(&mut self, which: Length) -> u32 {
+        let output = which == Length::Output;
         let dist = if output {
             &self.cfg.output_len
         } else {
@@ -576,8 +577,8 @@ impl RequestStream {
     /// Creates the first turn of a new session (or an independent request) arriving at `t`.
     fn start(&mut self, t: f64) -> GeneratedRequest {
         let tenant = self.draw_tenant();
-        let user = self.draw_len(false);
-        let output_len = self.draw_len(true);
+        let user = self.draw_len(Length::Prompt);
+        let output_len = self.draw_len(Length::Output);
         let Some(sc) = self.cfg.sessions.clone() else {
             let content = self.content_id();
             return self.emit(t, Prompt::unique(content, user), output_len, tenant, None);
@@ -623,10 +624,10 @@ impl RequestStream {
             content: reply,
             len: output_len,
         });
-        let user = self.draw_len(false);
+        let user = self.draw_len(Length::Prompt);
         let content = self.content_id();
         next.segments.push(Segment { content, len: user });
-        let next_output = self.draw_len(true);
+        let next_output = self.draw_len(Length::Output);
         let order = self.created;
         self.turns.push(Due {
             t: arrival,
@@ -703,6 +704,13 @@ impl Iterator for RequestStream {
         self.next_arrival = self.draw_arrival(t);
         Some(self.start(t))
     }
+}
+
+/// Which of a request's lengths a draw is for (each has its own distribution and state).
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Length {
+    Prompt,
+    Output,
 }
 
 #[cfg(test)]

@@ -1,6 +1,7 @@
 //! Fleet scenario files: a base fleet and named arms that change parts of it.
 //!
-//! A file is TOML. Top-level keys describe the fleet ([`FleetFile`]); pools name a model and
+//! A file is TOML, or JSON with the same keys. Top-level keys describe the fleet
+//! ([`FleetFile`]), with an optional `kind = "fleet"`; pools name a model and
 //! a GPU from the catalog instead of spelling out their shapes. Each `[[arms]]` entry has a
 //! `name` and any keys of the fleet, which replace the base's (tables merge key by key), so
 //! "round-robin against prefix affinity" is one file with two arms of three lines each.
@@ -23,7 +24,7 @@ use super::{
     AutoscalerConfig, ClientConfig, FleetConfig, FleetLimits, GatewayConfig, OverflowConfig,
     PoolConfig, QuotaConfig, RelayConfig, RouterConfig, SloConfig, TrafficSource,
 };
-use crate::catalog::{gpu_or_error, model_or_error, Dtype};
+use crate::catalog::Dtype;
 use crate::cost::{Deployment, Efficiency, MemoryConfig};
 use crate::error::ConfigError;
 use crate::replica::{ReplicaConfig, SchedulerConfig};
@@ -74,6 +75,10 @@ pub struct FleetScenario {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct FleetFile {
+    /// `"fleet"` when given (a file may say which simulator it is for; see
+    /// [`crate::scenario`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub kind: Option<String>,
     pub name: String,
     pub title: String,
     pub description: String,
@@ -122,6 +127,7 @@ impl Default for FleetFile {
     fn default() -> Self {
         let seed = FleetConfig::seed();
         FleetFile {
+            kind: None,
             name: String::new(),
             title: String::new(),
             description: String::new(),
@@ -178,16 +184,14 @@ impl PoolSpec {
                 ),
             ));
         }
-        let model = model_or_error(&self.model)?;
-        let gpu = gpu_or_error(&self.gpu)?;
         let mut replica = ReplicaConfig::seed();
-        replica.deployment = Deployment {
-            model,
-            gpu,
-            tp: self.tp,
-            weight_dtype: self.weight_dtype,
-            kv_dtype: self.kv_dtype,
-        };
+        replica.deployment = Deployment::from_ids(
+            &self.model,
+            &self.gpu,
+            self.tp,
+            self.weight_dtype,
+            self.kv_dtype,
+        )?;
         replica.efficiency = self.efficiency;
         replica.memory = self.memory;
         replica.scheduler = self.scheduler.clone();
@@ -240,8 +244,32 @@ impl FleetScenario {
     /// Parses a scenario file; errors name the arm and field at fault.
     pub fn from_toml(text: &str) -> Result<FleetScenario, ConfigError> {
         crate::scenario::check_size(text)?;
-        let mut base: toml::Table =
+        let base: toml::Table =
             toml::from_str(text).map_err(|e| crate::scenario::toml_error(text, &e))?;
+        FleetScenario::from_table(base)
+    }
+
+    /// Parses a JSON scenario: the keys of the TOML format, as one JSON object.
+    pub fn from_json(text: &str) -> Result<FleetScenario, ConfigError> {
+        crate::scenario::check_size(text)?;
+        let value: serde_json::Value = serde_json::from_str(text).map_err(|e| {
+            ConfigError::new(
+                "",
+                crate::scenario::one_line(&format!("not valid JSON: {e}")),
+            )
+        })?;
+        FleetScenario::from_json_value(value)
+    }
+
+    /// The same from a parsed JSON value (an object).
+    pub(crate) fn from_json_value(value: serde_json::Value) -> Result<FleetScenario, ConfigError> {
+        let base: toml::Table = serde_json::from_value(value)
+            .map_err(|e| ConfigError::new("", crate::scenario::one_line(&e.to_string())))?;
+        FleetScenario::from_table(base)
+    }
+
+    /// The scenario from the file's top-level table.
+    fn from_table(mut base: toml::Table) -> Result<FleetScenario, ConfigError> {
         // The arms come out of the base first, so that each arm merges into a copy of the
         // base alone: the whole file is read once, not once per arm.
         let arm_tables = match base.remove("arms") {
@@ -264,6 +292,12 @@ impl FleetScenario {
         let file: FleetFile = toml::Value::Table(base.clone())
             .try_into()
             .map_err(|e| ConfigError::new("", de(e)))?;
+        if let Some(kind) = file.kind.as_deref().filter(|k| *k != "fleet") {
+            return Err(ConfigError::new(
+                "kind",
+                format!("a fleet file must say kind = \"fleet\", got {kind:?}"),
+            ));
+        }
         let mut arm_list = Vec::with_capacity(arm_tables.len());
         for (i, a) in arm_tables.into_iter().enumerate() {
             match a {
@@ -290,6 +324,12 @@ impl FleetScenario {
                     ))
                 }
             };
+            if arm.contains_key("kind") {
+                return Err(ConfigError::new(
+                    format!("arms[{i}].kind"),
+                    "an arm cannot change the kind of the file",
+                ));
+            }
             let mut merged = base.clone();
             let mut over = arm.clone();
             over.remove("name");

@@ -108,6 +108,26 @@ pub enum FleetOverload {
     InFlightLimit,
 }
 
+/// What `on_route` does with a request.
+enum RouteDecision {
+    /// Send it to this replica.
+    Replica(usize),
+    /// No replica can take it: 429.
+    NoReplica,
+    /// It has been answered already (shed, spilled to a hosted API, or the gateway is full).
+    Answered,
+}
+
+/// What the overflow policy made of a request.
+enum OverflowStep {
+    /// Route it as usual.
+    Route,
+    /// Send it to this replica of the spill pool.
+    SpillTo(usize),
+    /// It has been answered (shed, or spilled to a hosted API).
+    Answered,
+}
+
 /// What a client deadline found.
 enum DeadlineCheck {
     /// The engine holding the request was read up to the deadline: look again.
@@ -757,8 +777,30 @@ impl FleetSim {
             return;
         }
         let needs_prefix = self.router.config().policy.needs_prefix();
-        // A policy that reads only the number of outstanding requests (or nothing) need not
-        // wait for replicas that would only report step ends: their count stays as it is.
+        self.sync_for_route(t);
+        let mut cands = std::mem::take(&mut self.cand_buf);
+        self.route_candidates(slot, needs_prefix, &mut cands);
+        let decision = self.decide_route(slot, t, &cands);
+        self.cand_buf = cands;
+        match decision {
+            RouteDecision::Answered => {}
+            RouteDecision::NoReplica => {
+                self.stats.rejected_no_replica += 1;
+                self.unqueue(slot);
+                self.live[slot].outcome = Some(Outcome::Rejected {
+                    reason: RejectReason::NoReplica,
+                    retry_after_s: 1,
+                });
+                self.schedule(t, Event::StreamEnd { slot });
+            }
+            RouteDecision::Replica(r) => self.dispatch(slot, r, t, needs_prefix),
+        }
+    }
+
+    /// Brings the replicas up to `t` before a routing decision. A policy that reads only the
+    /// number of outstanding requests (or nothing) need not wait for replicas that would only
+    /// report step ends: their count stays as it is.
+    fn sync_for_route(&mut self, t: f64) {
         let outstanding_only = matches!(
             self.router.config().policy,
             RoutingPolicy::RoundRobin | RoutingPolicy::Random | RoutingPolicy::LeastOutstanding
@@ -774,90 +816,42 @@ impl FleetSim {
         } else {
             self.sync_all(t);
         }
-        let mut cands = std::mem::take(&mut self.cand_buf);
+    }
+
+    /// The ready replicas of serving pools, with their load as the router sees it (requests
+    /// on their way to a replica count as waiting there) and, when the policy reads it, how
+    /// much of the request's prompt each has cached.
+    fn route_candidates(&self, slot: usize, needs_prefix: bool, cands: &mut Vec<Candidate>) {
         cands.clear();
-        {
-            let prompt = self.live[slot].prompt.as_ref();
-            for (i, r) in self.replicas.iter().enumerate() {
-                if r.state == ReplicaState::Ready && self.cfg.pools[r.pool].serving {
-                    let cached = match (needs_prefix, prompt) {
-                        (true, Some(p)) => r.replica.cached_prefix_tokens(p),
-                        _ => 0,
-                    };
-                    let mut load = r.replica.load();
-                    load.waiting += r.dispatching;
-                    load.outstanding += r.dispatching;
-                    load.queued_prompt_tokens += r.dispatching_tokens;
-                    cands.push(Candidate {
-                        replica: i,
-                        load,
-                        cached_prefix_tokens: cached,
-                    });
-                }
+        let prompt = self.live[slot].prompt.as_ref();
+        for (i, r) in self.replicas.iter().enumerate() {
+            if r.state == ReplicaState::Ready && self.cfg.pools[r.pool].serving {
+                let cached = match (needs_prefix, prompt) {
+                    (true, Some(p)) => r.replica.cached_prefix_tokens(p),
+                    _ => 0,
+                };
+                let mut load = r.replica.load();
+                load.waiting += r.dispatching;
+                load.outstanding += r.dispatching;
+                load.queued_prompt_tokens += r.dispatching_tokens;
+                cands.push(Candidate {
+                    replica: i,
+                    load,
+                    cached_prefix_tokens: cached,
+                });
             }
         }
-        let ov = self.cfg.overflow;
-        let saturated = ov.active()
-            && cands
-                .iter()
-                .all(|c| ov.replica_saturated(c.load.queued_prompt_tokens, c.load.waiting));
-        let route = RouteRequest {
-            prompt_tokens: self.live[slot].prompt_tokens,
-            session: self.live[slot].session,
+    }
+
+    /// Where the request in `slot` goes: the overflow action when every candidate is
+    /// saturated, a 429 when every candidate is at the gateway's bound, else the router's
+    /// choice.
+    fn decide_route(&mut self, slot: usize, t: f64, cands: &[Candidate]) -> RouteDecision {
+        let target = match self.overflow(slot, t, cands) {
+            OverflowStep::Answered => return RouteDecision::Answered,
+            OverflowStep::SpillTo(r) => Some(r),
+            OverflowStep::Route => None,
         };
-        let mut target = None;
-        if saturated {
-            match ov.action {
-                OverflowAction::Queue => {}
-                OverflowAction::Shed { retry_after_s } => {
-                    self.stats.rejected_shed += 1;
-                    self.unqueue(slot);
-                    self.live[slot].outcome = Some(Outcome::Rejected {
-                        reason: RejectReason::Shed,
-                        retry_after_s,
-                    });
-                    self.schedule(t, Event::StreamEnd { slot });
-                    self.cand_buf = cands;
-                    return;
-                }
-                OverflowAction::SpillToPool { pool } => {
-                    target = self
-                        .replicas
-                        .iter()
-                        .enumerate()
-                        .filter(|(_, r)| r.pool == pool && r.state == ReplicaState::Ready)
-                        .min_by_key(|(_, r)| {
-                            let l = r.replica.load();
-                            (l.queued_prompt_tokens, l.outstanding)
-                        })
-                        .map(|(i, _)| i);
-                    if target.is_some() {
-                        self.stats.spilled_pool += 1;
-                        self.live[slot].outcome = Some(Outcome::Spilled(SpillTarget::Pool(pool)));
-                    }
-                }
-                OverflowAction::Hosted(api) => {
-                    self.stats.spilled_hosted += 1;
-                    self.unqueue(slot);
-                    let l = &mut self.live[slot];
-                    l.outcome = Some(Outcome::Spilled(SpillTarget::Hosted));
-                    l.hosted = true;
-                    l.engine_in = t;
-                    l.prompt = None;
-                    let (ttft, rest) = api.timing(l.prompt_tokens, l.output_len);
-                    l.admitted = Some(t);
-                    l.got_first = true;
-                    l.first_token = t + ttft;
-                    l.finish = l.first_token + rest;
-                    l.output_tokens = l.output_len;
-                    self.stats.hosted_dollars += api.price(l.prompt_tokens, l.output_len);
-                    let end = l.finish + self.cfg.relay.relay_s;
-                    self.schedule(end, Event::StreamEnd { slot });
-                    self.cand_buf = cands;
-                    return;
-                }
-            }
-        }
         let bound = self.cfg.gateway.max_outstanding_per_replica;
         if target.is_none()
             && !cands.is_empty()
@@ -871,26 +865,92 @@ impl FleetSim {
                 retry_after_s: 1,
             });
             self.end_stream(slot, t);
-            self.cand_buf = cands;
-            return;
+            return RouteDecision::Answered;
         }
-        if target.is_none() {
-            target = self
-                .router
-                .choose(route, &cands, &mut self.rng)
-                .map(|i| cands[i].replica);
+        let target = target.or_else(|| {
+            let route = RouteRequest {
+                prompt_tokens: self.live[slot].prompt_tokens,
+                session: self.live[slot].session,
+            };
+            self.router
+                .choose(route, cands, &mut self.rng)
+                .map(|i| cands[i].replica)
+        });
+        match target {
+            Some(r) => RouteDecision::Replica(r),
+            None => RouteDecision::NoReplica,
         }
-        self.cand_buf = cands;
-        let Some(r) = target else {
-            self.stats.rejected_no_replica += 1;
-            self.unqueue(slot);
-            self.live[slot].outcome = Some(Outcome::Rejected {
-                reason: RejectReason::NoReplica,
-                retry_after_s: 1,
-            });
-            self.schedule(t, Event::StreamEnd { slot });
-            return;
-        };
+    }
+
+    /// The overflow policy, when every candidate is saturated: queue (route as usual), shed
+    /// with a 429, spill to another pool's least loaded ready replica (route as usual when it
+    /// has none) or hand the request to a hosted API.
+    fn overflow(&mut self, slot: usize, t: f64, cands: &[Candidate]) -> OverflowStep {
+        let ov = self.cfg.overflow;
+        let saturated = ov.active()
+            && cands
+                .iter()
+                .all(|c| ov.replica_saturated(c.load.queued_prompt_tokens, c.load.waiting));
+        if !saturated {
+            return OverflowStep::Route;
+        }
+        match ov.action {
+            OverflowAction::Queue => OverflowStep::Route,
+            OverflowAction::Shed { retry_after_s } => {
+                self.stats.rejected_shed += 1;
+                self.unqueue(slot);
+                self.live[slot].outcome = Some(Outcome::Rejected {
+                    reason: RejectReason::Shed,
+                    retry_after_s,
+                });
+                self.schedule(t, Event::StreamEnd { slot });
+                OverflowStep::Answered
+            }
+            OverflowAction::SpillToPool { pool } => {
+                let target = self
+                    .replicas
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, r)| r.pool == pool && r.state == ReplicaState::Ready)
+                    .min_by_key(|(_, r)| {
+                        let l = r.replica.load();
+                        (l.queued_prompt_tokens, l.outstanding)
+                    })
+                    .map(|(i, _)| i);
+                match target {
+                    Some(r) => {
+                        self.stats.spilled_pool += 1;
+                        self.live[slot].outcome = Some(Outcome::Spilled(SpillTarget::Pool(pool)));
+                        OverflowStep::SpillTo(r)
+                    }
+                    None => OverflowStep::Route,
+                }
+            }
+            OverflowAction::Hosted(api) => {
+                self.stats.spilled_hosted += 1;
+                self.unqueue(slot);
+                let l = &mut self.live[slot];
+                l.outcome = Some(Outcome::Spilled(SpillTarget::Hosted));
+                l.hosted = true;
+                l.engine_in = t;
+                l.prompt = None;
+                let (ttft, rest) = api.timing(l.prompt_tokens, l.output_len);
+                l.admitted = Some(t);
+                l.got_first = true;
+                l.first_token = t + ttft;
+                l.finish = l.first_token + rest;
+                l.output_tokens = l.output_len;
+                self.stats.hosted_dollars += api.price(l.prompt_tokens, l.output_len);
+                let end = l.finish + self.cfg.relay.relay_s;
+                self.schedule(end, Event::StreamEnd { slot });
+                OverflowStep::Answered
+            }
+        }
+    }
+
+    /// Sends the request in `slot` to replica `r`: it counts as on its way there, and reaches
+    /// the engine once the gateway has a connection to it.
+    fn dispatch(&mut self, slot: usize, r: usize, t: f64, needs_prefix: bool) {
         let rs = &mut self.replicas[r];
         rs.routed += 1;
         rs.dispatching += 1;

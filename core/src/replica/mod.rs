@@ -31,9 +31,15 @@
 //! The KV cache is [`kv`]: 16-token blocks by default, a free queue in LRU order and prefix
 //! caching by chained block hashes, as in vLLM's `vllm/v1/core/block_pool.py`.
 
+mod events;
+mod fast_forward;
 pub mod kv;
 pub mod sim;
 
+pub use events::{
+    ReplicaEvent, ReplicaLoad, ReplicaMetrics, ReplicaSnapshot, SeqPhase, SeqSnapshot, StepTrace,
+    TokenKind, TraceEntry,
+};
 pub use kv::KvAudit;
 pub use sim::{
     OverloadReason, ReplicaSim, ReplicaSimConfig, RequestRecord, RunReport, SeriesPoint,
@@ -44,8 +50,8 @@ use crate::cost::{
     BatchItem, BatchTotals, CostModel, Deployment, Efficiency, MemoryConfig, StepCost,
 };
 use crate::error::ConfigError;
-use crate::stats::Samples;
 use crate::workload::Prompt;
+use fast_forward::FastForward;
 use kv::{for_each_block_hash, sequence_block_hashes, BlockPool};
 use serde::{Deserialize, Serialize};
 use std::collections::VecDeque;
@@ -113,174 +119,6 @@ pub struct EngineRequest {
     pub tenant: u32,
 }
 
-/// Something that happened in the engine, in time order.
-#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
-#[serde(tag = "type")]
-pub enum ReplicaEvent {
-    /// First scheduled (start of its first step).
-    Admitted { id: u64, t: f64 },
-    /// End of its last prefill chunk.
-    FirstToken { id: u64, t: f64 },
-    /// All output tokens produced and blocks freed. A request the replica can never hold (its
-    /// prompt plus output exceed the whole KV pool, or it asks for no tokens) is rejected at
-    /// submission: it "finishes" then with `output_tokens: 0`.
-    Finished { id: u64, t: f64, output_tokens: u32 },
-    /// Preempted by recompute (start of the step that needed its blocks).
-    Preempted { id: u64, t: f64 },
-    /// One engine step ended. ITL samples for this step = `duration` weighted by `decode_tokens`
-    /// (tokens emitted by sequences that already had their first token).
-    StepEnd {
-        t: f64,
-        duration: f64,
-        decode_tokens: u32,
-        prefill_tokens: u32,
-        first_tokens: u32,
-        running: u32,
-        waiting: u32,
-        kv_blocks_used: u32,
-    },
-}
-
-/// What a router or an autoscaler can read from a replica at any moment.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize)]
-pub struct ReplicaLoad {
-    pub running: u32,
-    /// Waiting for admission (including requests submitted for a future time).
-    pub waiting: u32,
-    /// Running + waiting.
-    pub outstanding: u32,
-    /// Prompt tokens not yet prefilled (waiting + partial), including tokens to recompute
-    /// after a preemption.
-    pub queued_prompt_tokens: u64,
-    pub kv_blocks_used: u32,
-    pub kv_blocks_total: u32,
-    /// A step is in flight.
-    pub busy: bool,
-}
-
-/// Counters over the replica's life.
-#[derive(Clone, Debug, Default, PartialEq)]
-pub struct ReplicaMetrics {
-    pub steps: u64,
-    /// Seconds with a step in flight.
-    pub busy_time_s: f64,
-    pub submitted: u64,
-    pub finished: u64,
-    /// Requests refused at submission (see [`ReplicaEvent::Finished`]).
-    pub rejected: u64,
-    pub preemptions: u64,
-    /// Prompt tokens looked up in the prefix cache at admission.
-    pub prefix_query_tokens: u64,
-    /// Of those, tokens found cached (skipped).
-    pub prefix_hit_tokens: u64,
-    /// Tokens run through the model as prefill, recomputation included.
-    pub prefill_tokens: u64,
-    /// Tokens run through the model as decodes.
-    pub decode_tokens: u64,
-    /// Output tokens sampled.
-    pub output_tokens: u64,
-    /// Prompt tokens of finished requests.
-    pub finished_prompt_tokens: u64,
-    /// Exact inter-token latencies: time from a request's previous token to its next one
-    /// (empty when the driver turned them off with [`Replica::set_itl_samples`]).
-    pub itl: Samples,
-    /// Steps not kept in the trace because it was full.
-    pub trace_dropped: u64,
-    /// Steps run by the exact fast-forward over decode-only runs (included in `steps`).
-    pub fast_forward_steps: u64,
-}
-
-/// Whether a request's tokens in a step are prompt (or recomputation) or a decode.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum TokenKind {
-    Prefill,
-    Decode,
-}
-
-/// One request's share of a step.
-#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
-pub struct TraceEntry {
-    pub id: u64,
-    pub new_tokens: u32,
-    /// Tokens in its KV cache after the step.
-    pub context_len: u32,
-    pub kind: TokenKind,
-    /// Blocks in its block table after the allocation for this step.
-    pub blocks: u32,
-}
-
-/// One engine step, for visualisations.
-#[derive(Clone, Debug, PartialEq, Serialize)]
-pub struct StepTrace {
-    pub index: u64,
-    pub start: f64,
-    pub end: f64,
-    /// The batch, in scheduling order (running first, then newly admitted).
-    pub entries: Vec<TraceEntry>,
-    pub budget: u32,
-    pub budget_used: u32,
-    /// Blocks taken from the free pool in this step (allocations and prefix hits on free blocks).
-    pub blocks_allocated: u32,
-    /// Blocks returned to the free pool in this step (preemptions and finishes).
-    pub blocks_freed: u32,
-    pub admitted: Vec<u64>,
-    pub preempted: Vec<u64>,
-    pub first_tokens: Vec<u64>,
-    pub finished: Vec<u64>,
-    pub kv_blocks_used: u32,
-    pub running: u32,
-    pub waiting: u32,
-    pub cost: StepCost,
-}
-
-/// Where a request is.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum SeqPhase {
-    /// In the waiting queue (never admitted, or preempted and re-queued).
-    Waiting,
-    /// Running, prompt (or recomputation) not fully computed.
-    Prefill,
-    /// Running, producing one token per step.
-    Decode,
-}
-
-/// One request inside the replica, with its block table.
-#[derive(Clone, Debug, PartialEq, Serialize)]
-pub struct SeqSnapshot {
-    pub id: u64,
-    pub tenant: u32,
-    pub arrival: f64,
-    pub phase: SeqPhase,
-    pub prompt_len: u32,
-    pub output_len: u32,
-    /// Tokens whose K and V are in the cache.
-    pub computed_tokens: u32,
-    pub output_tokens: u32,
-    /// The block table: physical block ids, in order.
-    pub blocks: Vec<u32>,
-    /// Leading blocks registered in the prefix cache.
-    pub cached_blocks: u32,
-    pub preemptions: u32,
-}
-
-/// The whole replica at one moment: the queues, every block table, the step in flight.
-#[derive(Clone, Debug, PartialEq, Serialize)]
-pub struct ReplicaSnapshot {
-    pub now: f64,
-    /// (start, end) of the step in flight.
-    pub step: Option<(f64, f64)>,
-    /// The batch of the step in flight.
-    pub batch: Vec<TraceEntry>,
-    pub running: Vec<SeqSnapshot>,
-    pub waiting: Vec<SeqSnapshot>,
-    pub block_size: u32,
-    pub kv_blocks_total: u32,
-    pub kv_blocks_used: u32,
-    pub kv_bytes_per_block: f64,
-}
-
 /// One replica's engine.
 #[derive(Clone, Debug)]
 pub struct Replica {
@@ -306,30 +144,8 @@ pub struct Replica {
     cur_trace: Option<StepTrace>,
     finished_token_times: Vec<(u64, Vec<f64>)>,
     scratch_blocks: Vec<u32>,
-    /// Fast-forward scratch: requests per residue of context modulo the block size, running
-    /// indices sorted by residue, and each residue's first index.
-    ff_counts: Vec<u32>,
-    ff_order: Vec<u32>,
-    ff_offsets: Vec<u32>,
-    /// The scratch above, and the sums below, describe the running requests as they are now:
-    /// since they were built, only fast-forwarded steps (and fast finishes) have run.
-    ff_valid: bool,
-    /// Tokens every running request gained since the residues in `ff_counts` were taken,
-    /// modulo the block size.
-    ff_shift: u32,
-    /// Sum of the running requests' computed tokens.
-    ff_kv: u64,
-    /// Fewest output tokens any running request still has to produce.
-    ff_min_left: u32,
-    /// The step in flight was composed by the fast-forward and nobody finishes in it, so
-    /// `finish_step` can end it in O(1) per request.
-    ff_fast_finish: bool,
-    /// Tokens every running request has computed and sampled beyond what its `Seq` says, and
-    /// the time of its last token then: fast-forwarded steps and fast finishes add to these
-    /// instead of touching every request; `settle` writes them out before anything else
-    /// looks at or changes the requests one by one.
-    ff_lag: u32,
-    ff_lag_time: f64,
+    /// The exact fast-forward's description of the running requests.
+    ff: FastForward,
     /// `advance_to` stops once this many steps have run (a driver's work cap).
     step_limit: u64,
     /// Whether `metrics.itl` collects samples (a driver with its own ITL record turns it off).
@@ -503,6 +319,24 @@ struct Seq {
     running: bool,
 }
 
+/// Which steps an advance to a time runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Bound {
+    /// Steps that end (or are due) at or before the time.
+    Through,
+    /// Steps that end (or are due) strictly before the time.
+    Before,
+}
+
+/// How a waiting request's known tokens may be admitted.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Chunking {
+    /// All at once or not at all (vLLM V0's separate prefill steps).
+    Whole,
+    /// Up to the step's budget and the long-prefill threshold (chunked prefill).
+    Allowed,
+}
+
 #[derive(Clone, Copy, Debug, PartialEq)]
 enum State {
     /// Nothing to do.
@@ -545,16 +379,7 @@ impl Replica {
             cur_trace: None,
             finished_token_times: Vec::new(),
             scratch_blocks: Vec::new(),
-            ff_counts: Vec::new(),
-            ff_order: Vec::new(),
-            ff_offsets: Vec::new(),
-            ff_valid: false,
-            ff_shift: 0,
-            ff_kv: 0,
-            ff_min_left: 0,
-            ff_fast_finish: false,
-            ff_lag: 0,
-            ff_lag_time: 0.0,
+            ff: FastForward::default(),
             step_limit: u64::MAX,
             itl_samples: true,
             cfg,
@@ -674,26 +499,29 @@ impl Replica {
     /// Runs of decode-only steps are fast-forwarded exactly (see [`Replica::process_next`] for
     /// the one-step-at-a-time path; a test checks both give identical results).
     pub fn advance_to(&mut self, t: f64, events: &mut Vec<ReplicaEvent>) {
-        self.advance(t, true, events);
+        self.advance(t, Bound::Through, events);
     }
 
     /// Like [`Replica::advance_to`], but only for steps that end strictly before `t` and steps
     /// due strictly before `t`: a request submitted at `t` afterwards joins a step starting at `t`.
     pub fn advance_before(&mut self, t: f64, events: &mut Vec<ReplicaEvent>) {
-        self.advance(t, false, events);
+        self.advance(t, Bound::Before, events);
     }
 
-    fn advance(&mut self, t: f64, inclusive: bool, events: &mut Vec<ReplicaEvent>) {
+    fn advance(&mut self, t: f64, bound: Bound, events: &mut Vec<ReplicaEvent>) {
         events.append(&mut self.deferred);
         if t.is_nan() {
             return;
         }
         while let Some(next) = self.next_event_time() {
-            if next > t || (!inclusive && next == t) || self.metrics.steps >= self.step_limit {
+            if next > t
+                || (bound == Bound::Before && next == t)
+                || self.metrics.steps >= self.step_limit
+            {
                 break;
             }
             if let State::StartAt(s) = self.state {
-                if self.fast_forward(s, t, inclusive, events) {
+                if self.fast_forward(s, t, bound, events) {
                     continue;
                 }
             }
@@ -770,20 +598,19 @@ impl Replica {
         }
         let sc = &self.cfg.scheduler;
         let n = self.running.len() as u64;
-        let steady = self.ff_fast_finish
-            && self.ff_valid
+        let steady = self.ff.fast_step_in_flight()
             && self.waiting.is_empty()
             && self.pending.is_empty()
             && !self.cfg.record_token_times
             && self.trace.len() >= self.cfg.trace_capacity
             && n > 0
             && n <= sc.max_num_batched_tokens as u64
-            && self.ff_min_left >= 2
+            && self.ff.min_left() >= 2
             && t.is_finite();
         if !steady {
             return false;
         }
-        // After the step in flight, `ff_min_left - 2` decode steps finish nobody and the next
+        // After the step in flight, `min_left - 2` decode steps finish nobody and the next
         // one finishes somebody. Decode steps only get longer as the context grows, so that
         // one ends no earlier than `end` plus that many steps as long as the one in flight
         // (less a margin far above the rounding of the time sums).
@@ -791,7 +618,7 @@ impl Replica {
         if d0.is_nan() || d0 <= 0.0 {
             return false;
         }
-        let to_finish = (self.ff_min_left - 1) as u64;
+        let to_finish = (self.ff.min_left() - 1) as u64;
         if t > end + to_finish as f64 * d0 * (1.0 - 1e-6) {
             return false;
         }
@@ -872,7 +699,7 @@ impl Replica {
             } else {
                 SeqPhase::Prefill
             };
-            let lag = if s.running { self.ff_lag } else { 0 };
+            let lag = if s.running { self.ff.lag() } else { 0 };
             // Blocks are registered when a step is composed, so count the step in flight too
             // (the fast-forward leaves the counts behind; this is what `compose` would say).
             let scheduled = if in_flight && s.running {
@@ -931,7 +758,7 @@ impl Replica {
                 TraceEntry {
                     id: s.id,
                     new_tokens: new,
-                    context_len: s.computed + self.ff_lag + new,
+                    context_len: s.computed + self.ff.lag() + new,
                     kind: if prefill {
                         TokenKind::Prefill
                     } else {
@@ -943,287 +770,10 @@ impl Replica {
             .collect()
     }
 
-    /// Runs consecutive decode-only steps from `start` in O(1) each, when nothing but token
-    /// counts and block tables would change: every running request is decoding and was
-    /// scheduled in the previous step, nobody waits, nobody finishes, the pool covers every new
-    /// block, and each step ends by `horizon` (strictly before it unless `inclusive`) and starts
-    /// before the next submitted arrival. It produces exactly the events, metrics and block
-    /// tables the step-by-step path would: the batch totals of such a step are the previous
-    /// ones plus one token per request (all sums are exact integers), the step cost comes from
-    /// the same [`CostModel::step_totals`], and blocks are handed out in the same order (step by
-    /// step, in running order). The step after the last one run this way is composed here too
-    /// when it would be composed as a decode-only batch anyway (it crosses the horizon, or
-    /// somebody finishes in it) and is left in flight for `finish_step`, exactly as `compose`
-    /// would leave it. Returns false, changing nothing, when no step qualifies.
-    fn fast_forward(
-        &mut self,
-        start: f64,
-        horizon: f64,
-        inclusive: bool,
-        events: &mut Vec<ReplicaEvent>,
-    ) -> bool {
-        let sc = &self.cfg.scheduler;
-        let n = self.running.len();
-        if n == 0
-            || !self.waiting.is_empty()
-            || self.cfg.record_token_times
-            || self.trace.len() < self.cfg.trace_capacity
-            || n as u64 > sc.max_num_batched_tokens as u64
-        {
-            return false;
-        }
-        let next_arrival = self.pending.front().map_or(f64::INFINITY, |p| p.0);
-        if start >= next_arrival {
-            return false;
-        }
-        let bs = sc.block_size;
-        // The cached description holds only if the first request is where it should be.
-        let first = &self.seqs[self.running[0] as usize];
-        let first_last = if self.ff_lag > 0 {
-            self.ff_lag_time
-        } else {
-            first.last_token_time
-        };
-        if !(self.ff_valid && first.in_decode && first_last == start) {
-            self.settle();
-            self.ff_valid = false;
-            self.ff_counts.clear();
-            self.ff_counts.resize(bs as usize, 0);
-            let mut kv0 = 0u64;
-            let mut min_left = u32::MAX;
-            for &slot in &self.running {
-                let s = &self.seqs[slot as usize];
-                if !s.in_decode
-                    || s.last_token_time != start
-                    || s.blocks.len() as u32 != s.computed.div_ceil(bs)
-                {
-                    return false;
-                }
-                kv0 += s.computed as u64;
-                min_left = min_left.min(s.output_len - s.generated);
-                self.ff_counts[(s.computed % bs) as usize] += 1;
-            }
-            // A counting sort by residue keeps running order within each residue; every
-            // request gains the same tokens per step, so the classes stay valid as they rotate.
-            self.ff_offsets.clear();
-            let mut acc = 0u32;
-            for &c in &self.ff_counts {
-                acc += c;
-                self.ff_offsets.push(acc);
-            }
-            self.ff_order.clear();
-            self.ff_order.resize(n, 0);
-            for (i, &slot) in self.running.iter().enumerate().rev() {
-                let r = (self.seqs[slot as usize].computed % bs) as usize;
-                self.ff_offsets[r] -= 1;
-                self.ff_order[self.ff_offsets[r] as usize] = i as u32;
-            }
-            self.ff_valid = true;
-            self.ff_shift = 0;
-            self.ff_kv = kv0;
-            self.ff_min_left = min_left;
-        }
-        let (kv0, min_left, shift) = (self.ff_kv, self.ff_min_left, self.ff_shift);
-        // Steps that may still start under the driver's work cap; of those, the step in which
-        // somebody finishes is composed but not run here (its end goes the ordinary way).
-        let max_start = self.step_limit.saturating_sub(self.metrics.steps);
-        let max_full = (min_left.saturating_sub(1) as u64)
-            .min(max_start)
-            .min(u32::MAX as u64) as u32;
-        let free = self.pool.num_free();
-        let used0 = self.pool.num_used();
-        let waiting = self.pending.len() as u32;
-        let nseq = n as u32;
-        let (mut t, mut k, mut new_blocks) = (start, 0u32, 0u32);
-        // The step after the last full one, when it is composed and left in flight.
-        let mut in_flight: Option<(StepCost, f64)> = None;
-        while t < next_arrival && (k as u64) < max_start {
-            let kk = k + 1;
-            // A request at context c needs a new block in step kk when c + kk - 1 is a multiple
-            // of the block size.
-            let need = self.ff_counts[((bs + 1 - (kk % bs + shift) % bs) % bs) as usize];
-            if new_blocks + need > free {
-                break;
-            }
-            let kv = kv0 + n as u64 * kk as u64;
-            let totals = BatchTotals {
-                seqs: n as u64,
-                new_tokens: n as u64,
-                kv_tokens: kv,
-                attended_positions: kv as f64,
-            };
-            let cost = self.cost.step_totals(&totals);
-            let mut d = cost.total_s;
-            if !(d.is_finite() && d > 0.0) {
-                d = 1e-9;
-            }
-            let end = t + d;
-            if kk > max_full || end > horizon || (!inclusive && end == horizon) {
-                // This step is due (it starts at the end of one that was), its batch is every
-                // running request decoding one token, and its blocks fit: compose it as
-                // `compose` would, and leave it in flight.
-                new_blocks += need;
-                in_flight = Some((cost, end));
-                break;
-            }
-            let dur = end - t;
-            new_blocks += need;
-            k = kk;
-            self.metrics.steps += 1;
-            self.metrics.busy_time_s += dur;
-            self.metrics.decode_tokens += n as u64;
-            self.metrics.output_tokens += n as u64;
-            if self.itl_samples {
-                self.metrics.itl.push_n(dur, n as u64);
-            }
-            events.push(ReplicaEvent::StepEnd {
-                t: end,
-                duration: dur,
-                decode_tokens: nseq,
-                prefill_tokens: 0,
-                first_tokens: 0,
-                running: nseq,
-                waiting,
-                kv_blocks_used: used0 + new_blocks,
-            });
-            t = end;
-        }
-        if k == 0 && in_flight.is_none() {
-            return false;
-        }
-        if self.cfg.trace_capacity > 0 {
-            self.metrics.trace_dropped += k as u64 + in_flight.is_some() as u64;
-        }
-        self.metrics.fast_forward_steps += k as u64;
-        let alloc_steps = k + in_flight.is_some() as u32;
-        let caching = self.cfg.scheduler.enable_prefix_caching;
-        if new_blocks > 0 && !caching {
-            // Hand out the blocks in the step-by-step order: by step, then in running order.
-            // One pop of all of them from the free queue gives the same blocks in the same
-            // order (nothing is freed or cached in between).
-            let mut got = std::mem::take(&mut self.scratch_blocks);
-            got.clear();
-            let ok = self.pool.allocate(new_blocks, &mut got);
-            debug_assert!(ok, "checked against the free count");
-            let mut next = got.iter();
-            for kk in 1..=alloc_steps {
-                let r = ((bs + 1 - (kk % bs + shift) % bs) % bs) as usize;
-                let lo = self.ff_offsets[r] as usize;
-                let hi = lo + self.ff_counts[r] as usize;
-                for j in lo..hi {
-                    let slot = self.running[self.ff_order[j] as usize];
-                    if let Some(&b) = next.next() {
-                        self.seqs[slot as usize].blocks.push(b);
-                    }
-                }
-            }
-            self.scratch_blocks = got;
-        } else if caching {
-            // Step by step, as `compose` would: each step's new blocks, then the blocks its
-            // decode fills (prompt or generated tokens), registered in the prefix cache.
-            let lag = self.ff_lag;
-            for kk in 1..=alloc_steps {
-                let r = ((bs + 1 - (kk % bs + shift) % bs) % bs) as usize;
-                let lo = self.ff_offsets[r] as usize;
-                let hi = lo + self.ff_counts[r] as usize;
-                for j in lo..hi {
-                    let slot = self.running[self.ff_order[j] as usize];
-                    let b = self.pool.pop_one();
-                    debug_assert!(b.is_some(), "checked against the free count");
-                    if let Some(b) = b {
-                        self.seqs[slot as usize].blocks.push(b);
-                    }
-                }
-                // Requests whose context after step kk is a whole number of blocks.
-                let r = ((bs - (kk % bs + shift) % bs) % bs) as usize;
-                let lo = self.ff_offsets[r] as usize;
-                let hi = lo + self.ff_counts[r] as usize;
-                for j in lo..hi {
-                    let slot = self.running[self.ff_order[j] as usize];
-                    let s = &mut self.seqs[slot as usize];
-                    let full = (s.computed + lag + kk) / bs;
-                    if full > 0 && full as usize <= s.hashes.len() {
-                        self.pool.cache_one(&s.blocks, &s.hashes, full as usize - 1);
-                        s.num_cached = s.num_cached.max(full);
-                    }
-                }
-            }
-        }
-        self.ff_shift = (self.ff_shift + k % bs) % bs;
-        self.ff_kv += n as u64 * k as u64;
-        self.ff_min_left -= k;
-        if k > 0 {
-            self.ff_lag += k;
-            self.ff_lag_time = t;
-        }
-        self.now = t;
-        self.state = State::StartAt(t);
-        if let Some((cost, end)) = in_flight {
-            self.batch.clear();
-            self.batch
-                .extend(self.running.iter().map(|&slot| (slot, 1, false)));
-            self.step_cost = cost;
-            self.state = State::InFlight { start: t, end };
-            self.ff_fast_finish = k < max_full;
-        }
-        true
-    }
-
-    /// Writes the running requests' lag (see `ff_lag`) into them (the fast-forward keeps their
-    /// cached-block counts up to date itself).
-    fn settle(&mut self) {
-        if self.ff_lag == 0 {
-            return;
-        }
-        let (lag, t) = (self.ff_lag, self.ff_lag_time);
-        for &slot in &self.running {
-            let s = &mut self.seqs[slot as usize];
-            s.computed += lag;
-            s.generated += lag;
-            s.last_token_time = t;
-        }
-        self.ff_lag = 0;
-    }
-
-    /// Ends a decode-only step composed by `fast_forward` in which nobody finishes: exactly
-    /// what `finish_step` does with such a batch (every request samples one token one step
-    /// after its last), without its per-request branches.
-    fn finish_fast_forwarded(&mut self, start: f64, end: f64, events: &mut Vec<ReplicaEvent>) {
-        self.now = end;
-        let dur = end - start;
-        let n = self.running.len() as u32;
-        self.ff_lag += 1;
-        self.ff_lag_time = end;
-        if self.itl_samples {
-            self.metrics.itl.push_n(dur, n as u64);
-        }
-        self.metrics.steps += 1;
-        self.metrics.busy_time_s += dur;
-        self.metrics.decode_tokens += n as u64;
-        self.metrics.output_tokens += n as u64;
-        let waiting = (self.waiting.len() + self.pending.len()) as u32;
-        events.push(ReplicaEvent::StepEnd {
-            t: end,
-            duration: dur,
-            decode_tokens: n,
-            prefill_tokens: 0,
-            first_tokens: 0,
-            running: n,
-            waiting,
-            kv_blocks_used: self.pool.num_used(),
-        });
-        self.batch.clear();
-        self.ff_shift = (self.ff_shift + 1) % self.cfg.scheduler.block_size;
-        self.ff_kv += n as u64;
-        self.ff_min_left -= 1;
-        self.state = State::StartAt(end);
-    }
-
     /// Composes the step starting at `start` (vLLM's `Scheduler.schedule()`).
     fn compose(&mut self, start: f64, events: &mut Vec<ReplicaEvent>) {
         self.settle();
-        self.ff_valid = false;
-        self.ff_fast_finish = false;
+        self.ff.reset();
         self.now = start;
         while let Some(&(t, slot)) = self.pending.front() {
             if t > start {
@@ -1272,7 +822,7 @@ impl Replica {
                 let Some(&slot) = self.waiting.front() else {
                     break;
                 };
-                let Some(new) = self.admit(slot, budget, threshold, true) else {
+                let Some(new) = self.admit(slot, budget, threshold, Chunking::Whole) else {
                     break;
                 };
                 self.waiting.pop_front();
@@ -1329,7 +879,7 @@ impl Replica {
                 let Some(&slot) = self.waiting.front() else {
                     break;
                 };
-                let Some(new) = self.admit(slot, budget, threshold, false) else {
+                let Some(new) = self.admit(slot, budget, threshold, Chunking::Allowed) else {
                     break;
                 };
                 self.waiting.pop_front();
@@ -1423,9 +973,9 @@ impl Replica {
     }
 
     /// Tries to admit the waiting request in `slot` with up to `budget` tokens (all of its
-    /// tokens at once when `whole`); returns its new tokens, or None (changing nothing) when
-    /// its blocks, or with `whole` its tokens, do not fit.
-    fn admit(&mut self, slot: u32, budget: u32, threshold: u32, whole: bool) -> Option<u32> {
+    /// tokens at once with [`Chunking::Whole`]); returns its new tokens, or None (changing
+    /// nothing) when its blocks, or with `Chunking::Whole` its tokens, do not fit.
+    fn admit(&mut self, slot: u32, budget: u32, threshold: u32, chunking: Chunking) -> Option<u32> {
         let bs = self.cfg.scheduler.block_size;
         let caching = self.cfg.scheduler.enable_prefix_caching;
         let s = &mut self.seqs[slot as usize];
@@ -1454,7 +1004,7 @@ impl Replica {
         let hit = self.scratch_blocks.len() as u32;
         let cached = hit * bs;
         let mut new = total - cached;
-        if whole && new > budget {
+        if chunking == Chunking::Whole && new > budget {
             return None;
         }
         if threshold > 0 && new > threshold {
@@ -1515,12 +1065,12 @@ impl Replica {
     /// Ends the step in flight: computes its tokens, samples, finishes requests, and schedules
     /// the next step.
     fn finish_step(&mut self, start: f64, end: f64, events: &mut Vec<ReplicaEvent>) {
-        if std::mem::take(&mut self.ff_fast_finish) && self.ff_valid {
+        if self.ff.take_fast_finish() {
             self.finish_fast_forwarded(start, end, events);
             return;
         }
         self.settle();
-        self.ff_valid = false;
+        self.ff.invalidate();
         self.now = end;
         let dur = end - start;
         let returned0 = self.pool.returned;

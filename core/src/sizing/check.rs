@@ -2,7 +2,7 @@
 //! derivation, at a given replica count, summarised as targets met or missed.
 
 use super::{Inputs, Question};
-use crate::cost::{CostModel, Deployment, Efficiency, MemoryBasis, MemoryConfig};
+use crate::cost::{CostModel, Efficiency, MemoryBasis, MemoryConfig};
 use crate::error::ConfigError;
 use crate::fleet::{FleetConfig, FleetReport, PoolConfig, SloConfig, TrafficSource};
 use crate::replica::ReplicaConfig;
@@ -103,15 +103,8 @@ pub fn fleet_config(
             ),
         ));
     }
-    let (model, gpu) = inputs.hardware()?;
     let replica = ReplicaConfig {
-        deployment: Deployment {
-            model,
-            gpu,
-            tp: v("gpus_per_replica") as u32,
-            weight_dtype: inputs.weight_dtype(),
-            kv_dtype: inputs.kv_dtype(),
-        },
+        deployment: inputs.deployment()?,
         ..ReplicaConfig::seed()
     };
     let replica = ReplicaConfig {

@@ -3,7 +3,7 @@
 //! Little's law, money, shares).
 
 use super::{Derivation, Inputs, Limit, LimitReading, Pressure, Question, Step, Verdict};
-use crate::cost::{CostModel, Deployment, Efficiency, MemoryConfig, StepCost};
+use crate::cost::{CostModel, Efficiency, MemoryConfig, StepCost};
 use crate::error::ConfigError;
 use crate::format::{self, duration, fixed, gb, int, money, num, percent, sig};
 
@@ -34,16 +34,9 @@ struct Ctx<'a> {
 
 impl<'a> Ctx<'a> {
     fn new(q: Question, inputs: &'a Inputs) -> Result<Ctx<'a>, ConfigError> {
-        let (model, gpu) = inputs.hardware()?;
+        let deployment = inputs.deployment()?;
         let v = |name: &str| inputs.get(name).unwrap_or(0.0);
-        let tp = v("gpus_per_replica") as u32;
-        let deployment = Deployment {
-            model,
-            gpu,
-            tp,
-            weight_dtype: inputs.weight_dtype(),
-            kv_dtype: inputs.kv_dtype(),
-        };
+        let tp = deployment.tp;
         let eff = Efficiency {
             mfu: v("mfu"),
             mbu: v("mbu"),

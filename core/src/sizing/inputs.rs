@@ -8,6 +8,7 @@
 
 use super::Question;
 use crate::catalog::{self, Dtype, GpuSpec, ModelSpec};
+use crate::cost::Deployment;
 use crate::error::ConfigError;
 use crate::format;
 use serde::Serialize;
@@ -384,6 +385,19 @@ impl Inputs {
     /// The model as the inputs describe it: the preset with any custom figures applied.
     /// Call after [`Inputs::validate`] has passed.
     /// The model and GPU these inputs describe, or an error on the field whose preset is unknown.
+    /// The deployment these inputs describe: the (possibly customised) model and GPU on
+    /// `gpus_per_replica` GPUs in the chosen number formats.
+    pub(super) fn deployment(&self) -> Result<Deployment, ConfigError> {
+        let (model, gpu) = self.hardware()?;
+        Ok(Deployment {
+            model,
+            gpu,
+            tp: self.get("gpus_per_replica").unwrap_or(0.0) as u32,
+            weight_dtype: self.weight_dtype(),
+            kv_dtype: self.kv_dtype(),
+        })
+    }
+
     pub(super) fn hardware(&self) -> Result<(ModelSpec, GpuSpec), ConfigError> {
         let model = self
             .model_spec()
