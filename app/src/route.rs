@@ -6,8 +6,8 @@
 //! `document.baseURI`, so one build serves `/`, `/trainer/` or any other prefix, including a
 //! direct visit to a deep link answered by the host's `404.html` fallback.
 //!
-//! We do not use `leptos_router`: our route table is tiny, and its URL parser would add about
-//! 250 KB to the WASM.
+//! We do not use `leptos_router`: our route table is tiny, and measured on this app it adds
+//! 108,971 B of WASM (45,484 B gzipped, 12 % of the download).
 
 use leptos::prelude::*;
 use wasm_bindgen::JsCast;
