@@ -808,7 +808,6 @@ impl Replica {
         let (taken0, returned0) = (self.pool.taken, self.pool.returned);
         let sc = &self.cfg.scheduler;
         let threshold = sc.long_prefill_token_threshold;
-        let max_seqs = sc.max_num_seqs as usize;
         let mut budget = sc.max_num_batched_tokens;
         let mut totals = BatchTotals::default();
         self.batch.clear();
@@ -816,21 +815,8 @@ impl Replica {
 
         // Without chunked prefill (vLLM V0), whole new prompts go first, in a step of their own.
         let separate = !sc.chunked_prefill;
-        let mut prefill_only = false;
-        if separate {
-            while budget > 0 && self.running.len() < max_seqs {
-                let Some(&slot) = self.waiting.front() else {
-                    break;
-                };
-                let Some(new) = self.admit(slot, budget, threshold, Chunking::Whole) else {
-                    break;
-                };
-                self.waiting.pop_front();
-                self.start_running(slot, new, start, events, &mut totals);
-                budget -= new;
-                prefill_only = true;
-            }
-        }
+        let prefill_only = separate
+            && self.admit_waiting(&mut budget, Chunking::Whole, start, events, &mut totals) > 0;
 
         // Running requests first, in order.
         let mut i = 0;
@@ -875,17 +861,7 @@ impl Replica {
 
         // Then waiting requests, first come first served, unless this step preempted.
         if !preempted && !separate {
-            while budget > 0 && self.running.len() < max_seqs {
-                let Some(&slot) = self.waiting.front() else {
-                    break;
-                };
-                let Some(new) = self.admit(slot, budget, threshold, Chunking::Allowed) else {
-                    break;
-                };
-                self.waiting.pop_front();
-                self.start_running(slot, new, start, events, &mut totals);
-                budget -= new;
-            }
+            self.admit_waiting(&mut budget, Chunking::Allowed, start, events, &mut totals);
         }
 
         if self.batch.is_empty() {
@@ -942,6 +918,34 @@ impl Replica {
             }
         }
         true
+    }
+
+    /// Admits waiting requests first come, first served, while the budget and `max_num_seqs`
+    /// allow and the head of the queue fits; returns how many were admitted.
+    fn admit_waiting(
+        &mut self,
+        budget: &mut u32,
+        chunking: Chunking,
+        start: f64,
+        events: &mut Vec<ReplicaEvent>,
+        totals: &mut BatchTotals,
+    ) -> u32 {
+        let sc = &self.cfg.scheduler;
+        let (max_seqs, threshold) = (sc.max_num_seqs as usize, sc.long_prefill_token_threshold);
+        let mut admitted = 0;
+        while *budget > 0 && self.running.len() < max_seqs {
+            let Some(&slot) = self.waiting.front() else {
+                break;
+            };
+            let Some(new) = self.admit(slot, *budget, threshold, chunking) else {
+                break;
+            };
+            self.waiting.pop_front();
+            self.start_running(slot, new, start, events, totals);
+            *budget -= new;
+            admitted += 1;
+        }
+        admitted
     }
 
     /// Moves an admitted request into the running list and the batch with `new` tokens.
