@@ -170,11 +170,16 @@ fn needs_block(kk: u32, shift: u32, bs: u32) -> usize {
     ((bs + 1 - (kk % bs + shift) % bs) % bs) as usize
 }
 
-/// The residue class of the requests whose context after step `kk` is a whole number of
-/// blocks.
+/// The residue class one step later than `r` (`needs_block` of the next step): classes rotate
+/// down by one each step, so a run walks them without a division per step. The class whose
+/// context after step kk is a whole number of blocks is `next_class(needs_block(kk))`.
 #[inline]
-fn fills_block(kk: u32, shift: u32, bs: u32) -> usize {
-    ((bs - (kk % bs + shift) % bs) % bs) as usize
+fn next_class(r: usize, bs: u32) -> usize {
+    if r == 0 {
+        bs as usize - 1
+    } else {
+        r - 1
+    }
 }
 
 impl Replica {
@@ -240,9 +245,11 @@ impl Replica {
         let (mut t, mut k, mut new_blocks) = (start, 0u32, 0u32);
         // The step after the last full one, when it is composed and left in flight.
         let mut in_flight: Option<(StepCost, f64)> = None;
+        let first_class = needs_block(1, shift, bs);
+        let mut class = first_class;
         while t < next_arrival && (k as u64) < max_start {
             let kk = k + 1;
-            let need = self.ff.counts[needs_block(kk, shift, bs)];
+            let need = self.ff.counts[class];
             if new_blocks + need > free {
                 break;
             }
@@ -270,6 +277,7 @@ impl Replica {
             let dur = end - t;
             new_blocks += need;
             k = kk;
+            class = next_class(class, bs);
             self.metrics.steps += 1;
             self.metrics.busy_time_s += dur;
             self.metrics.decode_tokens += n as u64;
@@ -307,21 +315,23 @@ impl Replica {
             let ok = self.pool.allocate(new_blocks, &mut got);
             debug_assert!(ok, "checked against the free count");
             let mut next = got.iter();
-            for kk in 1..=alloc_steps {
-                for j in self.ff.class(needs_block(kk, shift, bs)) {
+            let mut class = first_class;
+            for _ in 1..=alloc_steps {
+                for j in self.ff.class(class) {
                     let slot = self.running[self.ff.order[j] as usize];
                     if let Some(&b) = next.next() {
                         self.seqs[slot as usize].blocks.push(b);
                     }
                 }
+                class = next_class(class, bs);
             }
             self.scratch_blocks = got;
         } else if caching {
             // Step by step, as `compose` would: each step's new blocks, then the blocks its
             // decode fills (prompt or generated tokens), registered in the prefix cache.
-            let lag = self.ff.lag;
-            for kk in 1..=alloc_steps {
-                for j in self.ff.class(needs_block(kk, shift, bs)) {
+            let mut class = first_class;
+            for _ in 1..=alloc_steps {
+                for j in self.ff.class(class) {
                     let slot = self.running[self.ff.order[j] as usize];
                     let b = self.pool.pop_one();
                     debug_assert!(b.is_some(), "checked against the free count");
@@ -329,13 +339,16 @@ impl Replica {
                         self.seqs[slot as usize].blocks.push(b);
                     }
                 }
-                for j in self.ff.class(fills_block(kk, shift, bs)) {
+                class = next_class(class, bs);
+                // The requests whose context after this step is a whole number of blocks: every
+                // block in their table is full, the last one just filled.
+                for j in self.ff.class(class) {
                     let slot = self.running[self.ff.order[j] as usize];
                     let s = &mut self.seqs[slot as usize];
-                    let full = (s.computed + lag + kk) / bs;
-                    if full > 0 && full as usize <= s.hashes.len() {
-                        self.pool.cache_one(&s.blocks, &s.hashes, full as usize - 1);
-                        s.num_cached = s.num_cached.max(full);
+                    let full = s.blocks.len();
+                    if full > 0 && full <= s.hashes.len() {
+                        self.pool.cache_one(&s.blocks, &s.hashes, full - 1);
+                        s.num_cached = s.num_cached.max(full as u32);
                     }
                 }
             }
