@@ -10,6 +10,7 @@
 //! fast-forward composed, and [`Replica::settle`] writes the lag out before anything looks at
 //! the requests one by one.
 
+use super::kv::BlockSize;
 use super::{BatchTotals, Bound, Replica, ReplicaEvent, Seq, State, StepCost};
 
 /// The fast-forward's description of the running requests.
@@ -93,23 +94,23 @@ impl FastForward {
     /// Describes the running requests afresh, if every one of them decodes, sampled its last
     /// token at `start` and holds exactly the blocks its context needs; false otherwise
     /// (leaving the description invalid).
-    fn rebuild(&mut self, running: &[u32], seqs: &[Seq], bs: u32, start: f64) -> bool {
+    fn rebuild(&mut self, running: &[u32], seqs: &[Seq], bsz: BlockSize, start: f64) -> bool {
         self.valid = false;
         self.counts.clear();
-        self.counts.resize(bs as usize, 0);
+        self.counts.resize(bsz.n() as usize, 0);
         let mut kv0 = 0u64;
         let mut min_left = u32::MAX;
         for &slot in running {
             let s = &seqs[slot as usize];
             if !s.in_decode
                 || s.last_token_time != start
-                || s.blocks.len() as u32 != s.computed.div_ceil(bs)
+                || s.blocks.len() as u32 != bsz.holding(s.computed)
             {
                 return false;
             }
             kv0 += s.computed as u64;
             min_left = min_left.min(s.output_len - s.generated);
-            self.counts[(s.computed % bs) as usize] += 1;
+            self.counts[bsz.rem(s.computed) as usize] += 1;
         }
         // A counting sort by residue keeps running order within each residue; every
         // request gains the same tokens per step, so the classes stay valid as they rotate.
@@ -122,7 +123,7 @@ impl FastForward {
         self.order.clear();
         self.order.resize(running.len(), 0);
         for (i, &slot) in running.iter().enumerate().rev() {
-            let r = (seqs[slot as usize].computed % bs) as usize;
+            let r = bsz.rem(seqs[slot as usize].computed) as usize;
             self.offsets[r] -= 1;
             self.order[self.offsets[r] as usize] = i as u32;
         }
@@ -227,7 +228,7 @@ impl Replica {
         };
         if !(self.ff.valid && first.in_decode && first_last == start) {
             self.settle();
-            if !self.ff.rebuild(&self.running, &self.seqs, bs, start) {
+            if !self.ff.rebuild(&self.running, &self.seqs, self.bsz, start) {
                 return false;
             }
         }

@@ -47,6 +47,63 @@
 
 use crate::workload::{mix64, reply_content, Prompt, Segment};
 
+/// A block size, kept with its shift when it is a power of two (vLLM's are), so the paths
+/// that run for every request of every step divide by shifting.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct BlockSize {
+    n: u32,
+    /// log2(n) when n is a power of two, else `u32::MAX`.
+    shift: u32,
+}
+
+impl BlockSize {
+    pub(crate) fn new(n: u32) -> BlockSize {
+        let n = n.max(1);
+        let shift = if n.is_power_of_two() {
+            n.trailing_zeros()
+        } else {
+            u32::MAX
+        };
+        BlockSize { n, shift }
+    }
+
+    /// Tokens per block.
+    #[inline]
+    pub(crate) fn n(self) -> u32 {
+        self.n
+    }
+
+    /// Full blocks in `tokens` (tokens / n).
+    #[inline]
+    pub(crate) fn full(self, tokens: u32) -> u32 {
+        if self.shift != u32::MAX {
+            tokens >> self.shift
+        } else {
+            tokens / self.n
+        }
+    }
+
+    /// Blocks that hold `tokens` (tokens / n, rounded up).
+    #[inline]
+    pub(crate) fn holding(self, tokens: u32) -> u32 {
+        if self.shift != u32::MAX {
+            ((tokens as u64 + self.n as u64 - 1) >> self.shift) as u32
+        } else {
+            tokens.div_ceil(self.n)
+        }
+    }
+
+    /// Tokens past the last full block (tokens mod n).
+    #[inline]
+    pub(crate) fn rem(self, tokens: u32) -> u32 {
+        if self.shift != u32::MAX {
+            tokens & (self.n - 1)
+        } else {
+            tokens % self.n
+        }
+    }
+}
+
 /// The block pool of one replica.
 #[derive(Clone, Debug)]
 pub(crate) struct BlockPool {
@@ -898,6 +955,18 @@ mod tests {
                     assert_eq!(idx.get(k, |c| model.get(&k) == Some(&c)), Some(v));
                 }
                 assert_eq!(idx.len, model.len());
+            }
+        }
+    }
+
+    #[test]
+    fn block_size_shifts_where_it_can_and_divides_where_it_must() {
+        for n in [1u32, 2, 5, 16, 17, 64, 1024] {
+            let b = BlockSize::new(n);
+            for t in [0u32, 1, 15, 16, 17, 1000, u32::MAX - 1, u32::MAX] {
+                assert_eq!(b.full(t), t / n, "{t} / {n}");
+                assert_eq!(b.holding(t), t.div_ceil(n), "{t} / {n} rounded up");
+                assert_eq!(b.rem(t), t % n, "{t} % {n}");
             }
         }
     }

@@ -123,6 +123,8 @@ pub struct EngineRequest {
 #[derive(Clone, Debug)]
 pub struct Replica {
     cfg: ReplicaConfig,
+    /// `cfg.scheduler.block_size`, ready to divide by.
+    bsz: kv::BlockSize,
     cost: CostModel,
     pool: BlockPool,
     seqs: Vec<Seq>,
@@ -382,6 +384,7 @@ impl Replica {
             ff: FastForward::default(),
             step_limit: u64::MAX,
             itl_samples: true,
+            bsz: kv::BlockSize::new(cfg.scheduler.block_size),
             cfg,
         })
     }
@@ -902,15 +905,15 @@ impl Replica {
     /// generated tokens) in the prefix cache, as vLLM's `allocate_slots` caches up to
     /// `num_computed_tokens + num_new_tokens`. False, changing nothing, when the pool is short.
     fn allocate(&mut self, slot: u32, target: u32) -> bool {
-        let bs = self.cfg.scheduler.block_size;
+        let bsz = self.bsz;
         let s = &mut self.seqs[slot as usize];
         let have = s.blocks.len() as u32;
-        let need = target.div_ceil(bs).saturating_sub(have);
+        let need = bsz.holding(target).saturating_sub(have);
         if need > 0 && !self.pool.allocate(need, &mut s.blocks) {
             return false;
         }
         if self.cfg.scheduler.enable_prefix_caching {
-            let full = (target / bs).min(s.hashes.len() as u32);
+            let full = bsz.full(target).min(s.hashes.len() as u32);
             if full > s.num_cached {
                 let run = s.num_cached as usize..full as usize;
                 self.pool.cache_run(&s.blocks, &s.hashes, run);
