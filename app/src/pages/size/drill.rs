@@ -1,7 +1,7 @@
 //! Drills: fresh random inputs, an estimate of one step graded within a band, then the worked
 //! steps. Each attempt is recorded in the learner's progress.
 
-use super::calc::Calc;
+use super::state::Calc;
 use crate::progress::use_progress;
 use leptos::prelude::*;
 use trainer_core::format::{num, percent};

@@ -8,6 +8,7 @@ mod calc;
 mod drill;
 mod sensitivity;
 mod simcheck;
+mod state;
 
 use crate::progress::use_progress;
 use crate::route::{Link, Route};

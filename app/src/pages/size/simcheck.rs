@@ -2,7 +2,7 @@
 //! one fewer, a slice per animation frame so the page never freezes, and sets what it
 //! measured beside the estimate.
 
-use super::calc::Calc;
+use super::state::Calc;
 use leptos::prelude::*;
 use std::cell::RefCell;
 use std::rc::Rc;
@@ -150,22 +150,6 @@ pub fn SimCheckPanel(c: Calc) -> impl IntoView {
             })}
             {move || outcome.get().map(results_view)}
         </section>
-    }
-}
-
-impl Calc {
-    /// The query string, tracked (so a view can compare it with an earlier one).
-    fn query_tracked(&self) -> String {
-        self.inputs.track();
-        self.query_without_reveal()
-    }
-
-    fn query_without_reveal(&self) -> String {
-        self.query()
-            .split('&')
-            .filter(|p| !p.starts_with("reveal="))
-            .collect::<Vec<_>>()
-            .join("&")
     }
 }
 
