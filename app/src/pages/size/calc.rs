@@ -4,7 +4,7 @@
 use super::drill::Drills;
 use super::sensitivity::Sensitivity;
 use super::simcheck::SimCheckPanel;
-use super::state::{Calc, ALL};
+use super::state::Calc;
 use crate::route::{use_router, Link, Route};
 use leptos::prelude::*;
 use trainer_core::sizing::{
@@ -236,24 +236,13 @@ fn Field(c: Calc, spec: InputSpec) -> impl IntoView {
     }
     let q = c.q;
     let kind = spec.kind;
-    let unit = if kind == InputKind::Percent {
-        "%"
-    } else {
-        spec.unit
-    };
+    let unit = spec.field_unit();
     let text = move || c.text(name);
     let custom = move || c.inputs.with(|i| !i.is_default(q, name));
     let spec_for_input = spec.clone();
     let on_input = move |ev: web_sys::Event| c.type_into(&spec_for_input, event_target_value(&ev));
     let reset = move |_| c.reset_field(name, kind);
-    let range = match kind {
-        InputKind::Percent => format!("{} to {} %", spec.min * 100.0, spec.max * 100.0),
-        _ => format!(
-            "{} to {}",
-            trainer_core::format::num(spec.min),
-            trainer_core::format::num(spec.max)
-        ),
-    };
+    let range = spec.range_text();
     let inputmode = if kind == InputKind::Integer {
         "numeric"
     } else {
@@ -342,7 +331,7 @@ fn StepsPanel(c: Calc) -> impl IntoView {
                 view! {
                     <section class="verdict" data-testid="verdict" aria-live="polite">
                         <h3>"Verdict"</h3>
-                        <p class="verdict-summary" data-testid="verdict-summary" title=d.verdict.summary.clone()>{headline(&d.verdict.summary)}</p>
+                        <p class="verdict-summary" data-testid="verdict-summary" title=d.verdict.summary.clone()>{d.verdict.headline.clone()}</p>
                         <ul class="readings">{readings}</ul>
                     </section>
                 }
@@ -365,7 +354,7 @@ fn StepsPanel(c: Calc) -> impl IntoView {
                 <button class="button primary" data-testid="next-step" disabled=done on:click=move |_| next_step(c)>
                     {next_label}
                 </button>
-                <button class="button" data-testid="show-all" disabled=done on:click=move |_| c.reveal_to(ALL)>"Show all"</button>
+                <button class="button" data-testid="show-all" disabled=done on:click=move |_| c.reveal_all()>"Show all"</button>
                 <button class="button" data-testid="start-over" disabled=move || shown() == 0 on:click=move |_| c.reveal_to(0)>"Start over"</button>
                 <span class="muted steps-count" data-testid="steps-count" aria-live="polite">
                     {move || format!("{} of {} steps", shown(), total())}
@@ -385,14 +374,6 @@ fn StepsPanel(c: Calc) -> impl IntoView {
             })}
             {verdict}
         </div>
-    }
-}
-
-/// The verdict's first sentence (the rest repeats the readings listed under it).
-fn headline(summary: &str) -> String {
-    match summary.find("the answer.") {
-        Some(i) => summary[..i + "the answer.".len()].to_string(),
-        None => summary.to_string(),
     }
 }
 

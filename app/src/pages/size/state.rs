@@ -8,11 +8,9 @@ use crate::route::{use_router, Router};
 use leptos::prelude::*;
 use std::collections::BTreeMap;
 use trainer_core::error::ConfigError;
-use trainer_core::format::round_sig;
-use trainer_core::sizing::{derive, Derivation, InputKind, InputSpec, Inputs, Question};
-
-/// Revealed-steps count that means "all of them".
-pub const ALL: usize = usize::MAX;
+use trainer_core::sizing::{
+    derive, page_query, Derivation, InputKind, InputSpec, Inputs, PageQuery, Question, Reveal,
+};
 
 /// The calculator's state, shared by its parts. Everything derived is a `Memo` over the inputs,
 /// so revealed steps recompute as the learner types without any effect.
@@ -32,8 +30,8 @@ pub struct Calc {
     pub good: Memo<Option<(Inputs, Derivation)>>,
     /// Every field's message: parse errors and the derivation's errors.
     pub errors: Memo<BTreeMap<String, String>>,
-    /// Steps revealed (`ALL` for every one).
-    revealed: RwSignal<usize>,
+    /// Steps revealed.
+    revealed: RwSignal<Reveal>,
     /// Taken from the context once: event handlers run outside the component's owner.
     router: Router,
     store: ProgressStore,
@@ -42,22 +40,16 @@ pub struct Calc {
 impl Calc {
     /// The state of question `q` from the page's query string.
     pub fn new(q: Question, query: &str) -> Calc {
-        let (_, inputs, query_errors) = Inputs::from_query(&format!("{query}&question={}", q.id()));
-        let raw = raw_pairs(query);
-        let mut texts = texts_of(q, &inputs);
-        let mut parse_errors = BTreeMap::new();
-        for e in query_errors {
-            // Show the bad text in its field, with the message, so a deep link says what is wrong.
-            if let Some(t) = raw.get(&e.field) {
-                texts.insert(e.field.clone(), t.clone());
-            }
-            parse_errors.insert(e.field, e.message);
-        }
-        let revealed = match raw.get("reveal").map(String::as_str) {
-            Some("all") => ALL,
-            Some(n) => n.trim().parse::<usize>().unwrap_or(0),
-            None => 0,
-        };
+        let page = PageQuery::parse(q, query);
+        let mut texts = texts_of(q, &page.inputs);
+        // Show the bad text in its field, with the message, so a deep link says what is wrong.
+        texts.extend(page.bad_text);
+        let parse_errors: BTreeMap<String, String> = page
+            .errors
+            .into_iter()
+            .map(|e| (e.field, e.message))
+            .collect();
+        let (inputs, revealed) = (page.inputs, page.reveal);
         let inputs = RwSignal::new(inputs);
         let result = Memo::new(move |_| inputs.with(|i| derive(q, i)));
         let good =
@@ -89,7 +81,7 @@ impl Calc {
             router: use_router(),
             store: use_progress(),
         };
-        if revealed == ALL {
+        if revealed == Reveal::All {
             c.mark_done();
         }
         c
@@ -108,7 +100,7 @@ impl Calc {
 
     /// Steps revealed, clamped to the derivation (tracked).
     pub fn shown(&self) -> usize {
-        self.revealed.get().min(self.step_count())
+        self.revealed.get().shown(self.step_count())
     }
 
     /// The text a numeric field shows (tracked).
@@ -124,25 +116,10 @@ impl Calc {
 
     /// The query string of the current state, without the question (the path names it).
     pub fn query(&self) -> String {
-        let q = self.q;
-        let full = self.inputs.with_untracked(|i| i.to_query(q));
-        let mut out = full
-            .strip_prefix(&format!("question={}", q.id()))
-            .unwrap_or(&full)
-            .trim_start_matches('&')
-            .to_string();
-        let r = self.revealed.get_untracked();
-        if r > 0 {
-            if !out.is_empty() {
-                out.push('&');
-            }
-            if r >= self.step_count_untracked() {
-                out.push_str("reveal=all");
-            } else {
-                out.push_str(&format!("reveal={r}"));
-            }
-        }
-        out
+        let reveal = self.revealed.get_untracked();
+        let steps = self.step_count_untracked();
+        self.inputs
+            .with_untracked(|i| page_query(self.q, i, reveal, steps))
     }
 
     /// The query string of the inputs alone, tracked (so a view can compare it with an
@@ -154,11 +131,8 @@ impl Calc {
 
     /// The query string of the inputs alone, untracked.
     pub fn query_without_reveal(&self) -> String {
-        self.query()
-            .split('&')
-            .filter(|p| !p.starts_with("reveal="))
-            .collect::<Vec<_>>()
-            .join("&")
+        self.inputs
+            .with_untracked(|i| page_query(self.q, i, Reveal::NONE, 0))
     }
 
     fn step_count_untracked(&self) -> usize {
@@ -181,14 +155,7 @@ impl Calc {
             t.insert(name.to_string(), text.clone());
         });
         // A percentage field is typed in percent; the core stores the fraction.
-        let typed = if spec.kind == InputKind::Percent
-            && !text.trim().ends_with('%')
-            && !text.trim().is_empty()
-        {
-            format!("{}%", text.trim())
-        } else {
-            text
-        };
+        let typed = spec.kind.typed(&text);
         let q = self.q;
         let mut next = self.inputs.get_untracked();
         let before = next.clone();
@@ -217,7 +184,7 @@ impl Calc {
             let v = next.get("active_params");
             self.texts.update(|t| {
                 if let Some(v) = v {
-                    t.insert("active_params".into(), field_text(InputKind::Integer, v));
+                    t.insert("active_params".into(), InputKind::Integer.field_text(v));
                 }
             });
         }
@@ -232,7 +199,7 @@ impl Calc {
         if let Some(d) = next.default_value(q, name) {
             let _ = next.set(q, name, d);
             self.texts.update(|t| {
-                t.insert(name.to_string(), field_text(kind, d));
+                t.insert(name.to_string(), kind.field_text(d));
             });
             self.parse_errors.update(|p| {
                 p.remove(name);
@@ -259,15 +226,20 @@ impl Calc {
         self.sync_url();
     }
 
-    /// Reveals the first `n` steps (`ALL`, or any count past the last, for every one).
+    /// Reveals the first `n` steps (any count past the last reveals every one).
     pub fn reveal_to(&self, n: usize) {
         let total = self.step_count_untracked();
-        let n = if n >= total { ALL } else { n };
-        self.revealed.set(n);
+        let r = Reveal::up_to(n, total);
+        self.revealed.set(r);
         self.sync_url();
-        if n == ALL && total > 0 {
+        if r == Reveal::All && total > 0 {
             self.mark_done();
         }
+    }
+
+    /// Reveals every step.
+    pub fn reveal_all(&self) {
+        self.reveal_to(usize::MAX);
     }
 
     /// Reveals one more step.
@@ -275,21 +247,12 @@ impl Calc {
         let shown = self
             .revealed
             .get_untracked()
-            .min(self.step_count_untracked());
+            .shown(self.step_count_untracked());
         self.reveal_to(shown + 1);
     }
 }
 
-/// The text a field shows for a value: percent for a percentage, the plain number otherwise.
-fn field_text(kind: InputKind, v: f64) -> String {
-    let shown = if kind == InputKind::Percent {
-        v * 100.0
-    } else {
-        v
-    };
-    format!("{}", round_sig(shown, 12))
-}
-
+/// The text of every numeric field for these inputs.
 fn texts_of(q: Question, inputs: &Inputs) -> BTreeMap<String, String> {
     inputs
         .specs(q)
@@ -298,24 +261,7 @@ fn texts_of(q: Question, inputs: &Inputs) -> BTreeMap<String, String> {
         .filter_map(|s| {
             inputs
                 .get(s.name)
-                .map(|v| (s.name.to_string(), field_text(s.kind, v)))
+                .map(|v| (s.name.to_string(), s.kind.field_text(v)))
         })
         .collect()
-}
-
-/// The query string's raw pairs (decoded), to echo bad values back into their fields.
-fn raw_pairs(query: &str) -> BTreeMap<String, String> {
-    let mut out = BTreeMap::new();
-    if let Ok(params) = web_sys::UrlSearchParams::new_with_str(query) {
-        for name in query
-            .split('&')
-            .filter_map(|p| p.split('=').next())
-            .filter(|k| !k.is_empty())
-        {
-            if let Some(v) = params.get(name) {
-                out.insert(name.to_string(), v);
-            }
-        }
-    }
-    out
 }
