@@ -5,6 +5,7 @@ use super::drill::Drills;
 use super::sensitivity::Sensitivity;
 use super::simcheck::SimCheckPanel;
 use super::state::Calc;
+use crate::components::{ChoiceField, NumberField};
 use crate::route::{use_router, Link, Route};
 use leptos::prelude::*;
 use trainer_core::sizing::{
@@ -193,93 +194,70 @@ fn InputsPanel(c: Calc) -> impl IntoView {
 #[component]
 fn Field(c: Calc, spec: InputSpec) -> impl IntoView {
     let name = spec.name;
+    let label = spec.label;
     let id = format!("in-{name}");
     let testid = format!("input-{name}");
-    let error = move || c.error(name);
-    let err_id = format!("err-{name}");
-    let message = {
-        let err_id = err_id.clone();
-        let label = spec.label;
-        move || {
-            error().map(|m| {
-                view! { <p class="field-error" id=err_id.clone() data-testid=format!("error-{name}")>{format!("{label} {m}")}</p> }
-            })
-        }
-    };
+    let error = Signal::derive(move || c.error(name).map(|m| format!("{label} {m}")));
+    let error_id = format!("err-{name}");
+    let error_testid = format!("error-{name}");
     if spec.kind == InputKind::Choice {
-        let current = move || {
+        let selected = Signal::derive(move || {
             c.inputs.with(|i| match name {
                 "model" => i.model().to_string(),
                 "gpu" => i.gpu().to_string(),
                 "weight_dtype" => i.weight_dtype().name().to_string(),
                 _ => i.kv_dtype().name().to_string(),
             })
-        };
+        });
         let options = spec
             .options
             .iter()
-            .map(|o| {
-                let oid = o.id.clone();
-                let selected = move || current() == oid;
-                view! { <option value=o.id.clone() selected=selected>{o.label.clone()}</option> }
-            })
-            .collect_view();
-        let on_change = move |ev: web_sys::Event| c.choose(name, &event_target_value(&ev));
+            .map(|o| (o.id.clone(), o.label.clone()))
+            .collect();
         return view! {
-            <div class="field field-choice">
-                <label for=id.clone()>{spec.label}</label>
-                <select id=id data-testid=testid on:change=on_change>{options}</select>
-                {message}
-            </div>
+            <ChoiceField
+                id=id
+                testid=testid
+                label=label
+                options=options
+                selected=selected
+                error=error
+                error_id=error_id
+                error_testid=error_testid
+                on_change=move |v: String| c.choose(name, &v)
+            />
         }
         .into_any();
     }
     let q = c.q;
     let kind = spec.kind;
-    let unit = spec.field_unit();
-    let text = move || c.text(name);
-    let custom = move || c.inputs.with(|i| !i.is_default(q, name));
+    let custom = Signal::derive(move || c.inputs.with(|i| !i.is_default(q, name)));
     let spec_for_input = spec.clone();
-    let on_input = move |ev: web_sys::Event| c.type_into(&spec_for_input, event_target_value(&ev));
-    let reset = move |_| c.reset_field(name, kind);
-    let range = spec.range_text();
-    let inputmode = if kind == InputKind::Integer {
-        "numeric"
-    } else {
-        "decimal"
-    };
     view! {
-        <div class="field" class:invalid=move || error().is_some() class:custom=custom>
-            <label for=id.clone()>
-                {spec.label}
-                <button
-                    class="reset-field"
-                    type="button"
-                    title="Back to the preset's value"
-                    aria-label=format!("Reset {} to its default", spec.label)
-                    data-testid=format!("reset-{name}")
-                    on:click=reset
-                    hidden=move || !custom()
-                >"↺"</button>
-            </label>
-            <div class="field-input">
-                <input
-                    id=id
-                    type="text"
-                    inputmode=inputmode
-                    autocomplete="off"
-                    spellcheck="false"
-                    data-testid=testid
-                    title=range
-                    prop:value=text
-                    aria-invalid=move || error().is_some().to_string()
-                    aria-describedby=move || error().map(|_| err_id.clone())
-                    on:input=on_input
-                />
-                {(!unit.is_empty()).then(|| view! { <span class="unit">{unit}</span> })}
-            </div>
-            {message}
-        </div>
+        <NumberField
+            id=id
+            testid=testid
+            label=label
+            unit=spec.field_unit()
+            value=Signal::derive(move || c.text(name))
+            hint=spec.range_text()
+            integer=kind == InputKind::Integer
+            error=error
+            error_id=error_id
+            error_testid=error_testid
+            custom=custom
+            on_input=move |t: String| c.type_into(&spec_for_input, t)
+        >
+            <button
+                class="reset-field"
+                type="button"
+                title="Back to the preset's value"
+                aria-label=format!("Reset {label} to its default")
+                data-testid=format!("reset-{name}")
+                on:click=move |_| c.reset_field(name, kind)
+                hidden=move || !custom.get()
+            >"↺"</button>
+        </NumberField>
     }
     .into_any()
 }
