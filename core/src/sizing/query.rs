@@ -101,52 +101,23 @@ pub fn page_query(q: Question, inputs: &Inputs, reveal: Reveal, steps: usize) ->
     write(&pairs)
 }
 
-/// Splits a query string into decoded key-value pairs; a later duplicate wins.
+/// Splits a query string into decoded key-value pairs (`application/x-www-form-urlencoded`:
+/// `+` is a space, `%XX` an escaped byte, a malformed escape stays as written and invalid
+/// UTF-8 is replaced). A leading `?` is ignored. **When a key repeats, the last value wins**,
+/// as it does for an object built from `URLSearchParams` entries.
 pub(super) fn pairs(query: &str) -> BTreeMap<String, String> {
     let query = query.trim().trim_start_matches('?');
-    let mut out = BTreeMap::new();
-    for pair in query.split('&').filter(|p| !p.is_empty()) {
-        let (k, v) = pair.split_once('=').unwrap_or((pair, ""));
-        out.insert(decode(k), decode(v));
-    }
-    out
+    form_urlencoded::parse(query.as_bytes())
+        .map(|(k, v)| (k.into_owned(), v.into_owned()))
+        .collect()
 }
 
-/// Writes pairs as a query string. Keys and values are URL-safe (names, preset ids and
-/// numbers), so they are written as they are.
+/// Writes pairs as a query string, escaping what needs it (names, preset ids and numbers
+/// need nothing, so they read as they are).
 pub(super) fn write(pairs: &[(&str, String)]) -> String {
-    pairs
-        .iter()
-        .map(|(k, v)| format!("{k}={v}"))
-        .collect::<Vec<_>>()
-        .join("&")
-}
-
-/// Decodes `+` and `%XX` escapes; a malformed escape is kept as written and invalid UTF-8
-/// is replaced.
-fn decode(s: &str) -> String {
-    let b = s.as_bytes();
-    let mut out = Vec::with_capacity(b.len());
-    let mut i = 0;
-    while i < b.len() {
-        match b[i] {
-            b'+' => out.push(b' '),
-            b'%' if i + 2 < b.len() => match (hex(b[i + 1]), hex(b[i + 2])) {
-                (Some(h), Some(l)) => {
-                    out.push(h * 16 + l);
-                    i += 2;
-                }
-                _ => out.push(b'%'),
-            },
-            c => out.push(c),
-        }
-        i += 1;
-    }
-    String::from_utf8_lossy(&out).into_owned()
-}
-
-fn hex(c: u8) -> Option<u8> {
-    (c as char).to_digit(16).map(|d| d as u8)
+    form_urlencoded::Serializer::new(String::new())
+        .extend_pairs(pairs.iter().map(|(k, v)| (*k, v.as_str())))
+        .finish()
 }
 
 #[cfg(test)]
@@ -204,5 +175,40 @@ mod tests {
         assert_eq!(p.bad_text.len(), p.errors.len());
         assert_eq!(p.inputs.get("output_tokens"), Some(300.0));
         assert_eq!(p.reveal, Reveal::Steps(2));
+    }
+
+    #[test]
+    fn a_repeated_key_takes_its_last_value() {
+        let p = pairs("?rate=10&rate=20&model=a&rate=30");
+        assert_eq!(p.get("rate").map(String::as_str), Some("30"));
+        let page = PageQuery::parse(Question::Fleet, "rate=abc&rate=60&reveal=1&reveal=all");
+        assert!(page.errors.is_empty(), "{:?}", page.errors);
+        assert_eq!(
+            (page.inputs.get("rate"), page.reveal),
+            (Some(60.0), Reveal::All)
+        );
+        let page = PageQuery::parse(Question::Fleet, "rate=60&rate=abc");
+        assert_eq!(page.bad_text.get("rate").map(String::as_str), Some("abc"));
+    }
+
+    #[test]
+    fn pairs_are_decoded_and_written_escaped() {
+        let p = pairs("a=1+2&b=%41%zz&c&=x&d=%E2%82%AC");
+        let got: Vec<(&str, &str)> = p.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+        assert_eq!(
+            got,
+            [
+                ("", "x"),
+                ("a", "1 2"),
+                ("b", "A%zz"),
+                ("c", ""),
+                ("d", "€")
+            ]
+        );
+        assert_eq!(
+            write(&[("model", "llama-3.1-8b".into()), ("rate", "0.5".into())]),
+            "model=llama-3.1-8b&rate=0.5"
+        );
+        assert_eq!(write(&[("x", "a b&c".into())]), "x=a+b%26c");
     }
 }
