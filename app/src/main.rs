@@ -5,6 +5,7 @@
 
 #[cfg(feature = "test-exports")]
 mod bench;
+mod components;
 mod pages;
 mod progress;
 mod route;

@@ -955,11 +955,12 @@ fn finish(q: Question, steps: Vec<Step>, mut readings: Vec<LimitReading>) -> Der
     let binding = pick(Pressure::Binding);
     let secondary = pick(Pressure::Secondary);
     let slack = pick(Pressure::Slack);
-    let mut summary = format!(
+    let headline = format!(
         "{} {} the answer.",
         capitalise(&join(binding.iter().map(|r| r.limit.label()))),
         if binding.len() > 1 { "bound" } else { "bounds" }
     );
+    let mut summary = headline.clone();
     for r in &binding {
         summary.push(' ');
         summary.push_str(&r.reason);
@@ -993,7 +994,11 @@ fn finish(q: Question, steps: Vec<Step>, mut readings: Vec<LimitReading>) -> Der
     Derivation {
         question: q,
         steps,
-        verdict: Verdict { readings, summary },
+        verdict: Verdict {
+            readings,
+            headline,
+            summary,
+        },
     }
 }
 
@@ -1112,5 +1117,31 @@ fn input_field(field: &str) -> &str {
         "gpu_memory_utilization" => "mem_util",
         "reserve_bytes_per_gpu" => "reserve_gb",
         other => other,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_verdict_headline_is_the_summary_s_first_sentence() {
+        for q in Question::ALL {
+            let d = derive(q, &Inputs::defaults(q)).expect("the defaults derive");
+            let v = &d.verdict;
+            assert!(v.headline.ends_with("the answer."), "{}", v.headline);
+            assert!(v.summary.starts_with(&v.headline), "{}", v.summary);
+            let binding = v.binding();
+            assert!(!binding.is_empty());
+            for l in binding {
+                assert!(
+                    v.headline
+                        .to_lowercase()
+                        .contains(&l.label().to_lowercase()),
+                    "{}",
+                    v.headline
+                );
+            }
+        }
     }
 }

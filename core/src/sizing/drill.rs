@@ -58,6 +58,7 @@ impl Drill {
                 steps: Vec::new(),
                 verdict: super::Verdict {
                     readings: Vec::new(),
+                    headline: String::new(),
                     summary: String::new(),
                 },
             });
@@ -94,6 +95,22 @@ impl Drill {
         self.target_step().map_or(0.0, |s| s.value)
     }
 
+    /// The unit the learner types an estimate in, and the factor from the target step's own
+    /// unit to it: seconds and bytes read badly for figures in microseconds or gigabytes.
+    pub fn entry_unit(&self) -> EntryUnit {
+        EntryUnit::for_step(self.target_step().map_or("", |s| s.unit), self.answer())
+    }
+
+    /// Grades an estimate as typed, in [`Drill::entry_unit`]: thousands separators (`,`, `_`)
+    /// and a trailing `%` are allowed. `None` unless it is a positive number.
+    pub fn grade_text(&self, text: &str) -> Option<Grade> {
+        let text: String = text.chars().filter(|c| *c != ',' && *c != '_').collect();
+        match text.trim().trim_end_matches('%').trim().parse::<f64>() {
+            Ok(v) if v.is_finite() && v > 0.0 => Some(self.grade(v / self.entry_unit().factor)),
+            _ => None,
+        }
+    }
+
     /// Grades an estimate given in the target step's unit.
     pub fn grade(&self, estimate: f64) -> Grade {
         let answer = self.answer();
@@ -111,6 +128,42 @@ impl Drill {
             ratio,
             band: self.band,
         }
+    }
+}
+
+/// The unit an estimate is typed in.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct EntryUnit {
+    /// The unit as the field shows it, e.g. `ms`.
+    pub label: &'static str,
+    /// What a value in the step's own unit is multiplied by to read in `label`.
+    pub factor: f64,
+}
+
+impl EntryUnit {
+    /// The entry unit for a step in `unit` whose answer is about `value`.
+    pub fn for_step(unit: &str, value: f64) -> EntryUnit {
+        let (label, factor) = match unit {
+            "s" if value < 1e-3 => ("µs", 1e6),
+            "s" if value < 1.0 => ("ms", 1e3),
+            "s" => ("s", 1.0),
+            "B" if value >= 1e9 => ("GB", 1e-9),
+            "B" if value >= 1e6 => ("MB", 1e-6),
+            "B" => ("bytes", 1.0),
+            "" => ("%", 100.0),
+            "tok/s" => ("tok/s", 1.0),
+            "$" => ("$", 1.0),
+            "$/h" => ("$/h", 1.0),
+            "replica-s/s" => ("replica-s/s", 1.0),
+            "tokens" => ("tokens", 1.0),
+            "replicas" => ("replicas", 1.0),
+            "streams" => ("streams", 1.0),
+            "GPUs" => ("GPUs", 1.0),
+            "chats" => ("chats", 1.0),
+            "GPU-h" => ("GPU-h", 1.0),
+            _ => ("", 1.0),
+        };
+        EntryUnit { label, factor }
     }
 }
 
@@ -318,4 +371,45 @@ fn plausible(q: Question, drawn: &Inputs, rng: &mut Pcg64) -> Option<(Inputs, De
         }
     }
     None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn entry_units_scale_seconds_and_bytes_to_readable_figures() {
+        for (unit, value, label, factor) in [
+            ("s", 32e-6, "µs", 1e6),
+            ("s", 0.02, "ms", 1e3),
+            ("s", 5.0, "s", 1.0),
+            ("B", 16e9, "GB", 1e-9),
+            ("B", 327_680.0, "bytes", 1.0),
+            ("B", 2e6, "MB", 1e-6),
+            ("", 0.6, "%", 100.0),
+            ("replicas", 8.0, "replicas", 1.0),
+            ("furlongs", 1.0, "", 1.0),
+        ] {
+            assert_eq!(
+                EntryUnit::for_step(unit, value),
+                EntryUnit { label, factor },
+                "{unit} {value}"
+            );
+        }
+    }
+
+    #[test]
+    fn typed_estimates_are_read_in_the_entry_unit() {
+        let d = Drill::new(Question::Fleet, 7);
+        let unit = d.entry_unit();
+        let exact = format!("{}", d.answer() * unit.factor);
+        assert!(
+            d.grade_text(&exact).is_some_and(|g| g.within_band),
+            "{exact} {unit:?}"
+        );
+        for bad in ["", "abc", "-3", "0", "inf"] {
+            assert_eq!(d.grade_text(bad), None, "{bad:?}");
+        }
+        assert_eq!(d.grade_text("1,000"), Some(d.grade(1000.0 / unit.factor)));
+    }
 }

@@ -6,7 +6,7 @@
 //! provides, which stay editable as custom overrides. A value's default therefore depends on the
 //! current choices: the query string writes only values that differ from it.
 
-use super::Question;
+use super::{query, Question};
 use crate::catalog::{self, Dtype, GpuSpec, ModelSpec};
 use crate::cost::Deployment;
 use crate::error::ConfigError;
@@ -74,6 +74,49 @@ pub struct InputSpec {
     pub options: Vec<ChoiceOption>,
     /// The default option's id for a choice input (empty otherwise).
     pub default_choice: String,
+}
+
+impl InputKind {
+    /// The text a field shows for a value: a percentage in percent, any other number as it is
+    /// (to 12 significant figures, so binary noise does not show).
+    pub fn field_text(self, value: f64) -> String {
+        let shown = if self == InputKind::Percent {
+            value * 100.0
+        } else {
+            value
+        };
+        format!("{}", format::round_sig(shown, 12))
+    }
+
+    /// The text typed into a field as [`Inputs::set_text`] reads it: a percentage field is
+    /// typed in percent, so a bare number gets its `%`.
+    pub fn typed(self, text: &str) -> String {
+        let t = text.trim();
+        if self == InputKind::Percent && !t.ends_with('%') && !t.is_empty() {
+            format!("{t}%")
+        } else {
+            text.to_string()
+        }
+    }
+}
+
+impl InputSpec {
+    /// The unit a field shows beside its text (`%` for a percentage, `""` for none).
+    pub fn field_unit(&self) -> &'static str {
+        if self.kind == InputKind::Percent {
+            "%"
+        } else {
+            self.unit
+        }
+    }
+
+    /// The valid range as a field's hint, in the unit the field is typed in.
+    pub fn range_text(&self) -> String {
+        match self.kind {
+            InputKind::Percent => format!("{} to {} %", self.min * 100.0, self.max * 100.0),
+            _ => format!("{} to {}", format::num(self.min), format::num(self.max)),
+        }
+    }
 }
 
 /// The values of one question's inputs: four choices and a map of numeric values.
@@ -275,7 +318,7 @@ impl Inputs {
     /// are understood. Never panics.
     pub fn from_query(query: &str) -> (Question, Inputs, Vec<ConfigError>) {
         let mut errors = Vec::new();
-        let pairs = parse_pairs(query);
+        let pairs = query::pairs(query);
         let q = match pairs.get("question") {
             None => Question::Fleet,
             Some(id) => Question::from_id(id.trim()).unwrap_or_else(|| {
@@ -286,6 +329,18 @@ impl Inputs {
                 Question::Fleet
             }),
         };
+        let (inputs, more) = Inputs::from_pairs(q, &pairs);
+        errors.extend(more);
+        (q, inputs, errors)
+    }
+
+    /// The inputs of question `q` from decoded query pairs (the `question` key is not read):
+    /// unknown keys are ignored, a bad value leaves its input at its default with an error.
+    pub(super) fn from_pairs(
+        q: Question,
+        pairs: &BTreeMap<String, String>,
+    ) -> (Inputs, Vec<ConfigError>) {
+        let mut errors = Vec::new();
         let mut inputs = Inputs::defaults(q);
         for name in CHOICES {
             if let Some(id) = pairs.get(name) {
@@ -316,14 +371,22 @@ impl Inputs {
                 }
             }
         }
-        (q, inputs, errors)
+        (inputs, errors)
     }
 
     /// Writes the inputs as a query string: the question, then every choice and figure that
     /// differs from its default, in form order. Values are written so that they parse back
     /// bit for bit.
     pub fn to_query(&self, q: Question) -> String {
-        let mut out = format!("question={}", q.id());
+        let mut pairs = vec![("question", q.id().to_string())];
+        pairs.extend(self.changed(q));
+        query::write(&pairs)
+    }
+
+    /// Every choice and figure that differs from its default, in form order, with its value
+    /// as the query string writes it.
+    pub(super) fn changed(&self, q: Question) -> Vec<(&'static str, String)> {
+        let mut out = Vec::new();
         let (model, gpu, wd, kd) = default_choices(q);
         let choices = [
             ("model", self.model.as_str(), model),
@@ -333,13 +396,13 @@ impl Inputs {
         ];
         for (name, value, default) in choices {
             if value != default {
-                out.push_str(&format!("&{name}={value}"));
+                out.push((name, value.to_string()));
             }
         }
         for (name, _) in question_inputs(q) {
             let Some(v) = self.get(name) else { continue };
             if Some(v) != self.default_value(q, name) {
-                out.push_str(&format!("&{name}={v}"));
+                out.push((name, format!("{v}")));
             }
         }
         out
@@ -715,40 +778,41 @@ fn clip(s: &str) -> String {
     out
 }
 
-/// Splits a query string into decoded key-value pairs; a later duplicate wins.
-fn parse_pairs(query: &str) -> BTreeMap<String, String> {
-    let query = query.trim().trim_start_matches('?');
-    let mut out = BTreeMap::new();
-    for pair in query.split('&').filter(|p| !p.is_empty()) {
-        let (k, v) = pair.split_once('=').unwrap_or((pair, ""));
-        out.insert(decode(k), decode(v));
-    }
-    out
-}
+#[cfg(test)]
+mod tests {
+    use super::*;
 
-/// Decodes `+` and `%XX` escapes; a malformed escape is kept as written and invalid UTF-8
-/// is replaced.
-fn decode(s: &str) -> String {
-    let b = s.as_bytes();
-    let mut out = Vec::with_capacity(b.len());
-    let mut i = 0;
-    while i < b.len() {
-        match b[i] {
-            b'+' => out.push(b' '),
-            b'%' if i + 2 < b.len() => match (hex(b[i + 1]), hex(b[i + 2])) {
-                (Some(h), Some(l)) => {
-                    out.push(h * 16 + l);
-                    i += 2;
-                }
-                _ => out.push(b'%'),
-            },
-            c => out.push(c),
-        }
-        i += 1;
+    fn spec(name: &str) -> InputSpec {
+        Question::Fleet
+            .inputs()
+            .into_iter()
+            .find(|s| s.name == name)
+            .expect("a fleet input")
     }
-    String::from_utf8_lossy(&out).into_owned()
-}
 
-fn hex(c: u8) -> Option<u8> {
-    (c as char).to_digit(16).map(|d| d as u8)
+    #[test]
+    fn fields_show_percentages_in_percent_and_read_them_back() {
+        let mfu = spec("mfu");
+        assert_eq!(
+            (mfu.field_unit(), mfu.kind.field_text(0.5)),
+            ("%", "50".into())
+        );
+        assert_eq!(mfu.kind.field_text(0.07), "7");
+        assert_eq!(mfu.kind.typed(" 42 "), "42%");
+        assert_eq!(mfu.kind.typed("42%"), "42%");
+        assert_eq!(mfu.kind.typed(""), "");
+        let mut i = Inputs::defaults(Question::Fleet);
+        assert_eq!(
+            i.set_text(Question::Fleet, "mfu", &mfu.kind.typed("42")),
+            Ok(())
+        );
+        assert_eq!(i.get("mfu"), Some(0.42));
+
+        let rate = spec("rate");
+        assert_eq!(rate.kind.typed("60"), "60");
+        assert_eq!(rate.kind.field_text(50.0), "50");
+        assert_eq!(rate.field_unit(), rate.unit);
+        assert!(mfu.range_text().ends_with(" %"), "{}", mfu.range_text());
+        assert!(rate.range_text().contains(" to "), "{}", rate.range_text());
+    }
 }

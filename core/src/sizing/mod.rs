@@ -12,7 +12,8 @@
 //! Little's law, cost, shares of the pool.
 //!
 //! The same inputs travel in a URL query string ([`Inputs::from_query`], [`Inputs::to_query`]),
-//! so the app and the tests share one parser. [`Drill`] poses a random but plausible variant
+//! so the app and the tests share one parser; [`PageQuery`] and [`page_query`] read and write a
+//! question's page (its inputs and the [`Reveal`]ed steps). [`Drill`] poses a random but plausible variant
 //! and grades an estimate; [`sensitivity`] shows which inputs move an answer most.
 //!
 //! [`CostModel`]: crate::cost::CostModel
@@ -21,12 +22,14 @@ mod check;
 mod derive;
 mod drill;
 mod inputs;
+mod query;
 
 pub use check::{assumptions, fleet_config, Assumption, SimCheck, SimCheckConfig};
 
 pub use derive::derive;
-pub use drill::{sensitivity, Drill, Grade};
+pub use drill::{sensitivity, Drill, EntryUnit, Grade};
 pub use inputs::{is_preset_figure, ChoiceOption, InputGroup, InputKind, InputSpec, Inputs};
+pub use query::{page_query, PageQuery, Reveal};
 
 use serde::Serialize;
 
@@ -118,7 +121,10 @@ pub struct LimitReading {
 pub struct Verdict {
     /// Every limit the question assesses, in [`Limit`] order.
     pub readings: Vec<LimitReading>,
-    /// The judgement in a sentence or two.
+    /// The first sentence of the summary: which limits set the answer, e.g. "KV capacity
+    /// bounds the answer." (the rest of the summary repeats the readings).
+    pub headline: String,
+    /// The judgement in a sentence or two, starting with the headline.
     pub summary: String,
 }
 

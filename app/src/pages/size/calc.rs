@@ -4,285 +4,33 @@
 use super::drill::Drills;
 use super::sensitivity::Sensitivity;
 use super::simcheck::SimCheckPanel;
-use crate::progress::{use_progress, ProgressStore};
-use crate::route::{use_router, Link, Route, Router};
+use super::state::Calc;
+use crate::components::{ChoiceField, NumberField};
+use crate::route::{use_router, Link, Route};
 use leptos::prelude::*;
-use std::collections::BTreeMap;
-use trainer_core::error::ConfigError;
-use trainer_core::format::round_sig;
 use trainer_core::sizing::{
-    derive, is_preset_figure, Derivation, InputGroup, InputKind, InputSpec, Inputs, Pressure,
-    Question, Step,
+    is_preset_figure, InputGroup, InputKind, InputSpec, Inputs, Pressure, Question, Step,
 };
 
-/// Revealed-steps count that means "all of them".
-const ALL: usize = usize::MAX;
-
-/// The calculator's state, shared by its parts. Everything derived is a `Memo` over the inputs,
-/// so revealed steps recompute as the learner types without any effect.
-#[derive(Clone, Copy)]
-pub struct Calc {
-    pub q: Question,
-    /// The inputs as last set: out-of-range values are kept so the form shows what was typed.
-    pub inputs: RwSignal<Inputs>,
-    /// The text of each numeric field as typed.
-    texts: RwSignal<BTreeMap<String, String>>,
-    /// Fields whose text is not a number (the inputs keep their previous value).
-    parse_errors: RwSignal<BTreeMap<String, String>>,
-    /// The derivation of the current inputs, or what is wrong with them.
-    result: Memo<Result<Derivation, Vec<ConfigError>>>,
-    /// The last inputs that derived, with their derivation: what the steps show. A memo over
-    /// its own previous value, so bad input keeps the last good result.
-    pub good: Memo<Option<(Inputs, Derivation)>>,
-    /// Every field's message: parse errors and the derivation's errors.
-    errors: Memo<BTreeMap<String, String>>,
-    /// Steps revealed (`ALL` for every one).
-    revealed: RwSignal<usize>,
-    /// Taken from the context once: event handlers run outside the component's owner.
-    router: Router,
-    store: ProgressStore,
-}
-
-impl Calc {
-    fn new(q: Question, query: &str) -> Calc {
-        let (_, inputs, query_errors) = Inputs::from_query(&format!("{query}&question={}", q.id()));
-        let raw = raw_pairs(query);
-        let mut texts = texts_of(q, &inputs);
-        let mut parse_errors = BTreeMap::new();
-        for e in query_errors {
-            // Show the bad text in its field, with the message, so a deep link says what is wrong.
-            if let Some(t) = raw.get(&e.field) {
-                texts.insert(e.field.clone(), t.clone());
-            }
-            parse_errors.insert(e.field, e.message);
-        }
-        let revealed = match raw.get("reveal").map(String::as_str) {
-            Some("all") => ALL,
-            Some(n) => n.trim().parse::<usize>().unwrap_or(0),
-            None => 0,
-        };
-        let inputs = RwSignal::new(inputs);
-        let result = Memo::new(move |_| inputs.with(|i| derive(q, i)));
-        let good =
-            Memo::new(
-                move |prev: Option<&Option<(Inputs, Derivation)>>| match result.get() {
-                    Ok(d) => Some((inputs.get_untracked(), d)),
-                    Err(_) => prev.cloned().flatten(),
-                },
-            );
-        let parse_errors = RwSignal::new(parse_errors);
-        let errors = Memo::new(move |_| {
-            let mut out = parse_errors.get();
-            if let Err(errs) = result.get() {
-                for e in errs {
-                    out.entry(e.field).or_insert(e.message);
-                }
-            }
-            out
-        });
-        Calc {
-            q,
-            inputs,
-            texts: RwSignal::new(texts),
-            parse_errors,
-            result,
-            good,
-            errors,
-            revealed: RwSignal::new(revealed),
-            router: use_router(),
-            store: use_progress(),
-        }
-    }
-
-    /// Whether the steps show an older result than the inputs (some input is bad).
-    fn stale(&self) -> bool {
-        self.result.with(|r| r.is_err()) || self.parse_errors.with(|p| !p.is_empty())
-    }
-
-    fn step_count(&self) -> usize {
-        self.good
-            .with(|g| g.as_ref().map_or(0, |(_, d)| d.steps.len()))
-    }
-
-    /// Steps revealed, clamped to the derivation.
-    fn shown(&self) -> usize {
-        self.revealed.get().min(self.step_count())
-    }
-
-    /// The query string of the current state, without the question (the path names it).
-    pub fn query(&self) -> String {
-        let q = self.q;
-        let full = self.inputs.with_untracked(|i| i.to_query(q));
-        let mut out = full
-            .strip_prefix(&format!("question={}", q.id()))
-            .unwrap_or(&full)
-            .trim_start_matches('&')
-            .to_string();
-        let r = self.revealed.get_untracked();
-        if r > 0 {
-            if !out.is_empty() {
-                out.push('&');
-            }
-            if r >= self.step_count_untracked() {
-                out.push_str("reveal=all");
-            } else {
-                out.push_str(&format!("reveal={r}"));
+/// Reveals the next step and brings it into view when it lands below the fold.
+fn next_step(c: Calc) {
+    c.next();
+    request_animation_frame(|| {
+        let Some(w) = web_sys::window() else { return };
+        let last = w
+            .document()
+            .and_then(|d| d.query_selector(".steps > li:last-child").ok().flatten());
+        let height = w
+            .inner_height()
+            .ok()
+            .and_then(|h| h.as_f64())
+            .unwrap_or(0.0);
+        if let Some(el) = last {
+            if el.get_bounding_client_rect().bottom() > height {
+                el.scroll_into_view_with_bool(false);
             }
         }
-        out
-    }
-
-    fn step_count_untracked(&self) -> usize {
-        self.good
-            .with_untracked(|g| g.as_ref().map_or(0, |(_, d)| d.steps.len()))
-    }
-
-    fn sync_url(&self) {
-        self.router.replace_query(&self.query());
-    }
-
-    /// Sets a numeric field from the text typed into it.
-    fn type_into(&self, spec: &InputSpec, text: String) {
-        let name = spec.name;
-        self.texts.update(|t| {
-            t.insert(name.to_string(), text.clone());
-        });
-        // A percentage field is typed in percent; the core stores the fraction.
-        let typed = if spec.kind == InputKind::Percent
-            && !text.trim().ends_with('%')
-            && !text.trim().is_empty()
-        {
-            format!("{}%", text.trim())
-        } else {
-            text
-        };
-        let q = self.q;
-        let mut next = self.inputs.get_untracked();
-        let before = next.clone();
-        match next.set_text(q, name, &typed) {
-            Ok(()) => {
-                self.parse_errors.update(|p| {
-                    p.remove(name);
-                });
-            }
-            Err(e) => {
-                if next == before {
-                    // The text is not a number: the input keeps its last value.
-                    self.parse_errors.update(|p| {
-                        p.insert(name.to_string(), e.message);
-                    });
-                } else {
-                    // A number out of range: stored, and the derivation reports it.
-                    self.parse_errors.update(|p| {
-                        p.remove(name);
-                    });
-                }
-            }
-        }
-        // Setting the parameters may move the active parameters along with them.
-        if next.get("active_params") != before.get("active_params") && name != "active_params" {
-            let v = next.get("active_params");
-            self.texts.update(|t| {
-                if let Some(v) = v {
-                    t.insert("active_params".into(), field_text(InputKind::Integer, v));
-                }
-            });
-        }
-        self.inputs.set(next);
-        self.sync_url();
-    }
-
-    /// Sets a choice (a preset); the figures it provides reset, so every field is refreshed.
-    fn choose(&self, name: &str, id: &str) {
-        let q = self.q;
-        let mut next = self.inputs.get_untracked();
-        if next.set_choice(q, name, id).is_ok() {
-            self.load(next);
-        }
-    }
-
-    /// Replaces every input (a choice, a reset or a drill's inputs) and refreshes the form.
-    pub fn load(&self, inputs: Inputs) {
-        self.texts.set(texts_of(self.q, &inputs));
-        self.parse_errors.set(BTreeMap::new());
-        self.inputs.set(inputs);
-        self.sync_url();
-    }
-
-    fn reveal_to(&self, n: usize) {
-        let total = self.step_count_untracked();
-        let n = if n >= total { ALL } else { n };
-        self.revealed.set(n);
-        self.sync_url();
-        if n == ALL && total > 0 {
-            self.store.mark_done(&format!("size/{}", self.q.id()));
-        }
-    }
-
-    fn next(&self) {
-        let shown = self
-            .revealed
-            .get_untracked()
-            .min(self.step_count_untracked());
-        self.reveal_to(shown + 1);
-        // Bring the new step into view when it lands below the fold.
-        request_animation_frame(|| {
-            let Some(w) = web_sys::window() else { return };
-            let last = w
-                .document()
-                .and_then(|d| d.query_selector(".steps > li:last-child").ok().flatten());
-            let height = w
-                .inner_height()
-                .ok()
-                .and_then(|h| h.as_f64())
-                .unwrap_or(0.0);
-            if let Some(el) = last {
-                if el.get_bounding_client_rect().bottom() > height {
-                    el.scroll_into_view_with_bool(false);
-                }
-            }
-        });
-    }
-}
-
-/// The text a field shows for a value: percent for a percentage, the plain number otherwise.
-fn field_text(kind: InputKind, v: f64) -> String {
-    let shown = if kind == InputKind::Percent {
-        v * 100.0
-    } else {
-        v
-    };
-    format!("{}", round_sig(shown, 12))
-}
-
-fn texts_of(q: Question, inputs: &Inputs) -> BTreeMap<String, String> {
-    inputs
-        .specs(q)
-        .into_iter()
-        .filter(|s| s.kind != InputKind::Choice)
-        .filter_map(|s| {
-            inputs
-                .get(s.name)
-                .map(|v| (s.name.to_string(), field_text(s.kind, v)))
-        })
-        .collect()
-}
-
-/// The query string's raw pairs (decoded), to echo bad values back into their fields.
-fn raw_pairs(query: &str) -> BTreeMap<String, String> {
-    let mut out = BTreeMap::new();
-    if let Ok(params) = web_sys::UrlSearchParams::new_with_str(query) {
-        for name in query
-            .split('&')
-            .filter_map(|p| p.split('=').next())
-            .filter(|k| !k.is_empty())
-        {
-            if let Some(v) = params.get(name) {
-                out.insert(name.to_string(), v);
-            }
-        }
-    }
-    out
+    });
 }
 
 /// Whether keyboard focus is in a place that takes typing (so arrow keys belong to it).
@@ -301,9 +49,6 @@ fn focus_in_field() -> bool {
 pub fn Calculator(q: Question) -> impl IntoView {
     let router = use_router();
     let c = Calc::new(q, &router.query.get_untracked());
-    if c.revealed.get_untracked() == ALL {
-        c.store.mark_done(&format!("size/{}", q.id()));
-    }
     // The right arrow reveals the next step, unless focus is in a field that uses arrows.
     let handle = window_event_listener(leptos::ev::keydown, move |ev: web_sys::KeyboardEvent| {
         if ev.key() == "ArrowRight"
@@ -314,7 +59,7 @@ pub fn Calculator(q: Question) -> impl IntoView {
             && !focus_in_field()
         {
             ev.prevent_default();
-            c.next();
+            next_step(c);
         }
     });
     on_cleanup(move || handle.remove());
@@ -449,117 +194,70 @@ fn InputsPanel(c: Calc) -> impl IntoView {
 #[component]
 fn Field(c: Calc, spec: InputSpec) -> impl IntoView {
     let name = spec.name;
+    let label = spec.label;
     let id = format!("in-{name}");
     let testid = format!("input-{name}");
-    let error = move || c.errors.with(|e| e.get(name).cloned());
-    let err_id = format!("err-{name}");
-    let message = {
-        let err_id = err_id.clone();
-        let label = spec.label;
-        move || {
-            error().map(|m| {
-                view! { <p class="field-error" id=err_id.clone() data-testid=format!("error-{name}")>{format!("{label} {m}")}</p> }
-            })
-        }
-    };
+    let error = Signal::derive(move || c.error(name).map(|m| format!("{label} {m}")));
+    let error_id = format!("err-{name}");
+    let error_testid = format!("error-{name}");
     if spec.kind == InputKind::Choice {
-        let current = move || {
+        let selected = Signal::derive(move || {
             c.inputs.with(|i| match name {
                 "model" => i.model().to_string(),
                 "gpu" => i.gpu().to_string(),
                 "weight_dtype" => i.weight_dtype().name().to_string(),
                 _ => i.kv_dtype().name().to_string(),
             })
-        };
+        });
         let options = spec
             .options
             .iter()
-            .map(|o| {
-                let oid = o.id.clone();
-                let selected = move || current() == oid;
-                view! { <option value=o.id.clone() selected=selected>{o.label.clone()}</option> }
-            })
-            .collect_view();
-        let on_change = move |ev: web_sys::Event| c.choose(name, &event_target_value(&ev));
+            .map(|o| (o.id.clone(), o.label.clone()))
+            .collect();
         return view! {
-            <div class="field field-choice">
-                <label for=id.clone()>{spec.label}</label>
-                <select id=id data-testid=testid on:change=on_change>{options}</select>
-                {message}
-            </div>
+            <ChoiceField
+                id=id
+                testid=testid
+                label=label
+                options=options
+                selected=selected
+                error=error
+                error_id=error_id
+                error_testid=error_testid
+                on_change=move |v: String| c.choose(name, &v)
+            />
         }
         .into_any();
     }
     let q = c.q;
     let kind = spec.kind;
-    let unit = if kind == InputKind::Percent {
-        "%"
-    } else {
-        spec.unit
-    };
-    let text = move || c.texts.with(|t| t.get(name).cloned().unwrap_or_default());
-    let custom = move || c.inputs.with(|i| !i.is_default(q, name));
+    let custom = Signal::derive(move || c.inputs.with(|i| !i.is_default(q, name)));
     let spec_for_input = spec.clone();
-    let on_input = move |ev: web_sys::Event| c.type_into(&spec_for_input, event_target_value(&ev));
-    let reset = move |_| {
-        let mut next = c.inputs.get_untracked();
-        if let Some(d) = next.default_value(q, name) {
-            let _ = next.set(q, name, d);
-            c.texts.update(|t| {
-                t.insert(name.to_string(), field_text(kind, d));
-            });
-            c.parse_errors.update(|p| {
-                p.remove(name);
-            });
-            c.inputs.set(next);
-            c.sync_url();
-        }
-    };
-    let range = match kind {
-        InputKind::Percent => format!("{} to {} %", spec.min * 100.0, spec.max * 100.0),
-        _ => format!(
-            "{} to {}",
-            trainer_core::format::num(spec.min),
-            trainer_core::format::num(spec.max)
-        ),
-    };
-    let inputmode = if kind == InputKind::Integer {
-        "numeric"
-    } else {
-        "decimal"
-    };
     view! {
-        <div class="field" class:invalid=move || error().is_some() class:custom=custom>
-            <label for=id.clone()>
-                {spec.label}
-                <button
-                    class="reset-field"
-                    type="button"
-                    title="Back to the preset's value"
-                    aria-label=format!("Reset {} to its default", spec.label)
-                    data-testid=format!("reset-{name}")
-                    on:click=reset
-                    hidden=move || !custom()
-                >"↺"</button>
-            </label>
-            <div class="field-input">
-                <input
-                    id=id
-                    type="text"
-                    inputmode=inputmode
-                    autocomplete="off"
-                    spellcheck="false"
-                    data-testid=testid
-                    title=range
-                    prop:value=text
-                    aria-invalid=move || error().is_some().to_string()
-                    aria-describedby=move || error().map(|_| err_id.clone())
-                    on:input=on_input
-                />
-                {(!unit.is_empty()).then(|| view! { <span class="unit">{unit}</span> })}
-            </div>
-            {message}
-        </div>
+        <NumberField
+            id=id
+            testid=testid
+            label=label
+            unit=spec.field_unit()
+            value=Signal::derive(move || c.text(name))
+            hint=spec.range_text()
+            integer=kind == InputKind::Integer
+            error=error
+            error_id=error_id
+            error_testid=error_testid
+            custom=custom
+            on_input=move |t: String| c.type_into(&spec_for_input, t)
+        >
+            <button
+                class="reset-field"
+                type="button"
+                title="Back to the preset's value"
+                aria-label=format!("Reset {label} to its default")
+                data-testid=format!("reset-{name}")
+                on:click=move |_| c.reset_field(name, kind)
+                hidden=move || !custom.get()
+            >"↺"</button>
+        </NumberField>
     }
     .into_any()
 }
@@ -611,7 +309,7 @@ fn StepsPanel(c: Calc) -> impl IntoView {
                 view! {
                     <section class="verdict" data-testid="verdict" aria-live="polite">
                         <h3>"Verdict"</h3>
-                        <p class="verdict-summary" data-testid="verdict-summary" title=d.verdict.summary.clone()>{headline(&d.verdict.summary)}</p>
+                        <p class="verdict-summary" data-testid="verdict-summary" title=d.verdict.summary.clone()>{d.verdict.headline.clone()}</p>
                         <ul class="readings">{readings}</ul>
                     </section>
                 }
@@ -631,10 +329,10 @@ fn StepsPanel(c: Calc) -> impl IntoView {
     view! {
         <div class="steps-panel">
             <div class="steps-controls" role="group" aria-label="Reveal steps">
-                <button class="button primary" data-testid="next-step" disabled=done on:click=move |_| c.next()>
+                <button class="button primary" data-testid="next-step" disabled=done on:click=move |_| next_step(c)>
                     {next_label}
                 </button>
-                <button class="button" data-testid="show-all" disabled=done on:click=move |_| c.reveal_to(ALL)>"Show all"</button>
+                <button class="button" data-testid="show-all" disabled=done on:click=move |_| c.reveal_all()>"Show all"</button>
                 <button class="button" data-testid="start-over" disabled=move || shown() == 0 on:click=move |_| c.reveal_to(0)>"Start over"</button>
                 <span class="muted steps-count" data-testid="steps-count" aria-live="polite">
                     {move || format!("{} of {} steps", shown(), total())}
@@ -654,14 +352,6 @@ fn StepsPanel(c: Calc) -> impl IntoView {
             })}
             {verdict}
         </div>
-    }
-}
-
-/// The verdict's first sentence (the rest repeats the readings listed under it).
-fn headline(summary: &str) -> String {
-    match summary.find("the answer.") {
-        Some(i) => summary[..i + "the answer.".len()].to_string(),
-        None => summary.to_string(),
     }
 }
 

@@ -1,36 +1,11 @@
 //! Drills: fresh random inputs, an estimate of one step graded within a band, then the worked
 //! steps. Each attempt is recorded in the learner's progress.
 
-use super::calc::Calc;
+use super::state::Calc;
 use crate::progress::use_progress;
 use leptos::prelude::*;
 use trainer_core::format::{num, percent};
 use trainer_core::sizing::{Drill, Grade, InputGroup, InputKind};
-
-/// The unit the learner types an estimate in, and the factor from the step's own unit
-/// (seconds and bytes read badly for figures in microseconds or gigabytes).
-fn entry_unit(unit: &str, value: f64) -> (&'static str, f64) {
-    match unit {
-        "s" if value < 1e-3 => ("µs", 1e6),
-        "s" if value < 1.0 => ("ms", 1e3),
-        "s" => ("s", 1.0),
-        "B" if value >= 1e9 => ("GB", 1e-9),
-        "B" if value >= 1e6 => ("MB", 1e-6),
-        "B" => ("bytes", 1.0),
-        "" => ("%", 100.0),
-        "tok/s" => ("tok/s", 1.0),
-        "$" => ("$", 1.0),
-        "$/h" => ("$/h", 1.0),
-        "replica-s/s" => ("replica-s/s", 1.0),
-        "tokens" => ("tokens", 1.0),
-        "replicas" => ("replicas", 1.0),
-        "streams" => ("streams", 1.0),
-        "GPUs" => ("GPUs", 1.0),
-        "chats" => ("chats", 1.0),
-        "GPU-h" => ("GPU-h", 1.0),
-        _ => ("", 1.0),
-    }
-}
 
 fn fresh_seed() -> u64 {
     let a = (js_sys::Math::random() * 4_294_967_296.0) as u64;
@@ -57,19 +32,12 @@ pub fn Drills(c: Calc) -> impl IntoView {
         if matches!(graded.get_untracked(), Some(Ok(_))) {
             return;
         }
-        let (_, factor) = entry_unit(d.target_step().map_or("", |s| s.unit), d.answer());
-        let text: String = estimate
-            .get_untracked()
-            .chars()
-            .filter(|c| *c != ',' && *c != '_')
-            .collect();
-        match text.trim().trim_end_matches('%').trim().parse::<f64>() {
-            Ok(v) if v.is_finite() && v > 0.0 => {
-                let g = d.grade(v / factor);
+        match d.grade_text(&estimate.get_untracked()) {
+            Some(g) => {
                 store.record_drill(q.id(), d.target, g.within_band);
                 graded.set(Some(Ok(g)));
             }
-            _ => graded.set(Some(
+            None => graded.set(Some(
                 Err("Enter your estimate as a positive number.".into()),
             )),
         }
@@ -77,10 +45,8 @@ pub fn Drills(c: Calc) -> impl IntoView {
     let body = move || {
         drill.get().map(|d| {
             let step = d.target_step().cloned();
-            let (label, unit, answer) = step
-                .as_ref()
-                .map_or(("", "", 0.0), |s| (s.label, s.unit, s.value));
-            let (eunit, _) = entry_unit(unit, answer);
+            let label = step.as_ref().map_or("", |s| s.label);
+            let eunit = d.entry_unit().label;
             let given = given_view(&d);
             let result = move || {
                 graded.get().map(|g| match g {

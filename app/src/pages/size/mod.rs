@@ -8,7 +8,9 @@ mod calc;
 mod drill;
 mod sensitivity;
 mod simcheck;
+mod state;
 
+use crate::components::Card;
 use crate::progress::use_progress;
 use crate::route::{Link, Route};
 use leptos::prelude::*;
@@ -59,9 +61,11 @@ fn QuestionCards() -> impl IntoView {
         .enumerate()
         .map(|(i, q)| {
             view! {
-                <li class="card" data-testid=format!("question-{}", q.id())>
-                    <span class="card-step" aria-hidden="true">{i + 1}</span>
-                    <h3><Link to=Route::Size(q.id().into()) testid=format!("open-{}", q.id())>{q.title()}</Link></h3>
+                <Card
+                    testid=format!("question-{}", q.id())
+                    step=i + 1
+                    heading=view! { <Link to=Route::Size(q.id().into()) testid=format!("open-{}", q.id())>{q.title()}</Link> }.into_any()
+                >
                     <p>{q.prompt()}</p>
                     <p class="size-card-status" data-testid=format!("status-size-{}", q.id())>
                         {move || {
@@ -69,7 +73,7 @@ fn QuestionCards() -> impl IntoView {
                             if store.progress.with(|p| p.done.contains(&key)) { "✓ Worked through" } else { "Not worked through yet" }
                         }}
                     </p>
-                </li>
+                </Card>
             }
         })
         .collect_view();

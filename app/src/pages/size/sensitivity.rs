@@ -2,7 +2,7 @@
 //! are CSS custom properties, so it follows the light and dark themes) with a table of the
 //! same numbers as its text alternative.
 
-use super::calc::Calc;
+use super::state::Calc;
 use leptos::prelude::*;
 use trainer_core::format::fixed;
 use trainer_core::sizing::{sensitivity, Question};

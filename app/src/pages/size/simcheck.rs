@@ -2,7 +2,8 @@
 //! one fewer, a slice per animation frame so the page never freezes, and sets what it
 //! measured beside the estimate.
 
-use super::calc::Calc;
+use super::state::Calc;
+use crate::components::LiveFigure;
 use leptos::prelude::*;
 use std::cell::RefCell;
 use std::rc::Rc;
@@ -153,22 +154,6 @@ pub fn SimCheckPanel(c: Calc) -> impl IntoView {
     }
 }
 
-impl Calc {
-    /// The query string, tracked (so a view can compare it with an earlier one).
-    fn query_tracked(&self) -> String {
-        self.inputs.track();
-        self.query_without_reveal()
-    }
-
-    fn query_without_reveal(&self) -> String {
-        self.query()
-            .split('&')
-            .filter(|p| !p.starts_with("reveal="))
-            .collect::<Vec<_>>()
-            .join("&")
-    }
-}
-
 /// Runs the job for one slice of wall time, then yields to the browser until the next frame.
 fn slice(
     job: Rc<RefCell<Job>>,
@@ -288,14 +273,18 @@ fn results_view(o: Outcome) -> impl IntoView {
         };
         view! {
             <div class="streams-compare" data-testid="sim-streams">
-                <div class="figure">
-                    <span class="figure-value" data-testid="sim-open-streams" data-value=format!("{}", k.open_streams)>{sig(k.open_streams, 3)}</span>
-                    <span class="figure-label">{format!("open streams, simulated at {} replicas (time-weighted mean)", k.replicas)}</span>
-                </div>
-                <div class="figure">
-                    <span class="figure-value" data-testid="sim-estimate-streams" data-value=format!("{}", k.open_streams_estimate)>{sig(k.open_streams_estimate, 3)}</span>
-                    <span class="figure-label">"open streams, Little's law at the TPOT target"</span>
-                </div>
+                <LiveFigure
+                    testid="sim-open-streams"
+                    value=k.open_streams
+                    shown=sig(k.open_streams, 3)
+                    label=format!("open streams, simulated at {} replicas (time-weighted mean)", k.replicas)
+                />
+                <LiveFigure
+                    testid="sim-estimate-streams"
+                    value=k.open_streams_estimate
+                    shown=sig(k.open_streams_estimate, 3)
+                    label="open streams, Little's law at the TPOT target"
+                />
                 <p class="streams-lesson" data-testid="sim-lesson">{lesson}</p>
             </div>
         }

@@ -1,0 +1,68 @@
+//! A choice field: a label and a `<select>` of options, with a message under it when the
+//! choice is wrong.
+
+use leptos::prelude::*;
+
+/// A labelled `<select>`. While `error` holds a message the select gets `aria-invalid="true"`
+/// and `aria-describedby` naming the message, which shows under it.
+#[component]
+pub fn ChoiceField(
+    /// The select's `id`, which the label points to.
+    #[prop(into)]
+    id: String,
+    /// The select's `data-testid`.
+    #[prop(into)]
+    testid: String,
+    /// The label's text.
+    label: &'static str,
+    /// The options, in order, as (value, label) pairs.
+    options: Vec<(String, String)>,
+    /// The value of the option selected.
+    #[prop(into)]
+    selected: Signal<String>,
+    /// The message to show under the field, if the choice is wrong.
+    #[prop(into)]
+    error: Signal<Option<String>>,
+    /// The message's `id`, which `aria-describedby` names.
+    #[prop(into)]
+    error_id: String,
+    /// The message's `data-testid`.
+    #[prop(into)]
+    error_testid: String,
+    /// Called with the value of the option chosen.
+    #[prop(into)]
+    on_change: Callback<String>,
+) -> impl IntoView {
+    let invalid = move || error.with(Option::is_some);
+    let described = {
+        let error_id = error_id.clone();
+        move || error.with(|e| e.as_ref().map(|_| error_id.clone()))
+    };
+    let message = move || {
+        error.get().map(|m| {
+            view! { <p class="field-error" id=error_id.clone() data-testid=error_testid.clone()>{m}</p> }
+        })
+    };
+    let options = options
+        .into_iter()
+        .map(|(value, text)| {
+            let v = value.clone();
+            view! { <option value=value selected=move || selected.with(|s| *s == v)>{text}</option> }
+        })
+        .collect_view();
+    view! {
+        <div class="field field-choice">
+            <label for=id.clone()>{label}</label>
+            <select
+                id=id
+                data-testid=testid
+                aria-invalid=move || invalid().to_string()
+                aria-describedby=described
+                on:change=move |ev| on_change.run(event_target_value(&ev))
+            >
+                {options}
+            </select>
+            {message}
+        </div>
+    }
+}

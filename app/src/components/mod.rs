@@ -1,0 +1,13 @@
+//! The pieces pages repeat, one component per file. Each takes typed props (documented on the
+//! prop) and sets its own `aria-*` attributes; the page passes text, signals and callbacks,
+//! never markup to patch in.
+
+mod card;
+mod choice_field;
+mod live_figure;
+mod number_field;
+
+pub use card::Card;
+pub use choice_field::ChoiceField;
+pub use live_figure::LiveFigure;
+pub use number_field::NumberField;

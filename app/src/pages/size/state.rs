@@ -1,0 +1,267 @@
+//! The calculator's state: the inputs, the text typed into each field, the derivation and the
+//! revealed steps, as signals and memos with the methods that change them. No view lives here
+//! and nothing here imports one: the views (`calc.rs`, `simcheck.rs`, `drill.rs`,
+//! `sensitivity.rs`) depend on this module, never the other way.
+
+use crate::progress::{use_progress, ProgressStore};
+use crate::route::{use_router, Router};
+use leptos::prelude::*;
+use std::collections::BTreeMap;
+use trainer_core::error::ConfigError;
+use trainer_core::sizing::{
+    derive, page_query, Derivation, InputKind, InputSpec, Inputs, PageQuery, Question, Reveal,
+};
+
+/// The calculator's state, shared by its parts. Everything derived is a `Memo` over the inputs,
+/// so revealed steps recompute as the learner types without any effect.
+#[derive(Clone, Copy)]
+pub struct Calc {
+    pub q: Question,
+    /// The inputs as last set: out-of-range values are kept so the form shows what was typed.
+    pub inputs: RwSignal<Inputs>,
+    /// The text of each numeric field as typed.
+    texts: RwSignal<BTreeMap<String, String>>,
+    /// Fields whose text is not a number (the inputs keep their previous value).
+    parse_errors: RwSignal<BTreeMap<String, String>>,
+    /// The derivation of the current inputs, or what is wrong with them.
+    result: Memo<Result<Derivation, Vec<ConfigError>>>,
+    /// The last inputs that derived, with their derivation: what the steps show. A memo over
+    /// its own previous value, so bad input keeps the last good result.
+    pub good: Memo<Option<(Inputs, Derivation)>>,
+    /// Every field's message: parse errors and the derivation's errors.
+    pub errors: Memo<BTreeMap<String, String>>,
+    /// Steps revealed.
+    revealed: RwSignal<Reveal>,
+    /// Taken from the context once: event handlers run outside the component's owner.
+    router: Router,
+    store: ProgressStore,
+}
+
+impl Calc {
+    /// The state of question `q` from the page's query string.
+    pub fn new(q: Question, query: &str) -> Calc {
+        let page = PageQuery::parse(q, query);
+        let mut texts = texts_of(q, &page.inputs);
+        // Show the bad text in its field, with the message, so a deep link says what is wrong.
+        texts.extend(page.bad_text);
+        let parse_errors: BTreeMap<String, String> = page
+            .errors
+            .into_iter()
+            .map(|e| (e.field, e.message))
+            .collect();
+        let (inputs, revealed) = (page.inputs, page.reveal);
+        let inputs = RwSignal::new(inputs);
+        let result = Memo::new(move |_| inputs.with(|i| derive(q, i)));
+        let good =
+            Memo::new(
+                move |prev: Option<&Option<(Inputs, Derivation)>>| match result.get() {
+                    Ok(d) => Some((inputs.get_untracked(), d)),
+                    Err(_) => prev.cloned().flatten(),
+                },
+            );
+        let parse_errors = RwSignal::new(parse_errors);
+        let errors = Memo::new(move |_| {
+            let mut out = parse_errors.get();
+            if let Err(errs) = result.get() {
+                for e in errs {
+                    out.entry(e.field).or_insert(e.message);
+                }
+            }
+            out
+        });
+        let c = Calc {
+            q,
+            inputs,
+            texts: RwSignal::new(texts),
+            parse_errors,
+            result,
+            good,
+            errors,
+            revealed: RwSignal::new(revealed),
+            router: use_router(),
+            store: use_progress(),
+        };
+        if revealed == Reveal::All {
+            c.mark_done();
+        }
+        c
+    }
+
+    /// Whether the steps show an older result than the inputs (some input is bad).
+    pub fn stale(&self) -> bool {
+        self.result.with(|r| r.is_err()) || self.parse_errors.with(|p| !p.is_empty())
+    }
+
+    /// Steps in the derivation shown (tracked).
+    pub fn step_count(&self) -> usize {
+        self.good
+            .with(|g| g.as_ref().map_or(0, |(_, d)| d.steps.len()))
+    }
+
+    /// Steps revealed, clamped to the derivation (tracked).
+    pub fn shown(&self) -> usize {
+        self.revealed.get().shown(self.step_count())
+    }
+
+    /// The text a numeric field shows (tracked).
+    pub fn text(&self, name: &str) -> String {
+        self.texts
+            .with(|t| t.get(name).cloned().unwrap_or_default())
+    }
+
+    /// The message of a field, if it has one (tracked).
+    pub fn error(&self, name: &str) -> Option<String> {
+        self.errors.with(|e| e.get(name).cloned())
+    }
+
+    /// The query string of the current state, without the question (the path names it).
+    pub fn query(&self) -> String {
+        let reveal = self.revealed.get_untracked();
+        let steps = self.step_count_untracked();
+        self.inputs
+            .with_untracked(|i| page_query(self.q, i, reveal, steps))
+    }
+
+    /// The query string of the inputs alone, tracked (so a view can compare it with an
+    /// earlier one).
+    pub fn query_tracked(&self) -> String {
+        self.inputs.track();
+        self.query_without_reveal()
+    }
+
+    /// The query string of the inputs alone, untracked.
+    pub fn query_without_reveal(&self) -> String {
+        self.inputs
+            .with_untracked(|i| page_query(self.q, i, Reveal::NONE, 0))
+    }
+
+    fn step_count_untracked(&self) -> usize {
+        self.good
+            .with_untracked(|g| g.as_ref().map_or(0, |(_, d)| d.steps.len()))
+    }
+
+    fn sync_url(&self) {
+        self.router.replace_query(&self.query());
+    }
+
+    fn mark_done(&self) {
+        self.store.mark_done(&format!("size/{}", self.q.id()));
+    }
+
+    /// Sets a numeric field from the text typed into it.
+    pub fn type_into(&self, spec: &InputSpec, text: String) {
+        let name = spec.name;
+        self.texts.update(|t| {
+            t.insert(name.to_string(), text.clone());
+        });
+        // A percentage field is typed in percent; the core stores the fraction.
+        let typed = spec.kind.typed(&text);
+        let q = self.q;
+        let mut next = self.inputs.get_untracked();
+        let before = next.clone();
+        match next.set_text(q, name, &typed) {
+            Ok(()) => {
+                self.parse_errors.update(|p| {
+                    p.remove(name);
+                });
+            }
+            Err(e) => {
+                if next == before {
+                    // The text is not a number: the input keeps its last value.
+                    self.parse_errors.update(|p| {
+                        p.insert(name.to_string(), e.message);
+                    });
+                } else {
+                    // A number out of range: stored, and the derivation reports it.
+                    self.parse_errors.update(|p| {
+                        p.remove(name);
+                    });
+                }
+            }
+        }
+        // Setting the parameters may move the active parameters along with them.
+        if next.get("active_params") != before.get("active_params") && name != "active_params" {
+            let v = next.get("active_params");
+            self.texts.update(|t| {
+                if let Some(v) = v {
+                    t.insert("active_params".into(), InputKind::Integer.field_text(v));
+                }
+            });
+        }
+        self.inputs.set(next);
+        self.sync_url();
+    }
+
+    /// Puts one numeric field back to its default (the preset's value).
+    pub fn reset_field(&self, name: &str, kind: InputKind) {
+        let q = self.q;
+        let mut next = self.inputs.get_untracked();
+        if let Some(d) = next.default_value(q, name) {
+            let _ = next.set(q, name, d);
+            self.texts.update(|t| {
+                t.insert(name.to_string(), kind.field_text(d));
+            });
+            self.parse_errors.update(|p| {
+                p.remove(name);
+            });
+            self.inputs.set(next);
+            self.sync_url();
+        }
+    }
+
+    /// Sets a choice (a preset); the figures it provides reset, so every field is refreshed.
+    pub fn choose(&self, name: &str, id: &str) {
+        let q = self.q;
+        let mut next = self.inputs.get_untracked();
+        if next.set_choice(q, name, id).is_ok() {
+            self.load(next);
+        }
+    }
+
+    /// Replaces every input (a choice, a reset or a drill's inputs) and refreshes the form.
+    pub fn load(&self, inputs: Inputs) {
+        self.texts.set(texts_of(self.q, &inputs));
+        self.parse_errors.set(BTreeMap::new());
+        self.inputs.set(inputs);
+        self.sync_url();
+    }
+
+    /// Reveals the first `n` steps (any count past the last reveals every one).
+    pub fn reveal_to(&self, n: usize) {
+        let total = self.step_count_untracked();
+        let r = Reveal::up_to(n, total);
+        self.revealed.set(r);
+        self.sync_url();
+        if r == Reveal::All && total > 0 {
+            self.mark_done();
+        }
+    }
+
+    /// Reveals every step.
+    pub fn reveal_all(&self) {
+        self.reveal_to(usize::MAX);
+    }
+
+    /// Reveals one more step.
+    pub fn next(&self) {
+        let shown = self
+            .revealed
+            .get_untracked()
+            .shown(self.step_count_untracked());
+        self.reveal_to(shown + 1);
+    }
+}
+
+/// The text of every numeric field for these inputs.
+fn texts_of(q: Question, inputs: &Inputs) -> BTreeMap<String, String> {
+    inputs
+        .specs(q)
+        .into_iter()
+        .filter(|s| s.kind != InputKind::Choice)
+        .filter_map(|s| {
+            inputs
+                .get(s.name)
+                .map(|v| (s.name.to_string(), s.kind.field_text(v)))
+        })
+        .collect()
+}
