@@ -318,37 +318,3 @@ fn current(base: &str) -> (Route, String) {
         search.trim_start_matches('?').to_string(),
     )
 }
-
-/// An in-app link: a real `<a href>` (so it opens in a new tab, copies, and works without the
-/// router) whose plain left click is handled without a page load.
-#[component]
-pub fn Link(
-    /// Where the link goes.
-    to: Route,
-    /// Optional query string, without `?`.
-    #[prop(optional, into)]
-    query: String,
-    #[prop(optional, into)] class: String,
-    #[prop(optional, into)] testid: String,
-    children: Children,
-) -> impl IntoView {
-    let router = use_router();
-    let href = if query.is_empty() {
-        router.href(&to)
-    } else {
-        format!("{}?{}", router.href(&to), query)
-    };
-    let on_click = move |ev: web_sys::MouseEvent| {
-        if ev.button() != 0 || ev.meta_key() || ev.ctrl_key() || ev.shift_key() || ev.alt_key() {
-            return;
-        }
-        ev.prevent_default();
-        router.navigate(to.clone(), &query);
-    };
-    let testid = (!testid.is_empty()).then_some(testid);
-    view! {
-        <a href=href class=class data-testid=testid on:click=on_click>
-            {children()}
-        </a>
-    }
-}

@@ -1,8 +1,9 @@
 //! The frame around every page: header with navigation, the page itself, footer.
 
+use crate::components::Link;
 use crate::pages;
 use crate::progress::{use_progress, ProgressStore};
-use crate::route::{Link, Route, Router, Section};
+use crate::route::{Route, Router, Section};
 use leptos::prelude::*;
 
 /// The root component: installs the router and the progress store, then draws the frame.
@@ -47,23 +48,15 @@ fn Header() -> impl IntoView {
     let links = Section::NAV
         .into_iter()
         .map(|s| {
-            let current = move || {
+            let current = Signal::derive(move || {
                 let route = router.route.get();
-                (!matches!(route, Route::NotFound(_)) && route.section() == s).then_some("page")
-            };
-            let href = router.href(&s.route());
-            let on_click = move |ev: web_sys::MouseEvent| {
-                if ev.button() != 0 || ev.meta_key() || ev.ctrl_key() || ev.shift_key() || ev.alt_key() {
-                    return;
-                }
-                ev.prevent_default();
-                router.navigate(s.route(), "");
-            };
+                !matches!(route, Route::NotFound(_)) && route.section() == s
+            });
             view! {
                 <li>
-                    <a href=href aria-current=current data-testid=format!("nav-{}", s.id()) on:click=on_click>
+                    <Link to=s.route() testid=format!("nav-{}", s.id()) current=current>
                         {s.label()}
-                    </a>
+                    </Link>
                 </li>
             }
         })

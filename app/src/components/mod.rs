@@ -4,10 +4,12 @@
 
 mod card;
 mod choice_field;
+mod link;
 mod live_figure;
 mod number_field;
 
 pub use card::Card;
 pub use choice_field::ChoiceField;
+pub use link::Link;
 pub use live_figure::LiveFigure;
 pub use number_field::NumberField;

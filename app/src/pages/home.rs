@@ -1,8 +1,9 @@
 //! The start page: what the trainer is, the problem it is built around, where to begin, and
 //! the learner's progress.
 
+use crate::components::Link;
 use crate::progress::use_progress;
-use crate::route::{Link, Route, Section};
+use crate::route::{Route, Section};
 use leptos::prelude::*;
 use trainer_core::cost::{CostModel, MemoryConfig};
 

@@ -1,4 +1,5 @@
-use crate::route::{Link, Route};
+use crate::components::Link;
+use crate::route::Route;
 use leptos::prelude::*;
 
 /// Shown for any path the app does not know.

@@ -1,6 +1,7 @@
 //! Pages whose feature is still being built. Each says so plainly and describes what is coming.
 
-use crate::route::{Link, Route, Section};
+use crate::components::Link;
+use crate::route::{Route, Section};
 use leptos::prelude::*;
 
 struct Plan {

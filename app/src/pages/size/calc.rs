@@ -5,8 +5,9 @@ use super::drill::Drills;
 use super::sensitivity::Sensitivity;
 use super::simcheck::SimCheckPanel;
 use super::state::Calc;
+use crate::components::Link;
 use crate::components::{ChoiceField, NumberField};
-use crate::route::{use_router, Link, Route};
+use crate::route::{use_router, Route};
 use leptos::prelude::*;
 use trainer_core::sizing::{
     is_preset_figure, InputGroup, InputKind, InputSpec, Inputs, Pressure, Question, Step,

@@ -11,8 +11,9 @@ mod simcheck;
 mod state;
 
 use crate::components::Card;
+use crate::components::Link;
 use crate::progress::use_progress;
-use crate::route::{Link, Route};
+use crate::route::Route;
 use leptos::prelude::*;
 use trainer_core::sizing::Question;
 
