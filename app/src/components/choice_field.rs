@@ -1,6 +1,7 @@
 //! A choice field: a label and a `<select>` of options, with a message under it when the
 //! choice is wrong.
 
+use super::field_error::{FieldAria, FieldError};
 use leptos::prelude::*;
 
 /// A labelled `<select>`. While `error` holds a message the select gets `aria-invalid="true"`
@@ -33,16 +34,8 @@ pub fn ChoiceField(
     #[prop(into)]
     on_change: Callback<String>,
 ) -> impl IntoView {
-    let invalid = move || error.with(Option::is_some);
-    let described = {
-        let error_id = error_id.clone();
-        move || error.with(|e| e.as_ref().map(|_| error_id.clone()))
-    };
-    let message = move || {
-        error.get().map(|m| {
-            view! { <p class="field-error" id=error_id.clone() data-testid=error_testid.clone()>{m}</p> }
-        })
-    };
+    let aria = FieldAria::new(error, error_id.clone());
+    let message = view! { <FieldError error=error id=error_id testid=error_testid/> };
     let options = options
         .into_iter()
         .map(|(value, text)| {
@@ -56,8 +49,8 @@ pub fn ChoiceField(
             <select
                 id=id
                 data-testid=testid
-                aria-invalid=move || invalid().to_string()
-                aria-describedby=described
+                aria-invalid=aria.invalid
+                aria-describedby=aria.described_by
                 on:change=move |ev| on_change.run(event_target_value(&ev))
             >
                 {options}

@@ -4,6 +4,7 @@
 
 mod card;
 mod choice_field;
+mod field_error;
 mod link;
 mod live_figure;
 mod number_field;

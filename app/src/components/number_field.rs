@@ -1,5 +1,6 @@
 //! A number field: label, text input, unit, and a message under it when the text is wrong.
 
+use super::field_error::{FieldAria, FieldError};
 use leptos::prelude::*;
 
 /// A labelled text field for a number, with its unit after it. While `error` holds a message
@@ -44,18 +45,10 @@ pub fn NumberField(
     #[prop(optional)]
     children: Option<Children>,
 ) -> impl IntoView {
-    let invalid = move || error.with(Option::is_some);
-    let described = {
-        let error_id = error_id.clone();
-        move || error.with(|e| e.as_ref().map(|_| error_id.clone()))
-    };
-    let message = move || {
-        error.get().map(|m| {
-            view! { <p class="field-error" id=error_id.clone() data-testid=error_testid.clone()>{m}</p> }
-        })
-    };
+    let aria = FieldAria::new(error, error_id.clone());
+    let message = view! { <FieldError error=error id=error_id testid=error_testid/> };
     view! {
-        <div class="field" class:invalid=invalid class:custom=move || custom.get()>
+        <div class="field" class:invalid=move || error.with(Option::is_some) class:custom=move || custom.get()>
             <label for=id.clone()>
                 {label}
                 {children.map(|c| c())}
@@ -70,8 +63,8 @@ pub fn NumberField(
                     data-testid=testid
                     title=hint
                     prop:value=move || value.get()
-                    aria-invalid=move || invalid().to_string()
-                    aria-describedby=described
+                    aria-invalid=aria.invalid
+                    aria-describedby=aria.described_by
                     on:input=move |ev| on_input.run(event_target_value(&ev))
                 />
                 {(!unit.is_empty()).then(|| view! { <span class="unit">{unit}</span> })}
