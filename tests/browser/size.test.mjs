@@ -292,3 +292,17 @@ for (const [viewport, scheme] of [[DESKTOP, "light"], [PHONE, "light"], [PHONE, 
     await done(page);
   });
 }
+
+test("a check far short of the load says what the run saw, not only that it failed", async () => {
+  const page = await app.page();
+  // An optimistic estimate (100 % of bandwidth, a 200 ms TPOT target, no headroom) sizes three
+  // replicas; the calibrated simulator at two is overwhelmed and its gateway sheds.
+  await openSize(page, "size/fleet?ceiling=1&batch=1024&tpot_ms=200&mbu=1&reveal=all");
+  await page.click('[data-testid="check-sim"]');
+  await page.waitForSelector('[data-testid="sim-results"]', { timeout: 60000 });
+  const note = await page.textContent('[data-testid="sim-shortfall-2"]');
+  assert.match(note, /refused|gave up/);
+  assert.match(note, /far short of this load/);
+  assert.equal(await page.getAttribute('[data-testid="sim-row-2"]', "data-pass"), "false");
+  await done(page);
+});

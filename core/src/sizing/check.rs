@@ -26,6 +26,9 @@ pub struct SimCheckConfig {
 /// What one simulated run says about a replica count.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize)]
 pub struct SimCheck {
+    /// How the run ended: completed, or stopped at a work cap (then the figures cover the run
+    /// up to that point).
+    pub verdict: crate::fleet::FleetVerdict,
     /// Replicas simulated.
     pub replicas: u32,
     /// Simulated seconds of traffic.
@@ -33,6 +36,8 @@ pub struct SimCheck {
     /// Requests that arrived and that completed.
     pub arrived: u64,
     pub completed: u64,
+    /// Clients that gave up waiting for a first token.
+    pub timed_out: u64,
     /// Requests refused for want of a replica that could hold them.
     pub rejected: u64,
     /// The targets checked against, seconds.
@@ -221,6 +226,8 @@ impl SimCheck {
     pub fn from_report(config: &FleetConfig, report: &FleetReport) -> SimCheck {
         let c = &report.clocks;
         SimCheck {
+            verdict: report.verdict,
+            timed_out: report.outcomes.timed_out,
             replicas: config.pools.first().map_or(0, |p| p.replicas),
             duration_s: report.horizon_s,
             arrived: report.outcomes.arrived,
@@ -257,7 +264,16 @@ impl SimCheck {
     /// Whether every request was served and p99 TTFT and TPOT met their targets (p99 ITL is
     /// reported beside them: steps that carry a prefill chunk stretch a few gaps).
     pub fn passes(&self) -> bool {
-        self.rejected == 0 && self.ttft_ok() && self.tpot_ok()
+        self.verdict == crate::fleet::FleetVerdict::Completed
+            && self.rejected == 0
+            && self.timed_out == 0
+            && self.ttft_ok()
+            && self.tpot_ok()
+    }
+
+    /// Whether the run was cut short at a work cap.
+    pub fn overloaded(&self) -> bool {
+        matches!(self.verdict, crate::fleet::FleetVerdict::Overloaded { .. })
     }
 }
 
@@ -338,6 +354,14 @@ mod tests {
         assert!(assumptions(&same, &f)
             .iter()
             .all(|a| a.id != "max_num_seqs"));
+    }
+
+    #[test]
+    fn an_under_provisioned_fleet_fails_and_says_why() {
+        // One replica for the whole seed load: clients give up, the gateway sheds.
+        let c = run("question=fleet", 1, 150.0);
+        assert!(!c.passes(), "{c:?}");
+        assert!(c.timed_out > 0 || c.rejected > 0 || c.overloaded(), "{c:?}");
     }
 
     #[test]

@@ -289,6 +289,38 @@ fn results_view(o: Outcome) -> impl IntoView {
             </div>
         }
     });
+    // A fleet far short of the load: say what the run saw, not only that targets were missed.
+    let shortfall = o
+        .checks
+        .iter()
+        .filter(|k| k.overloaded() || k.timed_out > 0 || k.rejected > 0)
+        .map(|k| {
+            let mut parts = Vec::new();
+            if k.timed_out > 0 {
+                parts.push(format!(
+                    "{} of {} requests gave up waiting for a first token",
+                    int(k.timed_out as f64),
+                    int(k.arrived as f64)
+                ));
+            }
+            if k.rejected > 0 {
+                parts.push(format!("{} were refused", int(k.rejected as f64)));
+            }
+            let mut text = format!("At {} replica{}: ", k.replicas, if k.replicas == 1 { "" } else { "s" });
+            text.push_str(&parts.join(", and "));
+            if let trainer_core::fleet::FleetVerdict::Overloaded { at, .. } = k.verdict {
+                if !parts.is_empty() {
+                    text.push_str("; ");
+                }
+                text.push_str(&format!(
+                    "the simulation stopped at {} of simulated time, at its work cap, because the queue kept growing",
+                    duration(at, 3)
+                ));
+            }
+            text.push_str(". The fleet is far short of this load.");
+            view! { <p class="field-error" role="status" data-testid=format!("sim-shortfall-{}", k.replicas)>{text}</p> }
+        })
+        .collect_view();
     let verdict_note = match (o.checks.first(), o.checks.get(1)) {
         (Some(a), Some(b)) if a.passes() && b.passes() => Some(format!(
             "At {} replicas the fleet still meets the targets: the utilisation ceiling in the estimate is headroom for bursts and failures, not something the average load needs. Whether to keep it is a judgement about risk, which is the point to make in an interview.",
@@ -352,6 +384,7 @@ fn results_view(o: Outcome) -> impl IntoView {
                     <tbody>{rows}</tbody>
                 </table>
             </div>
+            {shortfall}
             {verdict_note.map(|t| view! { <p data-testid="sim-verdict-note">{t}</p> })}
             {itl_note.map(|t| view! { <p class="muted small" data-testid="sim-itl-note">{t}</p> })}
             <p class="muted small">{busy_note}</p>
