@@ -874,6 +874,18 @@ fn for_each_segment_block_hash<'a>(
     for seg in segments {
         let mut offset = 0u32;
         while offset < seg.len {
+            // Whole blocks inside the segment, the common case, without the piece arithmetic.
+            while filled == 0 && seg.len - offset >= bs {
+                let piece = seg.content ^ ((offset as u64) << 32 | bs as u64).rotate_left(17);
+                h = mix64(h.rotate_left(23) ^ piece);
+                offset += bs;
+                if !f(h) {
+                    return;
+                }
+            }
+            if offset == seg.len {
+                break;
+            }
             let take = (seg.len - offset).min(bs - filled);
             // One mixing step per piece: the piece's content, offset and length enter together.
             let piece = seg.content ^ ((offset as u64) << 32 | take as u64).rotate_left(17);
