@@ -10,7 +10,8 @@
 //!   the front, since reusing it first costs no cache hit (`BlockPool.free_blocks`);
 //! - a request's blocks are freed tail first (`SingleTypeKVCacheManager.free` reverses the
 //!   block table), so of one prompt's cached blocks the deepest is evicted first;
-//! - a full block of a prompt is registered under a hash chained over every token before it,
+//! - a full block (of prompt or generated tokens) is registered under a hash chained over every
+//!   token before it,
 //!   so equal hashes mean equal prefixes; a hit on a free cached block takes it out of the
 //!   middle of the queue (`touch`).
 //!

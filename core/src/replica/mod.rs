@@ -20,16 +20,22 @@
 //!    freed, its computed tokens reset to zero, and it goes to the front of the waiting queue.
 //!    This repeats until the allocation fits or the request itself was the one preempted.
 //! 3. Only if nothing was preempted in this step, waiting requests are admitted first come,
-//!    first served while budget and `max_num_seqs` allow. A prefix-cache hit skips the cached
-//!    tokens; a prompt that is cached in full still computes its last token.
+//!    first served while budget and `max_num_seqs` allow, and only while the head of the
+//!    queue's whole prompt (less its prefix hits) fits in the free blocks
+//!    (`scheduler_reserve_full_isl`); just its first chunk is allocated. A prefix-cache hit
+//!    skips the cached tokens; a prompt that is cached in full still computes its last token.
+//!    With `chunked_prefill = false` (vLLM V0) whole prompts are admitted first, in a step of
+//!    their own, and that step carries no decodes.
 //! 4. Tokens are sampled at the end of the step. A request whose known tokens are all
 //!    computed samples one token: the first one at the end of its last prefill chunk, then one
 //!    per decode step. It finishes after `output_len` tokens and frees its blocks. A request
 //!    preempted after producing tokens recomputes prompt and produced tokens, then continues
 //!    (it does not produce those tokens again).
 //!
-//! The KV cache is [`kv`]: 16-token blocks by default, a free queue in LRU order and prefix
-//! caching by chained block hashes, as in vLLM's `vllm/v1/core/block_pool.py`.
+//! The KV cache is [`kv`]: 16-token blocks by default, a free queue (blocks without a hash
+//! reused first, cached ones in LRU order) and prefix caching by chained block hashes over the
+//! prompt and the generated tokens, as in vLLM's `vllm/v1/core/block_pool.py`. Runs of
+//! decode-only steps are fast-forwarded exactly ([`fast_forward`]).
 
 mod events;
 mod fast_forward;
@@ -87,12 +93,7 @@ pub struct SchedulerConfig {
     /// vLLM before V1 without chunked prefill (the default there for models under 32K
     /// context): a step either prefills whole new prompts or decodes the running requests,
     /// never both, and prompts go first, so every prefill stalls every decode.
-    #[serde(default = "yes")]
     pub chunked_prefill: bool,
-}
-
-fn yes() -> bool {
-    true
 }
 
 /// Everything that defines one replica.
