@@ -50,7 +50,7 @@ fn Header() -> impl IntoView {
         .map(|s| {
             let current = Signal::derive(move || {
                 let route = router.route.get();
-                !matches!(route, Route::NotFound(_)) && route.section() == s
+                !matches!(route, Route::NotFound(_) | Route::Simulator) && route.section() == s
             });
             view! {
                 <li>

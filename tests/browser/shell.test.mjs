@@ -15,7 +15,7 @@ const ROUTES = [
   { rel: "moments", name: "moments", heading: /Interview moments/i, nav: "moments" },
   { rel: "lab", name: "lab", heading: /Lab/i, nav: "lab" },
   { rel: "mock", name: "mock", heading: /Mock interview/i, nav: "mock" },
-  { rel: "simulator", name: "simulator", heading: /How close is the simulator/, nav: "home" },
+  { rel: "simulator", name: "simulator", heading: /How close is the simulator/, nav: null },
   { rel: "no/such/page", name: "not-found", heading: /Page not found/, nav: null },
 ];
 
