@@ -26,4 +26,12 @@ fn main() {
         std::fs::write(Path::new(&out).join(format!("{name}.json")), json)
             .expect("OUT_DIR is writable");
     }
+    // The widgets' sentences: every key present, none unknown.
+    let src = Path::new("../content/lesson-words.toml");
+    println!("cargo:rerun-if-changed={}", src.display());
+    let text = std::fs::read_to_string(src).expect("content/lesson-words.toml is readable");
+    let words: trainer_content::words::LessonWords =
+        toml::from_str(&text).unwrap_or_else(|e| panic!("content/lesson-words.toml: {e}"));
+    let json = serde_json::to_string(&words).expect("the words serialise");
+    std::fs::write(Path::new(&out).join("lesson-words.json"), json).expect("OUT_DIR is writable");
 }

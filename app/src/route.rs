@@ -48,6 +48,13 @@ impl Router {
         });
         // The router lives as long as the page, and so does its listener.
         std::mem::forget(handle);
+        // A deep link with a fragment: the element exists only once the app has drawn it.
+        after_render(|| {
+            let hash = web_sys::window()
+                .and_then(|w| w.location().hash().ok())
+                .unwrap_or_default();
+            scroll_to_id(hash.trim_start_matches('#'));
+        });
         provide_context(router);
         router
     }
@@ -61,7 +68,17 @@ impl Router {
     /// keeps its scroll position (restored on Back), and focus moves to the new page's heading
     /// so a screen reader announces it.
     pub fn navigate(&self, route: Route, query: &str) {
-        let url = self.url(&route, query);
+        self.navigate_to(route, query, "");
+    }
+
+    /// [`Router::navigate`] to a place on the page: with a `fragment` (an element's id), the
+    /// page scrolls to that element once drawn, and focus moves there.
+    pub fn navigate_to(&self, route: Route, query: &str, fragment: &str) {
+        let mut url = self.url(&route, query);
+        if !fragment.is_empty() {
+            url.push('#');
+            url.push_str(fragment);
+        }
         if let Some(w) = web_sys::window() {
             if let Ok(h) = w.history() {
                 let y = w.scroll_y().unwrap_or(0.0);
@@ -74,7 +91,12 @@ impl Router {
         if let Some(w) = web_sys::window() {
             w.scroll_to_with_x_and_y(0.0, 0.0);
         }
-        after_render(focus_heading);
+        let fragment = fragment.to_string();
+        after_render(move || {
+            if !scroll_to_id(&fragment) {
+                focus_heading();
+            }
+        });
     }
 
     /// Rewrites the query of the current entry (state kept in the URL, without a history entry).
@@ -99,6 +121,29 @@ impl Router {
 /// Runs `f` once the page has been drawn for the route just set.
 fn after_render(f: impl FnOnce() + 'static) {
     request_animation_frame(f);
+}
+
+/// Scrolls the element with this id into view and focuses it; false when there is none.
+fn scroll_to_id(id: &str) -> bool {
+    if id.is_empty() {
+        return false;
+    }
+    let Some(el) = web_sys::window()
+        .and_then(|w| w.document())
+        .and_then(|d| d.get_element_by_id(id))
+    else {
+        return false;
+    };
+    el.scroll_into_view();
+    if el.get_attribute("tabindex").is_none() {
+        let _ = el.set_attribute("tabindex", "-1");
+    }
+    if let Ok(el) = el.dyn_into::<web_sys::HtmlElement>() {
+        let opts = web_sys::FocusOptions::new();
+        opts.set_prevent_scroll(true);
+        let _ = el.focus_with_options(&opts);
+    }
+    true
 }
 
 /// Moves focus to the page's main heading (made focusable for it), without scrolling.

@@ -15,3 +15,4 @@ pub mod doc;
 #[cfg(feature = "parse")]
 pub mod parse;
 pub mod route;
+pub mod words;

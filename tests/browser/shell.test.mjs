@@ -86,8 +86,8 @@ test("unreadable stored progress gets a message and the app keeps working", asyn
   await page.waitForSelector("main h1");
   await page.click('[data-testid="nav-home"]');
   await page.waitForSelector('[data-testid="page-home"]');
-  // The lesson is not built yet, so its card says so; the calculator's card counts the visit.
-  assert.equal(await page.textContent('[data-testid="status-lesson"]'), "Being built");
+  // Both visits count: the lesson's card and the calculator's say so.
+  assert.equal(await page.textContent('[data-testid="status-lesson"]'), "Started");
   assert.equal(await page.textContent('[data-testid="status-size"]'), "Started");
   const stored = await page.evaluate(() => JSON.parse(localStorage.getItem("serving-trainer.progress.v1")));
   assert.deepEqual(stored.done, ["lesson", "size"]);
