@@ -301,6 +301,218 @@ impl<'a> Ctx<'a> {
     }
 }
 
+/// The token load of the fleet and batch questions and the prefill work it brings.
+struct Load {
+    /// Output tokens per second, tok/s.
+    output_tps: f64,
+    /// Prefill time per prompt token, s.
+    t_prefill: f64,
+    /// Replica-seconds of prefill per second of traffic.
+    prefill_demand: f64,
+}
+
+/// The decode a fleet is sized for: its batch, the step and throughput at that batch, and the
+/// utilisation ceiling.
+struct Sizing<'a> {
+    batch: u32,
+    ceiling: f64,
+    step: &'a StepCost,
+    throughput: f64,
+}
+
+/// A fleet sized from its load.
+struct Sized {
+    /// Replica-seconds of decode per second of traffic.
+    decode_demand: f64,
+    /// Whole replicas.
+    replicas: f64,
+}
+
+impl Ctx<'_> {
+    /// Pushes the steps that turn the arrival rate into tokens of each phase and prefill work:
+    /// prompt and output tokens per second, prefill time per token, prefill demand.
+    fn load_steps(&self, s: &mut Vec<Step>) -> Load {
+        let rate = self.v("rate");
+        let lp = self.v("prompt_tokens");
+        let lo = self.v("output_tokens");
+        let prompt_tps = rate * lp;
+        s.push(fig(
+            "prompt_tps",
+            "Prompt tokens per second",
+            "λ × prompt tokens",
+            format!("{} × {}", num(rate), num(lp)),
+            prompt_tps,
+            "tok/s",
+            format!("{} tok/s", count(prompt_tps)),
+            "Prefill work scales with prompt tokens, not with requests, so the load is counted in tokens.",
+        ));
+        let output_tps = rate * lo;
+        s.push(fig(
+            "output_tps",
+            "Output tokens per second",
+            "λ × output tokens",
+            format!("{} × {}", num(rate), num(lo)),
+            output_tps,
+            "tok/s",
+            format!("{} tok/s", count(output_tps)),
+            "Decode work scales with the tokens the fleet must generate, one step per token per sequence.",
+        ));
+        let pf = self.prefill_per_token_step();
+        let t_prefill = pf.value;
+        s.push(pf);
+        let prefill_demand = prompt_tps * t_prefill;
+        s.push(fig(
+            "prefill_demand",
+            "Prefill demand",
+            "prompt tok/s × t_prefill",
+            format!("{} × {}", count(prompt_tps), duration(t_prefill, 3)),
+            prefill_demand,
+            "replica-s/s",
+            format!("{} replica-s/s", sig(prefill_demand, 3)),
+            "Each second of traffic brings this many seconds of prefill work for one replica.",
+        ));
+        Load {
+            output_tps,
+            t_prefill,
+            prefill_demand,
+        }
+    }
+
+    /// Pushes the average context during decode; returns it and the whole number of tokens the
+    /// cost model takes.
+    fn avg_context_step(&self, s: &mut Vec<Step>) -> (f64, u32) {
+        let lp = self.v("prompt_tokens");
+        let lo = self.v("output_tokens");
+        let avg_ctx = lp + lo / 2.0;
+        s.push(fig(
+            "avg_context",
+            "Average context during decode",
+            "prompt + output / 2",
+            format!("{} + {} / 2", num(lp), num(lo)),
+            avg_ctx,
+            "tokens",
+            format!("{} tokens", int(avg_ctx)),
+            "A reply's context grows from the prompt to prompt plus output, so on average it sits halfway.",
+        ));
+        (avg_ctx, avg_ctx.round().clamp(1.0, u32::MAX as f64) as u32)
+    }
+
+    /// Pushes the steps from decode throughput to money: decode demand, replicas at the
+    /// ceiling (`why_ceiling` says why the ceiling sits where it does), whole replicas, GPUs,
+    /// cost per hour and per million output tokens.
+    fn replica_steps(
+        &self,
+        s: &mut Vec<Step>,
+        load: &Load,
+        at: Sizing,
+        why_ceiling: &str,
+    ) -> Sized {
+        let (output_tps, prefill_demand) = (load.output_tps, load.prefill_demand);
+        let (ceiling, thr, sc) = (at.ceiling, at.throughput, at.step);
+        let price = self.v("price");
+        let tp = self.tp as f64;
+        let decode_demand = output_tps / thr;
+        s.push(fig(
+            "decode_demand",
+            "Decode demand",
+            "output tok/s / decode throughput",
+            format!("{} / {}", count(output_tps), count(thr)),
+            decode_demand,
+            "replica-s/s",
+            format!("{} replica-s/s", sig(decode_demand, 3)),
+            "Each second of traffic brings this many seconds of decode work for one replica.",
+        ));
+        let replicas_exact = (prefill_demand + decode_demand) / ceiling;
+        s.push(fig(
+            "replicas_exact",
+            "Replicas at the ceiling",
+            "(prefill + decode demand) / ceiling",
+            format!(
+                "({} + {}) / {}",
+                sig(prefill_demand, 3),
+                sig(decode_demand, 3),
+                num(ceiling)
+            ),
+            replicas_exact,
+            "replicas",
+            format!("{} replicas", fixed(replicas_exact, 1)),
+            why_ceiling,
+        ));
+        let replicas = whole_up(replicas_exact).max(1.0);
+        // The same count with the textbook decode step (no all-reduce), shown when it differs.
+        let textbook = if sc.comm_s > 0.0 {
+            let thr_tb = at.batch as f64 / textbook_step_s(sc);
+            let r = whole_up((prefill_demand + output_tps / thr_tb) / ceiling).max(1.0);
+            (r != replicas).then_some(r)
+        } else {
+            None
+        };
+        s.push(fig(
+            "replicas",
+            "Replicas",
+            "⌈replicas at the ceiling⌉",
+            format!("⌈{}⌉", fixed(replicas_exact, 2)),
+            replicas,
+            "replicas",
+            match textbook {
+                Some(r) => format!("{} (textbook {})", plural(replicas, "replica"), int(r)),
+                None => plural(replicas, "replica"),
+            },
+            &match textbook {
+                Some(r) => format!(
+                    "Replicas come whole, so the fleet rounds up. The textbook decode step, \
+                     without the tensor-parallel all-reduce, would give {}; the all-reduce's \
+                     {} a step is what adds the rest.",
+                    plural(r, "replica"),
+                    duration(sc.comm_s, 2)
+                ),
+                None => "Replicas come whole, so the fleet rounds up.".to_string(),
+            },
+        ));
+        let gpus = replicas * tp;
+        s.push(fig(
+            "gpus",
+            "GPUs",
+            "replicas × G",
+            format!("{} × {}", int(replicas), plural(tp, "GPU")),
+            gpus,
+            "GPUs",
+            plural(gpus, "GPU"),
+            "The bill and the capacity plan count GPUs, and each replica holds G of them.",
+        ));
+        let cost_per_hour = gpus * price;
+        s.push(fig(
+            "cost_per_hour",
+            "Cost per hour",
+            "GPUs × price",
+            format!("{} × {}/h", int(gpus), money(price)),
+            cost_per_hour,
+            "$/h",
+            format!("{}/h", money(cost_per_hour)),
+            "The fleet costs the same each hour whether its GPUs are busy or idle.",
+        ));
+        let cost_per_million = cost_per_hour / (output_tps * 3600.0 / 1e6);
+        s.push(fig(
+            "cost_per_million",
+            "Cost per million output tokens",
+            "cost per hour / (output tok/s × 3,600 / 10⁶)",
+            format!(
+                "{}/h / ({} × 3,600 / 1,000,000)",
+                money(cost_per_hour),
+                count(output_tps)
+            ),
+            cost_per_million,
+            "$",
+            money(cost_per_million),
+            "Dividing the hourly bill by the tokens served in that hour gives the figure to compare with a hosted API's price.",
+        ));
+        Sized {
+            decode_demand,
+            replicas,
+        }
+    }
+}
+
 /// The seed problem: size the fleet, then check it against streams, latency and KV.
 fn fleet(c: &Ctx) -> Derivation {
     let rate = c.v("rate");
@@ -309,46 +521,10 @@ fn fleet(c: &Ctx) -> Derivation {
     let tpot = c.v("tpot_ms") / 1e3;
     let batch = c.v("batch") as u32;
     let ceiling = c.v("ceiling");
-    let price = c.v("price");
-    let tp = c.tp as f64;
     let mut s = Vec::new();
 
-    let prompt_tps = rate * lp;
-    s.push(fig(
-        "prompt_tps",
-        "Prompt tokens per second",
-        "λ × prompt tokens",
-        format!("{} × {}", num(rate), num(lp)),
-        prompt_tps,
-        "tok/s",
-        format!("{} tok/s", count(prompt_tps)),
-        "Prefill work scales with prompt tokens, not with requests, so the load is counted in tokens.",
-    ));
-    let output_tps = rate * lo;
-    s.push(fig(
-        "output_tps",
-        "Output tokens per second",
-        "λ × output tokens",
-        format!("{} × {}", num(rate), num(lo)),
-        output_tps,
-        "tok/s",
-        format!("{} tok/s", count(output_tps)),
-        "Decode work scales with the tokens the fleet must generate, one step per token per stream.",
-    ));
-    let pf = c.prefill_per_token_step();
-    let t_pf = pf.value;
-    s.push(pf);
-    let prefill_demand = prompt_tps * t_pf;
-    s.push(fig(
-        "prefill_demand",
-        "Prefill demand",
-        "prompt tok/s × t_prefill",
-        format!("{} × {}", count(prompt_tps), duration(t_pf, 3)),
-        prefill_demand,
-        "replica-s/s",
-        format!("{} replica-s/s", sig(prefill_demand, 3)),
-        "Each second of traffic brings this many seconds of prefill work for one replica.",
-    ));
+    let load = c.load_steps(&mut s);
+    let (t_pf, prefill_demand) = (load.t_prefill, load.prefill_demand);
     let ttft = lp * t_pf;
     s.push(fig(
         "ttft_compute",
@@ -360,18 +536,7 @@ fn fleet(c: &Ctx) -> Derivation {
         duration(ttft, 2),
         "This is the floor under time to first token: queueing and routing only add to it.",
     ));
-    let avg_ctx = lp + lo / 2.0;
-    let ctx = avg_ctx.round().clamp(1.0, u32::MAX as f64) as u32;
-    s.push(fig(
-        "avg_context",
-        "Average context during decode",
-        "prompt + output / 2",
-        format!("{} + {} / 2", num(lp), num(lo)),
-        avg_ctx,
-        "tokens",
-        format!("{} tokens", int(avg_ctx)),
-        "A reply's context grows from the prompt to prompt plus output, so on average it sits halfway.",
-    ));
+    let (avg_ctx, ctx) = c.avg_context_step(&mut s);
     s.push(c.weight_bytes_step());
     s.push(c.kv_per_token_step());
     let bytes_step = c.decode_bytes_step(batch, ctx);
@@ -382,97 +547,18 @@ fn fleet(c: &Ctx) -> Derivation {
     let thr_step = c.decode_throughput_step(batch, ctx, sc.total_s);
     let thr = thr_step.value;
     s.push(thr_step);
-    let decode_demand = output_tps / thr;
-    s.push(fig(
-        "decode_demand",
-        "Decode demand",
-        "output tok/s / decode throughput",
-        format!("{} / {}", count(output_tps), count(thr)),
-        decode_demand,
-        "replica-s/s",
-        format!("{} replica-s/s", sig(decode_demand, 3)),
-        "Each second of traffic brings this many seconds of decode work for one replica.",
-    ));
-    let replicas_exact = (prefill_demand + decode_demand) / ceiling;
-    s.push(fig(
-        "replicas_exact",
-        "Replicas at the ceiling",
-        "(prefill + decode demand) / ceiling",
-        format!(
-            "({} + {}) / {}",
-            sig(prefill_demand, 3),
-            sig(decode_demand, 3),
-            num(ceiling)
-        ),
-        replicas_exact,
-        "replicas",
-        format!("{} replicas", fixed(replicas_exact, 1)),
+    let sized = c.replica_steps(
+        &mut s,
+        &load,
+        Sizing {
+            batch,
+            ceiling,
+            step: &sc,
+            throughput: thr,
+        },
         "Running replicas below full use leaves headroom for bursts, so queues stay short.",
-    ));
-    let replicas = whole_up(replicas_exact).max(1.0);
-    // The same count with the textbook decode step (no all-reduce), shown when it differs.
-    let textbook = if sc.comm_s > 0.0 {
-        let thr_tb = batch as f64 / textbook_step_s(&sc);
-        let r = whole_up((prefill_demand + output_tps / thr_tb) / ceiling).max(1.0);
-        (r != replicas).then_some(r)
-    } else {
-        None
-    };
-    s.push(fig(
-        "replicas",
-        "Replicas",
-        "⌈replicas at the ceiling⌉",
-        format!("⌈{}⌉", fixed(replicas_exact, 2)),
-        replicas,
-        "replicas",
-        match textbook {
-            Some(r) => format!("{} (textbook {})", plural(replicas, "replica"), int(r)),
-            None => plural(replicas, "replica"),
-        },
-        &match textbook {
-            Some(r) => format!(
-                "Replicas come whole, so the fleet rounds up. The textbook decode step, \
-                 without the tensor-parallel all-reduce, would give {}; the all-reduce's \
-                 {} a step is what adds the rest.",
-                plural(r, "replica"),
-                duration(sc.comm_s, 2)
-            ),
-            None => "Replicas come whole, so the fleet rounds up.".to_string(),
-        },
-    ));
-    let gpus = replicas * tp;
-    s.push(fig(
-        "gpus",
-        "GPUs",
-        "replicas × G",
-        format!("{} × {}", int(replicas), plural(tp, "GPU")),
-        gpus,
-        "GPUs",
-        plural(gpus, "GPU"),
-        "The bill and the capacity plan count GPUs, and each replica holds G of them.",
-    ));
-    let cost_h = gpus * price;
-    s.push(fig(
-        "cost_per_hour",
-        "Cost per hour",
-        "GPUs × price",
-        format!("{} × {}/h", int(gpus), money(price)),
-        cost_h,
-        "$/h",
-        format!("{}/h", money(cost_h)),
-        "The fleet costs the same each hour whether its GPUs are busy or idle.",
-    ));
-    let per_million = cost_h / (output_tps * 3600.0 / 1e6);
-    s.push(fig(
-        "cost_per_million",
-        "Cost per million output tokens",
-        "cost per hour / (output tok/s × 3,600 / 10⁶)",
-        format!("{}/h / ({} × 3,600 / 1,000,000)", money(cost_h), count(output_tps)),
-        per_million,
-        "$",
-        money(per_million),
-        "Dividing the hourly bill by the tokens served in that hour gives the figure to compare with a hosted API's price.",
-    ));
+    );
+    let (decode_demand, replicas) = (sized.decode_demand, sized.replicas);
     let reply_s = lo * tpot;
     s.push(fig(
         "time_per_reply",
