@@ -1,4 +1,4 @@
-//! The three derivations. Every figure the cost model knows comes from [`CostModel`]; the
+//! The four derivations. Every figure the cost model knows comes from [`CostModel`]; the
 //! arithmetic here is only what sits around it (rates times lengths, demand over a ceiling,
 //! Little's law, money, shares).
 
@@ -21,6 +21,7 @@ pub fn derive(q: Question, inputs: &Inputs) -> Result<Derivation, Vec<ConfigErro
         Question::Fleet => fleet(&ctx),
         Question::ChatsPerReplica => chats_per_replica(&ctx),
         Question::GpuHours => gpu_hours(&ctx),
+        Question::Batch => batch(&ctx),
     })
 }
 
@@ -326,6 +327,8 @@ struct Sized {
     decode_demand: f64,
     /// Whole replicas.
     replicas: f64,
+    /// The fleet's cost per million output tokens, $.
+    cost_per_million: f64,
 }
 
 impl Ctx<'_> {
@@ -509,6 +512,7 @@ impl Ctx<'_> {
         Sized {
             decode_demand,
             replicas,
+            cost_per_million,
         }
     }
 }
@@ -975,6 +979,271 @@ fn gpu_hours(c: &Ctx) -> Derivation {
         },
     ];
     finish(Question::GpuHours, s, readings)
+}
+
+/// The seed load as non-streaming batch work: size the fleet for full decode batches at a
+/// higher ceiling, check the batch against the KV pool and the completion time against its
+/// target, and set the answer beside the streaming fleet the same inputs size.
+fn batch(c: &Ctx) -> Derivation {
+    let rate = c.v("rate");
+    let lp = c.v("prompt_tokens");
+    let lo = c.v("output_tokens");
+    let target = c.v("completion_s");
+    let batch = c.v("job_batch") as u32;
+    let ceiling = c.v("job_ceiling");
+    let tp = c.tp as f64;
+    let mut s = Vec::new();
+
+    let load = c.load_steps(&mut s);
+    let (t_pf, prefill_demand) = (load.t_prefill, load.prefill_demand);
+    let (avg_ctx, ctx) = c.avg_context_step(&mut s);
+    s.push(c.weight_bytes_step());
+    s.push(c.kv_per_token_step());
+    let pool = c.cost.kv_pool_tokens(&c.memory);
+    s.push(kv_pool_step(c, pool));
+    let batch_kv = batch as f64 * avg_ctx;
+    s.push(fig(
+        "batch_kv",
+        "KV for a full batch",
+        "B_job × average context",
+        format!("{} × {}", int(batch as f64), int(avg_ctx)),
+        batch_kv,
+        "tokens",
+        format!("{} tokens", int(batch_kv)),
+        "Every job in the batch keeps its whole context cached while it decodes, so a bigger batch needs a bigger share of the pool.",
+    ));
+    let kv_ok = batch_kv <= pool;
+    s.push(check(
+        "kv_check",
+        "A full batch fits the KV pool",
+        "B_job × context ≤ KV pool",
+        format!("{} ≤ {}", int(batch_kv), int(pool)),
+        batch_kv / pool,
+        kv_ok,
+        "A batch whose context outgrows the pool cannot run whole: the engine would preempt jobs and prefill them again.",
+    ));
+    let bytes_step = c.decode_bytes_step(batch, ctx);
+    let bytes = bytes_step.value;
+    s.push(bytes_step);
+    let sc = c.cost.decode_step(batch, ctx);
+    s.push(c.decode_step_step("decode_step", "Decode step time", &sc, bytes));
+    let thr_step = c.decode_throughput_step(batch, ctx, sc.total_s);
+    let thr = thr_step.value;
+    s.push(thr_step);
+    let sized = c.replica_steps(
+        &mut s,
+        &load,
+        Sizing {
+            batch,
+            ceiling,
+            step: &sc,
+            throughput: thr,
+        },
+        "A queue of jobs can keep replicas busy without hurting anyone's wait for a first token, so the ceiling sits higher than a streaming fleet's.",
+    );
+    let (decode_demand, replicas) = (sized.decode_demand, sized.replicas);
+    let service = lp * t_pf + lo * sc.total_s;
+    s.push(fig(
+        "service_time",
+        "One job back to back",
+        "prompt tokens × t_prefill + output tokens × t_step",
+        format!(
+            "{} × {} + {} × {}",
+            num(lp),
+            duration(t_pf, 3),
+            num(lo),
+            duration(sc.total_s, 3)
+        ),
+        service,
+        "s",
+        duration(service, 3),
+        "This is the least a job can take at this batch: its own prefill, then one decode step per output token with nothing in between.",
+    ));
+    let in_flight = replicas * batch as f64;
+    s.push(fig(
+        "jobs_in_flight",
+        "Jobs in flight with every batch full",
+        "replicas × B_job",
+        format!("{} × {}", int(replicas), int(batch as f64)),
+        in_flight,
+        "jobs",
+        format!("{} jobs", int(in_flight)),
+        "Full batches on every replica mean this many jobs admitted at once, each waiting its turn between the others' prefills and steps.",
+    ));
+    let completion = in_flight / rate;
+    s.push(fig(
+        "completion_time",
+        "Completion time per job (Little's law)",
+        "jobs in flight / λ",
+        format!("{} / {} req/s", int(in_flight), num(rate)),
+        completion,
+        "s",
+        duration(completion, 3),
+        "Little's law turns the jobs held into the time each one stays: a bigger batch holds more jobs at the same rate, so each takes longer to come back.",
+    ));
+    let completion_ok = completion <= target;
+    s.push(check(
+        "completion_check",
+        "Completion time meets the target",
+        "completion time ≤ target",
+        format!("{} ≤ {}", duration(completion, 3), duration(target, 3)),
+        completion / target,
+        completion_ok,
+        "Batch work is judged by when each job is done, not by its first token or the gap between tokens, so this is the one latency check left.",
+    ));
+
+    // The streaming answer for the same inputs, worked by the fleet question's own code.
+    let streaming = fleet(c);
+    let sv = |id: &str| streaming.step(id).map_or(f64::NAN, |st| st.value);
+    let ss = |id: &str| {
+        streaming
+            .step(id)
+            .map_or_else(String::new, |st| st.substituted.clone())
+    };
+    let stream_replicas = sv("replicas");
+    s.push(fig(
+        "streaming_replicas",
+        "Replicas when streaming",
+        "⌈(prefill + decode demand at B) / ceiling⌉",
+        format!(
+            "⌈{} = {}⌉ at B = {}",
+            ss("replicas_exact"),
+            fixed(sv("replicas_exact"), 2),
+            num(c.v("batch"))
+        ),
+        stream_replicas,
+        "replicas",
+        plural(stream_replicas, "replica"),
+        "The fleet question's answer for the same traffic: small batches keep each token within its target, and a lower ceiling keeps queues short.",
+    ));
+    let saved = (stream_replicas - replicas) * tp;
+    s.push(fig(
+        "gpus_saved",
+        "GPUs saved by batching",
+        "(streaming replicas − replicas) × G",
+        format!(
+            "({} − {}) × {}",
+            int(stream_replicas),
+            int(replicas),
+            plural(tp, "GPU")
+        ),
+        saved,
+        "GPUs",
+        format!(
+            "{} ({} of the streaming fleet)",
+            plural(saved, "GPU"),
+            percent(saved / (stream_replicas * tp))
+        ),
+        "Every replica the batch answer does without is G GPUs no longer paid for, every hour.",
+    ));
+    let stream_per_million = sv("cost_per_million");
+    s.push(fig(
+        "streaming_cost_per_million",
+        "Cost per million output tokens when streaming",
+        "streaming cost per hour / (output tok/s × 3,600 / 10⁶)",
+        ss("cost_per_million"),
+        stream_per_million,
+        "$",
+        format!(
+            "{} ({} here)",
+            money(stream_per_million),
+            money(sized.cost_per_million)
+        ),
+        "The same tokens cost more when every reply streams under a per-token target.",
+    ));
+    s.push(fig(
+        "gateway_streams",
+        "Open streams at the gateway",
+        "none: a job's result returns whole",
+        format!(
+            "0 (streaming: {} = {})",
+            ss("open_streams"),
+            sig(sv("open_streams"), 3)
+        ),
+        0.0,
+        "streams",
+        format!("0 streams (streaming: {})", sig(sv("open_streams"), 3)),
+        "A batch job is queued and its result fetched when it is done, so the gateway holds no connection per reply; the streaming fleet holds one for every reply in progress.",
+    ));
+
+    // The verdict: which resource the work at the larger batch leans on, and how the KV pool
+    // and the completion target press.
+    let total = prefill_demand + decode_demand;
+    let (compute_load, memory_load) = if sc.memory_bound() {
+        (prefill_demand, decode_demand)
+    } else {
+        (total, 0.0)
+    };
+    let kv_share = batch_kv / pool;
+    let done_share = completion / target;
+    let share_pressure = |ok: bool, share: f64| {
+        if !ok || share >= 0.9 {
+            Pressure::Binding
+        } else if share >= 0.5 {
+            Pressure::Secondary
+        } else {
+            Pressure::Slack
+        }
+    };
+    let readings = vec![
+        LimitReading {
+            limit: Limit::Compute,
+            pressure: load_pressure(compute_load, memory_load, total),
+            reason: format!(
+                "Compute carries {} of the work ({} of {} replica-s/s): prefill{}.",
+                percent(compute_load / total),
+                sig(compute_load, 3),
+                sig(total, 3),
+                if sc.memory_bound() {
+                    ", whose share grows as a bigger batch spreads each read of the weights over more tokens"
+                } else {
+                    " and a decode that the batch has made compute-bound"
+                }
+            ),
+        },
+        LimitReading {
+            limit: Limit::HbmBandwidth,
+            pressure: load_pressure(memory_load, compute_load, total),
+            reason: if sc.memory_bound() {
+                format!(
+                    "Decode carries {} of the work, and each decode step is still memory-bound: it reads {} to emit {} tokens.",
+                    percent(memory_load / total),
+                    gb(bytes, 4),
+                    int(batch as f64)
+                )
+            } else {
+                format!(
+                    "At a batch of {} even decode is compute-bound, so HBM bandwidth has room.",
+                    int(batch as f64)
+                )
+            },
+        },
+        LimitReading {
+            limit: Limit::KvCapacity,
+            pressure: share_pressure(kv_ok, kv_share),
+            reason: format!(
+                "A full batch holds {} tokens of context, {} of the KV pool, which has room for {} at this context.",
+                int(batch_kv),
+                percent(kv_share),
+                plural((pool / avg_ctx).floor(), "job")
+            ),
+        },
+        LimitReading {
+            limit: Limit::LatencyTarget,
+            pressure: share_pressure(completion_ok, done_share),
+            reason: format!(
+                "A job completes in {} against a target of {}{}.",
+                duration(completion, 3),
+                duration(target, 3),
+                if completion_ok {
+                    ""
+                } else {
+                    ": the batch must shrink, so that fewer jobs wait at once"
+                }
+            ),
+        },
+    ];
+    finish(Question::Batch, s, readings)
 }
 
 /// The decode step as the textbook writes it: compute and memory overlap, nothing else
