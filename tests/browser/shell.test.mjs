@@ -8,7 +8,7 @@ import { start, open, shoot, DESKTOP, PHONE } from "./harness.mjs";
 // Each route, the heading it must show, and the header entry it must mark as current.
 const ROUTES = [
   { rel: "", name: "home", heading: /Serve Llama 3\.1 8B at 50 requests per second/, nav: "home" },
-  { rel: "lesson", name: "lesson", heading: /lesson/i, nav: "lesson" },
+  { rel: "lesson", name: "lesson", heading: /The strong answer/, nav: "lesson" },
   { rel: "size", name: "size", heading: /Size it up/i, nav: "size" },
   { rel: "size/fleet", name: "size-fleet", heading: /./, nav: "size" },
   { rel: "buildups", name: "buildups", heading: /Build-ups/i, nav: "buildups" },

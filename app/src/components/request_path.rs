@@ -24,7 +24,7 @@ const HOPS: [Hop; 7] = [
     Hop {
         id: "client",
         name: "Client",
-        job: "sends, reads the stream",
+        job: "sends, reads tokens",
         clock: Some("user TTFT"),
         step: 4,
         x: 10.0,
@@ -34,7 +34,7 @@ const HOPS: [Hop; 7] = [
     Hop {
         id: "gateway",
         name: "Gateway",
-        job: "auth, quota, holds the stream",
+        job: "auth, quota, the stream",
         clock: Some("server TTFT"),
         step: 1,
         x: 180.0,
@@ -140,7 +140,7 @@ pub fn RequestPath(
                 <rect x=x y=y width=w height=H rx="8"></rect>
                 <text x=x + 10.0 y=y + 24.0 class="hop-name">{h.name}</text>
                 <text x=x + 10.0 y=y + 44.0 class="hop-job">{h.job}</text>
-                {h.clock.map(|c| view! { <text x=x + 10.0 y=y + 59.0 class="hop-clock">{format!("⏱ {c}")}</text> })}
+                {h.clock.map(|c| view! { <text x=x + 10.0 y=y + 59.0 class="hop-clock">{format!("clock: {c}")}</text> })}
             </g>
         }
     };
@@ -158,13 +158,12 @@ pub fn RequestPath(
                     </marker>
                 </defs>
                 <rect x="160" y="230" width="335" height="96" rx="10" class="pool"></rect>
-                <text x="168" y="246" class="pool-label">"GPU pool"</text>
+                <text x="487" y="321" class="pool-label" text-anchor="end">"GPU pool"</text>
                 <line x1="150" y1="30" x2="178" y2="30" class="flow in" marker-end="url(#arrow)"></line>
                 <line x1="330" y1="42" x2="358" y2="42" class="flow aux" marker-end="url(#arrow)"></line>
                 <line x1="255" y1="74" x2="255" y2="118" class="flow in" marker-end="url(#arrow)"></line>
                 <line x1="255" y1="184" x2="255" y2="248" class="flow in" marker-end="url(#arrow)"></line>
                 <line x1="200" y1="184" x2="120" y2="248" class="flow aux" marker-end="url(#arrow)"></line>
-                <line x1="425" y1="248" x2="425" y2="236" class="flow aux"></line>
                 <path d="M 190 250 L 130 186" class="flow out" marker-end="url(#arrow)"></path>
                 <path d="M 60 120 L 60 76" class="flow out" marker-end="url(#arrow)"></path>
                 {hops}

@@ -24,7 +24,7 @@ mod drill;
 mod inputs;
 mod query;
 
-pub use check::{assumptions, fleet_config, Assumption, SimCheck, SimCheckConfig};
+pub use check::{assumptions, check_fleets, fleet_config, Assumption, SimCheck, SimCheckConfig};
 
 pub use derive::derive;
 pub use drill::{sensitivity, Drill, EntryUnit, Grade};

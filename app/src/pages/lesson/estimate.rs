@@ -11,7 +11,7 @@ use leptos::prelude::*;
 use trainer_content::words::fill;
 use trainer_core::format::{duration, fixed, int, sig};
 use trainer_core::sizing::{
-    assumptions, fleet_config, Assumption, Question, SimCheck, SimCheckConfig,
+    assumptions, check_fleets, Assumption, Question, SimCheck, SimCheckConfig,
 };
 
 /// One finished check: what it ran on, and what it found.
@@ -59,25 +59,16 @@ fn start_check(sim: LessonSim, query: String) {
         return;
     };
     let replicas = d.step("replicas").map_or(1.0, |s| s.value) as u32;
-    let counts: Vec<u32> = if replicas > 1 {
-        vec![replicas, replicas - 1]
-    } else {
-        vec![replicas]
-    };
-    let cfg = SimCheckConfig::DEFAULT;
-    let mut fleets = Vec::new();
-    for n in counts {
-        match fleet_config(&inputs, n, &cfg) {
-            Ok(f) => fleets.push(f),
-            Err(e) => {
-                sim.status.set(RunStatus::Failed(format!(
-                    "The simulator cannot run these inputs: {} {}.",
-                    e.field, e.message
-                )));
-                return;
-            }
+    let fleets = match check_fleets(&inputs, replicas, &SimCheckConfig::DEFAULT) {
+        Ok(f) => f,
+        Err(e) => {
+            sim.status.set(RunStatus::Failed(format!(
+                "The simulator cannot run these inputs: {} {}.",
+                e.field, e.message
+            )));
+            return;
         }
-    }
+    };
     let assumed = fleets
         .first()
         .map(|f| assumptions(&inputs, f))

@@ -99,7 +99,7 @@ pub fn ProbeRun(id: String) -> impl IntoView {
                 </div>
                 {ratio.map(|(r, label)| view! {
                     <p data-testid=format!("{tid}-ratio") data-value=format!("{r}")>
-                        {fill(&w2.probe_ratio, &[("ratio", fixed(r, 1)), ("figure", label.to_lowercase())])}
+                        {fill(&w2.probe_ratio, &[("ratio", fixed(r, 1)), ("figure", label)])}
                     </p>
                 })}
             }
