@@ -2,6 +2,7 @@
 
 mod home;
 mod lesson;
+mod moments;
 mod not_found;
 pub mod planned;
 mod simulator;
@@ -18,6 +19,8 @@ pub fn render(route: Route) -> AnyView {
         Route::Size(q) => view! { <size::SizePage question=q/> }.into_any(),
         Route::Simulator => view! { <simulator::SimulatorPage/> }.into_any(),
         Route::Lesson => view! { <lesson::LessonPage/> }.into_any(),
+        Route::Moments => view! { <moments::MomentsIndex/> }.into_any(),
+        Route::Moment(id) => view! { <moments::MomentPage id=id/> }.into_any(),
         other => planned::page(other.section()).into_any(),
     }
 }
