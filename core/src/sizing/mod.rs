@@ -30,6 +30,7 @@ pub use derive::derive;
 pub use drill::{sensitivity, Drill, EntryUnit, Grade};
 pub use inputs::{is_preset_figure, ChoiceOption, InputGroup, InputKind, InputSpec, Inputs};
 pub use query::{page_query, PageQuery, Reveal};
+pub(crate) use query::{pairs as query_pairs, write as write_query};
 
 use serde::Serialize;
 
