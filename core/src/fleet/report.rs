@@ -37,10 +37,13 @@ impl Cdf {
         if h.is_empty() {
             return Cdf::default();
         }
-        let mut s = h.to_samples();
         Cdf {
             count: h.len(),
-            points: CDF_QUANTILES.iter().map(|&q| (s.quantile(q), q)).collect(),
+            points: h
+                .quantiles(&CDF_QUANTILES)
+                .into_iter()
+                .zip(CDF_QUANTILES)
+                .collect(),
         }
     }
 
