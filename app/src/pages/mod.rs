@@ -1,6 +1,7 @@
 //! One module per page. [`render`] maps a route to its page.
 
 mod home;
+mod lab;
 mod not_found;
 pub mod planned;
 mod simulator;
@@ -16,6 +17,7 @@ pub fn render(route: Route) -> AnyView {
         Route::SizeIndex => view! { <size::SizeIndex/> }.into_any(),
         Route::Size(q) => view! { <size::SizePage question=q/> }.into_any(),
         Route::Simulator => view! { <simulator::SimulatorPage/> }.into_any(),
+        Route::Lab => view! { <lab::LabPage/> }.into_any(),
         other => planned::page(other.section()).into_any(),
     }
 }
