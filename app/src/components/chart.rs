@@ -254,7 +254,15 @@ fn draw(canvas: &web_sys::HtmlCanvasElement, data: &ChartData) -> usize {
             x_format,
             y_format,
         } => {
-            let fx = |x: f64| if *x_log { x.max(1e-6).log10() } else { x };
+            // On a log axis a zero (a token released in the same burst as the one before)
+            // sits at the left edge, the smallest positive value drawn.
+            let floor = lines
+                .iter()
+                .flat_map(|l| l.points.iter().map(|p| p.0))
+                .filter(|&x| x > 0.0)
+                .fold(f64::INFINITY, f64::min);
+            let floor = if floor.is_finite() { floor } else { 1e-6 };
+            let fx = |x: f64| if *x_log { x.max(floor).log10() } else { x };
             let pts = lines.iter().flat_map(|l| l.points.iter());
             let (mut x0, mut x1, mut y1) = (f64::INFINITY, f64::NEG_INFINITY, 0.0f64);
             for &(x, y) in pts {

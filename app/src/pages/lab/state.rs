@@ -103,6 +103,10 @@ struct Job {
     last_live: f64,
     live_due: bool,
     paused: bool,
+    /// The run has reached its end (its result is worked out in the next frame).
+    finished: bool,
+    /// A result worked out in one frame, to show in the next.
+    worked_out: Option<Arc<LabResult>>,
 }
 
 /// The lab's state, shared by its views.
@@ -288,6 +292,8 @@ impl Lab {
                     last_live: t,
                     live_due: false,
                     paused: false,
+                    finished: false,
+                    worked_out: None,
                 }));
                 let lab = *self;
                 request_animation_frame(move || lab.frame(generation));
@@ -356,8 +362,11 @@ impl Lab {
         }
     }
 
-    /// One animation frame of the run: either a slice of simulation or a live redraw (never
-    /// both, so no frame's task holds the main thread for long).
+    /// One animation frame of the run. A frame does one of three things, so no frame's task
+    /// holds the main thread for long: a slice of simulation; working out the result so far
+    /// (after a slice that ended the run, or when a live redraw is due); or showing a result
+    /// worked out in the frame before (the views render; the charts draw in tasks of their
+    /// own).
     fn frame(self, generation: u64) {
         // The page may have gone (another page, or the lab drawn again for a new entry).
         if self.generation.try_get_value() != Some(generation) {
@@ -366,18 +375,24 @@ impl Lab {
         let Some(speed) = self.speed.try_get_untracked() else {
             return;
         };
-        let mut live = false;
-        let mut finished = false;
+        let mut publish = None;
         let mut status = None;
+        let mut go_on = false;
         self.job.update_value(|j| {
             let Some(j) = j.as_mut() else { return };
+            if let Some(r) = j.worked_out.take() {
+                publish = Some((r, j.query.clone(), j.role, j.finished));
+                go_on = !j.finished;
+                return;
+            }
             if j.paused {
                 return;
             }
+            go_on = true;
             let t0 = now_ms();
-            if j.live_due {
+            if j.live_due || j.finished {
                 j.live_due = false;
-                live = true;
+                j.worked_out = Some(Arc::new(j.run.result()));
                 return;
             }
             let budget_sim = match speed {
@@ -390,7 +405,7 @@ impl Lab {
                     break;
                 }
                 if j.run.advance(EVENTS_PER_CHECK) == 0 || j.run.is_done() {
-                    finished = true;
+                    j.finished = true;
                     break;
                 }
                 if now_ms() - t0 >= SLICE_MS {
@@ -400,7 +415,7 @@ impl Lab {
             let took = now_ms() - t0;
             j.busy_ms += took;
             j.longest_ms = j.longest_ms.max(took);
-            if !finished && t0 - j.last_live > LIVE_MS {
+            if !j.finished && t0 - j.last_live > LIVE_MS {
                 j.last_live = t0;
                 j.live_due = true;
             }
@@ -411,27 +426,32 @@ impl Lab {
                 horizon: j.run.horizon(),
             });
         });
-        if live {
-            self.live_update();
-        } else if finished {
-            self.finish();
-            return;
-        } else if let Some(s) = status {
+        if let Some((r, query, role, finished)) = publish {
+            if finished {
+                self.finish(r);
+                return;
+            }
+            if role == Role::Current {
+                self.result.set(Some(r));
+                self.result_query.set(query);
+            }
+        }
+        if let Some(s) = status {
             if self.status.try_set(s).is_some() {
                 return; // The page has gone.
             }
-        } else {
-            return; // Paused or gone.
         }
-        request_animation_frame(move || self.frame(generation));
+        if go_on {
+            request_animation_frame(move || self.frame(generation));
+        }
     }
 
-    /// The job has ended: show its result, and start the current run after a pinned one.
-    fn finish(&self) {
+    /// The job has ended with result `r`: show it, and start the current run after a
+    /// pinned one.
+    fn finish(&self, r: Arc<LabResult>) {
         let Some(j) = self.job.try_update_value(Option::take).flatten() else {
             return;
         };
-        let r = Arc::new(j.run.result());
         let events = r.report.events;
         match j.role {
             Role::Pinned => {
