@@ -10,6 +10,7 @@ mod pages;
 mod progress;
 mod route;
 mod shell;
+mod sim_runner;
 
 fn main() {
     std::panic::set_hook(Box::new(|info| {

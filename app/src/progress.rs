@@ -16,6 +16,20 @@ pub struct Progress {
     pub done: Vec<String>,
     /// Drill attempts: (question id, step id, within the band).
     pub drills: Vec<DrillResult>,
+    /// The inputs last used in each calculator, as its query string (question id to query):
+    /// the lesson's live figures are computed from them.
+    pub inputs: std::collections::BTreeMap<String, String>,
+    /// Estimates committed in the lesson before the answer was shown.
+    pub estimates: Vec<EstimateRecord>,
+}
+
+/// One estimate, with the derived figure it was compared with.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct EstimateRecord {
+    pub question: String,
+    pub step: String,
+    pub estimate: f64,
+    pub derived: f64,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -68,6 +82,33 @@ impl ProgressStore {
                 question: question.to_string(),
                 step: step.to_string(),
                 correct,
+            })
+        });
+        self.save();
+    }
+
+    /// Remembers the inputs of a calculator (its query string), and saves when they changed.
+    pub fn set_inputs(&self, question: &str, query: &str) {
+        let mut changed = false;
+        self.progress.update(|p| {
+            if p.inputs.get(question).map(String::as_str) != Some(query) {
+                p.inputs.insert(question.to_string(), query.to_string());
+                changed = true;
+            }
+        });
+        if changed {
+            self.save();
+        }
+    }
+
+    /// Records an estimate committed in the lesson, and saves.
+    pub fn record_estimate(&self, question: &str, step: &str, estimate: f64, derived: f64) {
+        self.progress.update(|p| {
+            p.estimates.push(EstimateRecord {
+                question: question.to_string(),
+                step: step.to_string(),
+                estimate,
+                derived,
             })
         });
         self.save();

@@ -12,167 +12,7 @@
 use leptos::prelude::*;
 use wasm_bindgen::JsCast;
 
-/// A page of the app.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Route {
-    Home,
-    Lesson,
-    /// `/size` lists the questions; `/size/<question>` works one through.
-    SizeIndex,
-    Size(String),
-    BuildUps,
-    BuildUp(String),
-    Moments,
-    Moment(String),
-    Lab,
-    Mock,
-    /// How close the simulator comes to published measurements.
-    Simulator,
-    NotFound(String),
-}
-
-/// The first path segments that start a route: the same list as `roots` in the inline script
-/// of `index.html`, which works out the base path before the app loads (a browser test
-/// compares the two).
-pub const ROOTS: [&str; 7] = [
-    "lesson",
-    "size",
-    "buildups",
-    "moments",
-    "lab",
-    "mock",
-    "simulator",
-];
-
-impl Route {
-    /// Parses a path relative to the app's base (no leading slash needed).
-    pub fn parse(rel: &str) -> Route {
-        let segs: Vec<&str> = rel.split('/').filter(|s| !s.is_empty()).collect();
-        // Only the known first segments start a page (the list index.html resolves bases by).
-        if let Some(first) = segs.first() {
-            if !ROOTS.contains(first) && !matches!(*first, "index.html" | "404.html") {
-                return Route::NotFound(rel.to_string());
-            }
-        }
-        match segs.as_slice() {
-            [] | ["index.html"] | ["404.html"] => Route::Home,
-            ["lesson"] => Route::Lesson,
-            ["size"] => Route::SizeIndex,
-            ["size", q] => Route::Size((*q).to_string()),
-            ["buildups"] => Route::BuildUps,
-            ["buildups", id] => Route::BuildUp((*id).to_string()),
-            ["moments"] => Route::Moments,
-            ["moments", id] => Route::Moment((*id).to_string()),
-            ["lab"] => Route::Lab,
-            ["mock"] => Route::Mock,
-            ["simulator"] => Route::Simulator,
-            _ => Route::NotFound(rel.to_string()),
-        }
-    }
-
-    /// The path relative to the base, without a leading slash ("" for home).
-    pub fn path(&self) -> String {
-        match self {
-            Route::Home => String::new(),
-            Route::Lesson => "lesson".into(),
-            Route::SizeIndex => "size".into(),
-            Route::Size(q) => format!("size/{q}"),
-            Route::BuildUps => "buildups".into(),
-            Route::BuildUp(id) => format!("buildups/{id}"),
-            Route::Moments => "moments".into(),
-            Route::Moment(id) => format!("moments/{id}"),
-            Route::Lab => "lab".into(),
-            Route::Mock => "mock".into(),
-            Route::Simulator => "simulator".into(),
-            Route::NotFound(p) => p.clone(),
-        }
-    }
-
-    /// Which header entry this page belongs to.
-    pub fn section(&self) -> Section {
-        match self {
-            Route::Home | Route::NotFound(_) | Route::Simulator => Section::Home,
-            Route::Lesson => Section::Lesson,
-            Route::SizeIndex | Route::Size(_) => Section::Size,
-            Route::BuildUps | Route::BuildUp(_) => Section::BuildUps,
-            Route::Moments | Route::Moment(_) => Section::Moments,
-            Route::Lab => Section::Lab,
-            Route::Mock => Section::Mock,
-        }
-    }
-
-    /// The document title for this page.
-    pub fn title(&self) -> String {
-        let page = match self {
-            Route::Home => return "Serving LLMs: the interview trainer".into(),
-            Route::NotFound(_) => "Page not found",
-            Route::Simulator => "How close is the simulator?",
-            _ => self.section().label(),
-        };
-        format!("{page} · Serving LLMs")
-    }
-}
-
-/// The header's entries.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Section {
-    Home,
-    Lesson,
-    Size,
-    BuildUps,
-    Moments,
-    Lab,
-    Mock,
-}
-
-impl Section {
-    pub const NAV: [Section; 7] = [
-        Section::Home,
-        Section::Lesson,
-        Section::Size,
-        Section::BuildUps,
-        Section::Moments,
-        Section::Lab,
-        Section::Mock,
-    ];
-
-    pub fn label(self) -> &'static str {
-        match self {
-            Section::Home => "Home",
-            Section::Lesson => "Lesson",
-            Section::Size => "Size it up",
-            Section::BuildUps => "Build-ups",
-            Section::Moments => "Interview moments",
-            Section::Lab => "Lab",
-            Section::Mock => "Mock interview",
-        }
-    }
-
-    pub fn route(self) -> Route {
-        match self {
-            Section::Home => Route::Home,
-            Section::Lesson => Route::Lesson,
-            Section::Size => Route::SizeIndex,
-            Section::BuildUps => Route::BuildUps,
-            Section::Moments => Route::Moments,
-            Section::Lab => Route::Lab,
-            Section::Mock => Route::Mock,
-        }
-    }
-
-    /// Stable id for `data-testid`.
-    pub fn id(self) -> &'static str {
-        match self {
-            Section::Home => "home",
-            Section::Lesson => "lesson",
-            Section::Size => "size",
-            Section::BuildUps => "buildups",
-            Section::Moments => "moments",
-            Section::Lab => "lab",
-            Section::Mock => "mock",
-        }
-    }
-}
+pub use trainer_content::route::{Route, Section};
 
 /// The router's state, provided as context at the root.
 #[derive(Clone, Copy)]
@@ -208,6 +48,13 @@ impl Router {
         });
         // The router lives as long as the page, and so does its listener.
         std::mem::forget(handle);
+        // A deep link with a fragment: the element exists only once the app has drawn it.
+        after_render(|| {
+            let hash = web_sys::window()
+                .and_then(|w| w.location().hash().ok())
+                .unwrap_or_default();
+            scroll_to_id(hash.trim_start_matches('#'));
+        });
         provide_context(router);
         router
     }
@@ -221,7 +68,17 @@ impl Router {
     /// keeps its scroll position (restored on Back), and focus moves to the new page's heading
     /// so a screen reader announces it.
     pub fn navigate(&self, route: Route, query: &str) {
-        let url = self.url(&route, query);
+        self.navigate_to(route, query, "");
+    }
+
+    /// [`Router::navigate`] to a place on the page: with a `fragment` (an element's id), the
+    /// page scrolls to that element once drawn, and focus moves there.
+    pub fn navigate_to(&self, route: Route, query: &str, fragment: &str) {
+        let mut url = self.url(&route, query);
+        if !fragment.is_empty() {
+            url.push('#');
+            url.push_str(fragment);
+        }
         if let Some(w) = web_sys::window() {
             if let Ok(h) = w.history() {
                 let y = w.scroll_y().unwrap_or(0.0);
@@ -234,7 +91,12 @@ impl Router {
         if let Some(w) = web_sys::window() {
             w.scroll_to_with_x_and_y(0.0, 0.0);
         }
-        after_render(focus_heading);
+        let fragment = fragment.to_string();
+        after_render(move || {
+            if !scroll_to_id(&fragment) {
+                focus_heading();
+            }
+        });
     }
 
     /// Rewrites the query of the current entry (state kept in the URL, without a history entry).
@@ -259,6 +121,29 @@ impl Router {
 /// Runs `f` once the page has been drawn for the route just set.
 fn after_render(f: impl FnOnce() + 'static) {
     request_animation_frame(f);
+}
+
+/// Scrolls the element with this id into view and focuses it; false when there is none.
+fn scroll_to_id(id: &str) -> bool {
+    if id.is_empty() {
+        return false;
+    }
+    let Some(el) = web_sys::window()
+        .and_then(|w| w.document())
+        .and_then(|d| d.get_element_by_id(id))
+    else {
+        return false;
+    };
+    el.scroll_into_view();
+    if el.get_attribute("tabindex").is_none() {
+        let _ = el.set_attribute("tabindex", "-1");
+    }
+    if let Ok(el) = el.dyn_into::<web_sys::HtmlElement>() {
+        let opts = web_sys::FocusOptions::new();
+        opts.set_prevent_scroll(true);
+        let _ = el.focus_with_options(&opts);
+    }
+    true
 }
 
 /// Moves focus to the page's main heading (made focusable for it), without scrolling.

@@ -12,6 +12,8 @@ pub mod fleet;
 pub mod format;
 pub mod lab;
 pub mod metrics;
+pub mod moments;
+pub mod probes;
 pub mod replica;
 pub mod scenario;
 pub mod sizing;

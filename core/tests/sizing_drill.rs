@@ -98,6 +98,19 @@ const ELASTICITIES: &[(Question, &str, &str, f64, f64)] = &[
         -0.91,
         -0.90,
     ),
+    (Question::Batch, "decode_demand", "rate", 1.0, 1.0),
+    (Question::Batch, "decode_demand", "hbm_tb_s", -0.91, -0.90),
+    // The streaming fleet's batch moves only the streaming figures.
+    (Question::Batch, "decode_demand", "batch", 0.0, 0.0),
+    (
+        Question::Batch,
+        "replicas_exact",
+        "job_ceiling",
+        -0.91,
+        -0.90,
+    ),
+    // A bigger batch shares each weight read over more jobs, so it needs fewer replicas.
+    (Question::Batch, "replicas_exact", "job_batch", -0.5, -0.01),
 ];
 
 #[test]
@@ -149,6 +162,13 @@ const PINNED: &[(Question, &str, &str)] = &[
         "decode_throughput",
         "question=gpu-hours&model=mistral-7b&gpu=h200&batch=8&context=2048&mfu=0.6&mbu=0.7\
          &price=1.5",
+    ),
+    (
+        Question::Batch,
+        "batch_kv",
+        "question=batch&model=mistral-7b&gpu=h200&rate=42&prompt_tokens=2000&output_tokens=500\
+         &completion_s=3600&mfu=0.6&mbu=0.7&job_ceiling=0.95&ceiling=0.7&mem_util=0.9\
+         &reserve_gb=4&price=1.5",
     ),
 ];
 

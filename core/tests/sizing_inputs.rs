@@ -86,6 +86,12 @@ const BAD_QUERIES: &[(&str, &str, &str)] = &[
     ("gpu=tpu", "gpu", "no preset"),
     ("weight_dtype=int4", "weight_dtype", "no preset"),
     ("question=nope", "question", "not a known question"),
+    ("question=batch&job_batch=2.5", "job_batch", "whole"),
+    (
+        "question=batch&completion_s=0",
+        "completion_s",
+        "greater than zero",
+    ),
     (
         "question=gpu-hours&chat_tokens=0&context=0",
         "context",
@@ -155,7 +161,7 @@ fn underivable_inputs_name_the_field_to_change() {
 /// in their ranges (whole where they must be).
 fn arb_inputs() -> impl Strategy<Value = (Question, Inputs)> {
     (
-        0..3usize,
+        0..questions().len(),
         0..models().len(),
         0..gpus().len(),
         any::<bool>(),
@@ -208,7 +214,7 @@ proptest! {
         text in prop_oneof![
             any::<String>(),
             "[a-z_]{1,14}=[-+0-9.eEaNinf%,]{0,12}(&[a-z_]{1,14}=[-+0-9.eEaNinf%]{0,12}){0,6}",
-            "(question=(fleet|gpu-hours|chats-per-replica)&)?(rate|mfu|batch|params|model|gpu|kv_heads|gpus_per_replica|context|chat_tokens)=[-0-9.e%a-z]{0,14}",
+            "(question=(fleet|gpu-hours|chats-per-replica|batch)&)?(rate|mfu|batch|params|model|gpu|kv_heads|gpus_per_replica|context|chat_tokens|job_batch|job_ceiling|completion_s)=[-0-9.e%a-z]{0,14}",
         ]
     ) {
         let (q, inputs, errors) = Inputs::from_query(&text);

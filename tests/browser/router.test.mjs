@@ -21,7 +21,7 @@ function listIn(file, pattern) {
 
 test("index.html and the app's route table list the same first segments, and each opens a page", async () => {
   const html = listIn("index.html", /var roots = \[([^\]]*)\]/);
-  const rust = listIn("app/src/route.rs", /pub const ROOTS: \[&str; \d+\] = \[([^\]]*)\]/);
+  const rust = listIn("content/src/route.rs", /pub const ROOTS: \[&str; \d+\] = \[([^\]]*)\]/);
   assert.deepEqual(html, rust);
   const page = await app.page();
   for (const root of html) {

@@ -13,6 +13,12 @@ pub fn Link(
     /// Optional query string, without `?`.
     #[prop(optional, into)]
     query: String,
+    /// Optional element id on the page to scroll to, without `#`.
+    #[prop(optional, into)]
+    fragment: String,
+    /// Text for screen readers, when the visible text alone does not say where it goes.
+    #[prop(optional, into)]
+    aria_label: Option<String>,
     /// CSS classes for the `<a>`.
     #[prop(optional, into)]
     class: String,
@@ -25,22 +31,25 @@ pub fn Link(
     children: Children,
 ) -> impl IntoView {
     let router = use_router();
-    let href = if query.is_empty() {
+    let mut href = if query.is_empty() {
         router.href(&to)
     } else {
         format!("{}?{}", router.href(&to), query)
     };
+    if !fragment.is_empty() {
+        href = format!("{href}#{fragment}");
+    }
     let on_click = move |ev: web_sys::MouseEvent| {
         if ev.button() != 0 || ev.meta_key() || ev.ctrl_key() || ev.shift_key() || ev.alt_key() {
             return;
         }
         ev.prevent_default();
-        router.navigate(to.clone(), &query);
+        router.navigate_to(to.clone(), &query, &fragment);
     };
     let testid = (!testid.is_empty()).then_some(testid);
     let aria_current = move || current.and_then(|c| c.get().then_some("page"));
     view! {
-        <a href=href class=class data-testid=testid aria-current=aria_current on:click=on_click>
+        <a href=href class=class data-testid=testid aria-current=aria_current aria-label=aria_label on:click=on_click>
             {children()}
         </a>
     }

@@ -2,6 +2,7 @@
 
 mod home;
 mod lab;
+mod lesson;
 mod not_found;
 pub mod planned;
 mod simulator;
@@ -18,6 +19,7 @@ pub fn render(route: Route) -> AnyView {
         Route::Size(q) => view! { <size::SizePage question=q/> }.into_any(),
         Route::Simulator => view! { <simulator::SimulatorPage/> }.into_any(),
         Route::Lab => view! { <lab::LabPage/> }.into_any(),
+        Route::Lesson => view! { <lesson::LessonPage/> }.into_any(),
         other => planned::page(other.section()).into_any(),
     }
 }

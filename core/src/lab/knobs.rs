@@ -105,8 +105,8 @@ pub const MAX_LAB_DURATION: f64 = 86_400.0;
 impl Knob {
     /// Every knob, in the order they are applied and shown.
     pub const ALL: [Knob; 40] = [
-        Knob::Rate,
         Knob::Arrival,
+        Knob::Rate,
         Knob::Cv,
         Knob::Duration,
         Knob::Prompt,
@@ -833,9 +833,10 @@ impl Knob {
                             min: (m / 2.0).round().max(1.0) as u32,
                             max: (m * 1.5).round().max(2.0) as u32,
                         },
+                        // Whole tokens, as the fields take them.
                         "log_normal" => LengthDist::LogNormal {
-                            mean: m,
-                            p99: m * 4.0,
+                            mean: m.round(),
+                            p99: m.round() * 4.0,
                         },
                         _ => continue,
                     };

@@ -604,8 +604,10 @@ impl BlockPool {
         // so only an orphan could hold the next hash (the common case: a prompt's blocks
         // registered one after another, and no orphans at all).
         let mut prev_fresh = false;
-        for k in run {
-            let (b, h) = (blocks[k], hashes[k]);
+        let (mut k, end) = (run.start, run.end);
+        while k < end {
+            let (i, b, h) = (k, blocks[k], hashes[k]);
+            k += 1;
             if self.meta[b as usize].link != UNCACHED {
                 // Already cached (a prefix hit): it holds `h`.
                 prev = Some(b);
@@ -615,14 +617,14 @@ impl BlockPool {
             let held = if prev_fresh {
                 self.orphan(h)
             } else {
-                self.find(k, prev, h)
+                self.find(i, prev, h)
             };
             if let Some(holder) = held {
                 prev = Some(holder);
                 prev_fresh = false;
                 continue;
             }
-            let link = if k == 0 {
+            let link = if i == 0 {
                 self.roots.insert(h, b);
                 ROOT
             } else {
@@ -643,6 +645,25 @@ impl BlockPool {
             m.next = NO_CHILD;
             prev = Some(b);
             prev_fresh = true;
+            if self.orphans.len == 0 {
+                // The common case, a prompt's fresh blocks one after another with no orphan
+                // that could hold their hashes: each becomes the child of the one before.
+                let mut p = b;
+                while k < end {
+                    let (c, h) = (blocks[k], hashes[k]);
+                    let m = &mut self.meta[c as usize];
+                    if m.link != UNCACHED {
+                        break;
+                    }
+                    m.hash = h;
+                    m.link = p;
+                    m.next = NO_CHILD;
+                    self.meta[p as usize].next = c;
+                    p = c;
+                    k += 1;
+                }
+                prev = Some(p);
+            }
         }
     }
 

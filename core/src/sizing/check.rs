@@ -162,6 +162,24 @@ pub struct Assumption {
     pub unit: &'static str,
 }
 
+/// The fleets a check runs for the fleet question's answer of `replicas`: that many, and one
+/// fewer (when there are two or more), so the check says whether the rounding up was needed.
+pub fn check_fleets(
+    inputs: &Inputs,
+    replicas: u32,
+    cfg: &SimCheckConfig,
+) -> Result<Vec<FleetConfig>, ConfigError> {
+    let counts = if replicas > 1 {
+        vec![replicas, replicas - 1]
+    } else {
+        vec![replicas]
+    };
+    counts
+        .into_iter()
+        .map(|n| fleet_config(inputs, n, cfg))
+        .collect()
+}
+
 /// Where the simulated replicas of `fleet` (from [`fleet_config`]) depart from the estimate's
 /// assumptions: the KV pool (the simulator sizes it from the memory the device reports, at
 /// vLLM's utilisation and measured reserve; the estimate from the datasheet's round figure and
@@ -281,6 +299,22 @@ impl SimCheck {
 mod tests {
     use super::*;
     use crate::fleet::FleetSim;
+
+    #[test]
+    fn a_check_runs_the_answer_and_one_fewer() {
+        let inputs = Inputs::defaults(Question::Fleet);
+        let cfg = SimCheckConfig::DEFAULT;
+        let counts = |n| -> Vec<u32> {
+            check_fleets(&inputs, n, &cfg)
+                .expect("valid")
+                .iter()
+                .map(|f| f.pools[0].replicas)
+                .collect()
+        };
+        assert_eq!(counts(8), vec![8, 7]);
+        assert_eq!(counts(1), vec![1]);
+        assert!(check_fleets(&inputs, 0, &cfg).is_err());
+    }
 
     fn run(query: &str, replicas: u32, duration_s: f64) -> SimCheck {
         let (_, inputs, errors) = Inputs::from_query(query);

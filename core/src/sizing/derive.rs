@@ -1,4 +1,4 @@
-//! The three derivations. Every figure the cost model knows comes from [`CostModel`]; the
+//! The four derivations. Every figure the cost model knows comes from [`CostModel`]; the
 //! arithmetic here is only what sits around it (rates times lengths, demand over a ceiling,
 //! Little's law, money, shares).
 
@@ -21,6 +21,7 @@ pub fn derive(q: Question, inputs: &Inputs) -> Result<Derivation, Vec<ConfigErro
         Question::Fleet => fleet(&ctx),
         Question::ChatsPerReplica => chats_per_replica(&ctx),
         Question::GpuHours => gpu_hours(&ctx),
+        Question::Batch => batch(&ctx),
     })
 }
 
@@ -301,6 +302,221 @@ impl<'a> Ctx<'a> {
     }
 }
 
+/// The token load of the fleet and batch questions and the prefill work it brings.
+struct Load {
+    /// Output tokens per second, tok/s.
+    output_tps: f64,
+    /// Prefill time per prompt token, s.
+    t_prefill: f64,
+    /// Replica-seconds of prefill per second of traffic.
+    prefill_demand: f64,
+}
+
+/// The decode a fleet is sized for: its batch, the step and throughput at that batch, and the
+/// utilisation ceiling.
+struct Sizing<'a> {
+    batch: u32,
+    ceiling: f64,
+    step: &'a StepCost,
+    throughput: f64,
+}
+
+/// A fleet sized from its load.
+struct Sized {
+    /// Replica-seconds of decode per second of traffic.
+    decode_demand: f64,
+    /// Whole replicas.
+    replicas: f64,
+    /// The fleet's cost per million output tokens, $.
+    cost_per_million: f64,
+}
+
+impl Ctx<'_> {
+    /// Pushes the steps that turn the arrival rate into tokens of each phase and prefill work:
+    /// prompt and output tokens per second, prefill time per token, prefill demand.
+    fn load_steps(&self, s: &mut Vec<Step>) -> Load {
+        let rate = self.v("rate");
+        let lp = self.v("prompt_tokens");
+        let lo = self.v("output_tokens");
+        let prompt_tps = rate * lp;
+        s.push(fig(
+            "prompt_tps",
+            "Prompt tokens per second",
+            "λ × prompt tokens",
+            format!("{} × {}", num(rate), num(lp)),
+            prompt_tps,
+            "tok/s",
+            format!("{} tok/s", count(prompt_tps)),
+            "Prefill work scales with prompt tokens, not with requests, so the load is counted in tokens.",
+        ));
+        let output_tps = rate * lo;
+        s.push(fig(
+            "output_tps",
+            "Output tokens per second",
+            "λ × output tokens",
+            format!("{} × {}", num(rate), num(lo)),
+            output_tps,
+            "tok/s",
+            format!("{} tok/s", count(output_tps)),
+            "Decode work scales with the tokens the fleet must generate, one step per token per sequence.",
+        ));
+        let pf = self.prefill_per_token_step();
+        let t_prefill = pf.value;
+        s.push(pf);
+        let prefill_demand = prompt_tps * t_prefill;
+        s.push(fig(
+            "prefill_demand",
+            "Prefill demand",
+            "prompt tok/s × t_prefill",
+            format!("{} × {}", count(prompt_tps), duration(t_prefill, 3)),
+            prefill_demand,
+            "replica-s/s",
+            format!("{} replica-s/s", sig(prefill_demand, 3)),
+            "Each second of traffic brings this many seconds of prefill work for one replica.",
+        ));
+        Load {
+            output_tps,
+            t_prefill,
+            prefill_demand,
+        }
+    }
+
+    /// Pushes the average context during decode; returns it and the whole number of tokens the
+    /// cost model takes.
+    fn avg_context_step(&self, s: &mut Vec<Step>) -> (f64, u32) {
+        let lp = self.v("prompt_tokens");
+        let lo = self.v("output_tokens");
+        let avg_ctx = lp + lo / 2.0;
+        s.push(fig(
+            "avg_context",
+            "Average context during decode",
+            "prompt + output / 2",
+            format!("{} + {} / 2", num(lp), num(lo)),
+            avg_ctx,
+            "tokens",
+            format!("{} tokens", int(avg_ctx)),
+            "A reply's context grows from the prompt to prompt plus output, so on average it sits halfway.",
+        ));
+        (avg_ctx, avg_ctx.round().clamp(1.0, u32::MAX as f64) as u32)
+    }
+
+    /// Pushes the steps from decode throughput to money: decode demand, replicas at the
+    /// ceiling (`why_ceiling` says why the ceiling sits where it does), whole replicas, GPUs,
+    /// cost per hour and per million output tokens.
+    fn replica_steps(
+        &self,
+        s: &mut Vec<Step>,
+        load: &Load,
+        at: Sizing,
+        why_ceiling: &str,
+    ) -> Sized {
+        let (output_tps, prefill_demand) = (load.output_tps, load.prefill_demand);
+        let (ceiling, thr, sc) = (at.ceiling, at.throughput, at.step);
+        let price = self.v("price");
+        let tp = self.tp as f64;
+        let decode_demand = output_tps / thr;
+        s.push(fig(
+            "decode_demand",
+            "Decode demand",
+            "output tok/s / decode throughput",
+            format!("{} / {}", count(output_tps), count(thr)),
+            decode_demand,
+            "replica-s/s",
+            format!("{} replica-s/s", sig(decode_demand, 3)),
+            "Each second of traffic brings this many seconds of decode work for one replica.",
+        ));
+        let replicas_exact = (prefill_demand + decode_demand) / ceiling;
+        s.push(fig(
+            "replicas_exact",
+            "Replicas at the ceiling",
+            "(prefill + decode demand) / ceiling",
+            format!(
+                "({} + {}) / {}",
+                sig(prefill_demand, 3),
+                sig(decode_demand, 3),
+                num(ceiling)
+            ),
+            replicas_exact,
+            "replicas",
+            format!("{} replicas", fixed(replicas_exact, 1)),
+            why_ceiling,
+        ));
+        let replicas = whole_up(replicas_exact).max(1.0);
+        // The same count with the textbook decode step (no all-reduce), shown when it differs.
+        let textbook = if sc.comm_s > 0.0 {
+            let thr_tb = at.batch as f64 / textbook_step_s(sc);
+            let r = whole_up((prefill_demand + output_tps / thr_tb) / ceiling).max(1.0);
+            (r != replicas).then_some(r)
+        } else {
+            None
+        };
+        s.push(fig(
+            "replicas",
+            "Replicas",
+            "⌈replicas at the ceiling⌉",
+            format!("⌈{}⌉", fixed(replicas_exact, 2)),
+            replicas,
+            "replicas",
+            match textbook {
+                Some(r) => format!("{} (textbook {})", plural(replicas, "replica"), int(r)),
+                None => plural(replicas, "replica"),
+            },
+            &match textbook {
+                Some(r) => format!(
+                    "Replicas come whole, so the fleet rounds up. The textbook decode step, \
+                     without the tensor-parallel all-reduce, would give {}; the all-reduce's \
+                     {} a step is what adds the rest.",
+                    plural(r, "replica"),
+                    duration(sc.comm_s, 2)
+                ),
+                None => "Replicas come whole, so the fleet rounds up.".to_string(),
+            },
+        ));
+        let gpus = replicas * tp;
+        s.push(fig(
+            "gpus",
+            "GPUs",
+            "replicas × G",
+            format!("{} × {}", int(replicas), plural(tp, "GPU")),
+            gpus,
+            "GPUs",
+            plural(gpus, "GPU"),
+            "The bill and the capacity plan count GPUs, and each replica holds G of them.",
+        ));
+        let cost_per_hour = gpus * price;
+        s.push(fig(
+            "cost_per_hour",
+            "Cost per hour",
+            "GPUs × price",
+            format!("{} × {}/h", int(gpus), money(price)),
+            cost_per_hour,
+            "$/h",
+            format!("{}/h", money(cost_per_hour)),
+            "The fleet costs the same each hour whether its GPUs are busy or idle.",
+        ));
+        let cost_per_million = cost_per_hour / (output_tps * 3600.0 / 1e6);
+        s.push(fig(
+            "cost_per_million",
+            "Cost per million output tokens",
+            "cost per hour / (output tok/s × 3,600 / 10⁶)",
+            format!(
+                "{}/h / ({} × 3,600 / 1,000,000)",
+                money(cost_per_hour),
+                count(output_tps)
+            ),
+            cost_per_million,
+            "$",
+            money(cost_per_million),
+            "Dividing the hourly bill by the tokens served in that hour gives the figure to compare with a hosted API's price.",
+        ));
+        Sized {
+            decode_demand,
+            replicas,
+            cost_per_million,
+        }
+    }
+}
+
 /// The seed problem: size the fleet, then check it against streams, latency and KV.
 fn fleet(c: &Ctx) -> Derivation {
     let rate = c.v("rate");
@@ -309,46 +525,10 @@ fn fleet(c: &Ctx) -> Derivation {
     let tpot = c.v("tpot_ms") / 1e3;
     let batch = c.v("batch") as u32;
     let ceiling = c.v("ceiling");
-    let price = c.v("price");
-    let tp = c.tp as f64;
     let mut s = Vec::new();
 
-    let prompt_tps = rate * lp;
-    s.push(fig(
-        "prompt_tps",
-        "Prompt tokens per second",
-        "λ × prompt tokens",
-        format!("{} × {}", num(rate), num(lp)),
-        prompt_tps,
-        "tok/s",
-        format!("{} tok/s", count(prompt_tps)),
-        "Prefill work scales with prompt tokens, not with requests, so the load is counted in tokens.",
-    ));
-    let output_tps = rate * lo;
-    s.push(fig(
-        "output_tps",
-        "Output tokens per second",
-        "λ × output tokens",
-        format!("{} × {}", num(rate), num(lo)),
-        output_tps,
-        "tok/s",
-        format!("{} tok/s", count(output_tps)),
-        "Decode work scales with the tokens the fleet must generate, one step per token per stream.",
-    ));
-    let pf = c.prefill_per_token_step();
-    let t_pf = pf.value;
-    s.push(pf);
-    let prefill_demand = prompt_tps * t_pf;
-    s.push(fig(
-        "prefill_demand",
-        "Prefill demand",
-        "prompt tok/s × t_prefill",
-        format!("{} × {}", count(prompt_tps), duration(t_pf, 3)),
-        prefill_demand,
-        "replica-s/s",
-        format!("{} replica-s/s", sig(prefill_demand, 3)),
-        "Each second of traffic brings this many seconds of prefill work for one replica.",
-    ));
+    let load = c.load_steps(&mut s);
+    let (t_pf, prefill_demand) = (load.t_prefill, load.prefill_demand);
     let ttft = lp * t_pf;
     s.push(fig(
         "ttft_compute",
@@ -360,18 +540,7 @@ fn fleet(c: &Ctx) -> Derivation {
         duration(ttft, 2),
         "This is the floor under time to first token: queueing and routing only add to it.",
     ));
-    let avg_ctx = lp + lo / 2.0;
-    let ctx = avg_ctx.round().clamp(1.0, u32::MAX as f64) as u32;
-    s.push(fig(
-        "avg_context",
-        "Average context during decode",
-        "prompt + output / 2",
-        format!("{} + {} / 2", num(lp), num(lo)),
-        avg_ctx,
-        "tokens",
-        format!("{} tokens", int(avg_ctx)),
-        "A reply's context grows from the prompt to prompt plus output, so on average it sits halfway.",
-    ));
+    let (avg_ctx, ctx) = c.avg_context_step(&mut s);
     s.push(c.weight_bytes_step());
     s.push(c.kv_per_token_step());
     let bytes_step = c.decode_bytes_step(batch, ctx);
@@ -382,97 +551,18 @@ fn fleet(c: &Ctx) -> Derivation {
     let thr_step = c.decode_throughput_step(batch, ctx, sc.total_s);
     let thr = thr_step.value;
     s.push(thr_step);
-    let decode_demand = output_tps / thr;
-    s.push(fig(
-        "decode_demand",
-        "Decode demand",
-        "output tok/s / decode throughput",
-        format!("{} / {}", count(output_tps), count(thr)),
-        decode_demand,
-        "replica-s/s",
-        format!("{} replica-s/s", sig(decode_demand, 3)),
-        "Each second of traffic brings this many seconds of decode work for one replica.",
-    ));
-    let replicas_exact = (prefill_demand + decode_demand) / ceiling;
-    s.push(fig(
-        "replicas_exact",
-        "Replicas at the ceiling",
-        "(prefill + decode demand) / ceiling",
-        format!(
-            "({} + {}) / {}",
-            sig(prefill_demand, 3),
-            sig(decode_demand, 3),
-            num(ceiling)
-        ),
-        replicas_exact,
-        "replicas",
-        format!("{} replicas", fixed(replicas_exact, 1)),
+    let sized = c.replica_steps(
+        &mut s,
+        &load,
+        Sizing {
+            batch,
+            ceiling,
+            step: &sc,
+            throughput: thr,
+        },
         "Running replicas below full use leaves headroom for bursts, so queues stay short.",
-    ));
-    let replicas = whole_up(replicas_exact).max(1.0);
-    // The same count with the textbook decode step (no all-reduce), shown when it differs.
-    let textbook = if sc.comm_s > 0.0 {
-        let thr_tb = batch as f64 / textbook_step_s(&sc);
-        let r = whole_up((prefill_demand + output_tps / thr_tb) / ceiling).max(1.0);
-        (r != replicas).then_some(r)
-    } else {
-        None
-    };
-    s.push(fig(
-        "replicas",
-        "Replicas",
-        "⌈replicas at the ceiling⌉",
-        format!("⌈{}⌉", fixed(replicas_exact, 2)),
-        replicas,
-        "replicas",
-        match textbook {
-            Some(r) => format!("{} (textbook {})", plural(replicas, "replica"), int(r)),
-            None => plural(replicas, "replica"),
-        },
-        &match textbook {
-            Some(r) => format!(
-                "Replicas come whole, so the fleet rounds up. The textbook decode step, \
-                 without the tensor-parallel all-reduce, would give {}; the all-reduce's \
-                 {} a step is what adds the rest.",
-                plural(r, "replica"),
-                duration(sc.comm_s, 2)
-            ),
-            None => "Replicas come whole, so the fleet rounds up.".to_string(),
-        },
-    ));
-    let gpus = replicas * tp;
-    s.push(fig(
-        "gpus",
-        "GPUs",
-        "replicas × G",
-        format!("{} × {}", int(replicas), plural(tp, "GPU")),
-        gpus,
-        "GPUs",
-        plural(gpus, "GPU"),
-        "The bill and the capacity plan count GPUs, and each replica holds G of them.",
-    ));
-    let cost_h = gpus * price;
-    s.push(fig(
-        "cost_per_hour",
-        "Cost per hour",
-        "GPUs × price",
-        format!("{} × {}/h", int(gpus), money(price)),
-        cost_h,
-        "$/h",
-        format!("{}/h", money(cost_h)),
-        "The fleet costs the same each hour whether its GPUs are busy or idle.",
-    ));
-    let per_million = cost_h / (output_tps * 3600.0 / 1e6);
-    s.push(fig(
-        "cost_per_million",
-        "Cost per million output tokens",
-        "cost per hour / (output tok/s × 3,600 / 10⁶)",
-        format!("{}/h / ({} × 3,600 / 1,000,000)", money(cost_h), count(output_tps)),
-        per_million,
-        "$",
-        money(per_million),
-        "Dividing the hourly bill by the tokens served in that hour gives the figure to compare with a hosted API's price.",
-    ));
+    );
+    let (decode_demand, replicas) = (sized.decode_demand, sized.replicas);
     let reply_s = lo * tpot;
     s.push(fig(
         "time_per_reply",
@@ -889,6 +979,271 @@ fn gpu_hours(c: &Ctx) -> Derivation {
         },
     ];
     finish(Question::GpuHours, s, readings)
+}
+
+/// The seed load as non-streaming batch work: size the fleet for full decode batches at a
+/// higher ceiling, check the batch against the KV pool and the completion time against its
+/// target, and set the answer beside the streaming fleet the same inputs size.
+fn batch(c: &Ctx) -> Derivation {
+    let rate = c.v("rate");
+    let lp = c.v("prompt_tokens");
+    let lo = c.v("output_tokens");
+    let target = c.v("completion_s");
+    let batch = c.v("job_batch") as u32;
+    let ceiling = c.v("job_ceiling");
+    let tp = c.tp as f64;
+    let mut s = Vec::new();
+
+    let load = c.load_steps(&mut s);
+    let (t_pf, prefill_demand) = (load.t_prefill, load.prefill_demand);
+    let (avg_ctx, ctx) = c.avg_context_step(&mut s);
+    s.push(c.weight_bytes_step());
+    s.push(c.kv_per_token_step());
+    let pool = c.cost.kv_pool_tokens(&c.memory);
+    s.push(kv_pool_step(c, pool));
+    let batch_kv = batch as f64 * avg_ctx;
+    s.push(fig(
+        "batch_kv",
+        "KV for a full batch",
+        "B_job × average context",
+        format!("{} × {}", int(batch as f64), int(avg_ctx)),
+        batch_kv,
+        "tokens",
+        format!("{} tokens", int(batch_kv)),
+        "Every job in the batch keeps its whole context cached while it decodes, so a bigger batch needs a bigger share of the pool.",
+    ));
+    let kv_ok = batch_kv <= pool;
+    s.push(check(
+        "kv_check",
+        "A full batch fits the KV pool",
+        "B_job × context ≤ KV pool",
+        format!("{} ≤ {}", int(batch_kv), int(pool)),
+        batch_kv / pool,
+        kv_ok,
+        "A batch whose context outgrows the pool cannot run whole: the engine would preempt jobs and prefill them again.",
+    ));
+    let bytes_step = c.decode_bytes_step(batch, ctx);
+    let bytes = bytes_step.value;
+    s.push(bytes_step);
+    let sc = c.cost.decode_step(batch, ctx);
+    s.push(c.decode_step_step("decode_step", "Decode step time", &sc, bytes));
+    let thr_step = c.decode_throughput_step(batch, ctx, sc.total_s);
+    let thr = thr_step.value;
+    s.push(thr_step);
+    let sized = c.replica_steps(
+        &mut s,
+        &load,
+        Sizing {
+            batch,
+            ceiling,
+            step: &sc,
+            throughput: thr,
+        },
+        "A queue of jobs can keep replicas busy without hurting anyone's wait for a first token, so the ceiling sits higher than a streaming fleet's.",
+    );
+    let (decode_demand, replicas) = (sized.decode_demand, sized.replicas);
+    let service = lp * t_pf + lo * sc.total_s;
+    s.push(fig(
+        "service_time",
+        "One job back to back",
+        "prompt tokens × t_prefill + output tokens × t_step",
+        format!(
+            "{} × {} + {} × {}",
+            num(lp),
+            duration(t_pf, 3),
+            num(lo),
+            duration(sc.total_s, 3)
+        ),
+        service,
+        "s",
+        duration(service, 3),
+        "This is the least a job can take at this batch: its own prefill, then one decode step per output token with nothing in between.",
+    ));
+    let in_flight = replicas * batch as f64;
+    s.push(fig(
+        "jobs_in_flight",
+        "Jobs in flight with every batch full",
+        "replicas × B_job",
+        format!("{} × {}", int(replicas), int(batch as f64)),
+        in_flight,
+        "jobs",
+        format!("{} jobs", int(in_flight)),
+        "Full batches on every replica mean this many jobs admitted at once, each waiting its turn between the others' prefills and steps.",
+    ));
+    let completion = in_flight / rate;
+    s.push(fig(
+        "completion_time",
+        "Completion time per job (Little's law)",
+        "jobs in flight / λ",
+        format!("{} / {} req/s", int(in_flight), num(rate)),
+        completion,
+        "s",
+        duration(completion, 3),
+        "Little's law turns the jobs held into the time each one stays: a bigger batch holds more jobs at the same rate, so each takes longer to come back.",
+    ));
+    let completion_ok = completion <= target;
+    s.push(check(
+        "completion_check",
+        "Completion time meets the target",
+        "completion time ≤ target",
+        format!("{} ≤ {}", duration(completion, 3), duration(target, 3)),
+        completion / target,
+        completion_ok,
+        "Batch work is judged by when each job is done, not by its first token or the gap between tokens, so this is the one latency check left.",
+    ));
+
+    // The streaming answer for the same inputs, worked by the fleet question's own code.
+    let streaming = fleet(c);
+    let sv = |id: &str| streaming.step(id).map_or(f64::NAN, |st| st.value);
+    let ss = |id: &str| {
+        streaming
+            .step(id)
+            .map_or_else(String::new, |st| st.substituted.clone())
+    };
+    let stream_replicas = sv("replicas");
+    s.push(fig(
+        "streaming_replicas",
+        "Replicas when streaming",
+        "⌈(prefill + decode demand at B) / ceiling⌉",
+        format!(
+            "⌈{} = {}⌉ at B = {}",
+            ss("replicas_exact"),
+            fixed(sv("replicas_exact"), 2),
+            num(c.v("batch"))
+        ),
+        stream_replicas,
+        "replicas",
+        plural(stream_replicas, "replica"),
+        "The fleet question's answer for the same traffic: small batches keep each token within its target, and a lower ceiling keeps queues short.",
+    ));
+    let saved = (stream_replicas - replicas) * tp;
+    s.push(fig(
+        "gpus_saved",
+        "GPUs saved by batching",
+        "(streaming replicas − replicas) × G",
+        format!(
+            "({} − {}) × {}",
+            int(stream_replicas),
+            int(replicas),
+            plural(tp, "GPU")
+        ),
+        saved,
+        "GPUs",
+        format!(
+            "{} ({} of the streaming fleet)",
+            plural(saved, "GPU"),
+            percent(saved / (stream_replicas * tp))
+        ),
+        "Every replica the batch answer does without is G GPUs no longer paid for, every hour.",
+    ));
+    let stream_per_million = sv("cost_per_million");
+    s.push(fig(
+        "streaming_cost_per_million",
+        "Cost per million output tokens when streaming",
+        "streaming cost per hour / (output tok/s × 3,600 / 10⁶)",
+        ss("cost_per_million"),
+        stream_per_million,
+        "$",
+        format!(
+            "{} ({} here)",
+            money(stream_per_million),
+            money(sized.cost_per_million)
+        ),
+        "The same tokens cost more when every reply streams under a per-token target.",
+    ));
+    s.push(fig(
+        "gateway_streams",
+        "Open streams at the gateway",
+        "none: a job's result returns whole",
+        format!(
+            "0 (streaming: {} = {})",
+            ss("open_streams"),
+            sig(sv("open_streams"), 3)
+        ),
+        0.0,
+        "streams",
+        format!("0 streams (streaming: {})", sig(sv("open_streams"), 3)),
+        "A batch job is queued and its result fetched when it is done, so the gateway holds no connection per reply; the streaming fleet holds one for every reply in progress.",
+    ));
+
+    // The verdict: which resource the work at the larger batch leans on, and how the KV pool
+    // and the completion target press.
+    let total = prefill_demand + decode_demand;
+    let (compute_load, memory_load) = if sc.memory_bound() {
+        (prefill_demand, decode_demand)
+    } else {
+        (total, 0.0)
+    };
+    let kv_share = batch_kv / pool;
+    let done_share = completion / target;
+    let share_pressure = |ok: bool, share: f64| {
+        if !ok || share >= 0.9 {
+            Pressure::Binding
+        } else if share >= 0.5 {
+            Pressure::Secondary
+        } else {
+            Pressure::Slack
+        }
+    };
+    let readings = vec![
+        LimitReading {
+            limit: Limit::Compute,
+            pressure: load_pressure(compute_load, memory_load, total),
+            reason: format!(
+                "Compute carries {} of the work ({} of {} replica-s/s): prefill{}.",
+                percent(compute_load / total),
+                sig(compute_load, 3),
+                sig(total, 3),
+                if sc.memory_bound() {
+                    ", whose share grows as a bigger batch spreads each read of the weights over more tokens"
+                } else {
+                    " and a decode that the batch has made compute-bound"
+                }
+            ),
+        },
+        LimitReading {
+            limit: Limit::HbmBandwidth,
+            pressure: load_pressure(memory_load, compute_load, total),
+            reason: if sc.memory_bound() {
+                format!(
+                    "Decode carries {} of the work, and each decode step is still memory-bound: it reads {} to emit {} tokens.",
+                    percent(memory_load / total),
+                    gb(bytes, 4),
+                    int(batch as f64)
+                )
+            } else {
+                format!(
+                    "At a batch of {} even decode is compute-bound, so HBM bandwidth has room.",
+                    int(batch as f64)
+                )
+            },
+        },
+        LimitReading {
+            limit: Limit::KvCapacity,
+            pressure: share_pressure(kv_ok, kv_share),
+            reason: format!(
+                "A full batch holds {} tokens of context, {} of the KV pool, which has room for {} at this context.",
+                int(batch_kv),
+                percent(kv_share),
+                plural((pool / avg_ctx).floor(), "job")
+            ),
+        },
+        LimitReading {
+            limit: Limit::LatencyTarget,
+            pressure: share_pressure(completion_ok, done_share),
+            reason: format!(
+                "A job completes in {} against a target of {}{}.",
+                duration(completion, 3),
+                duration(target, 3),
+                if completion_ok {
+                    ""
+                } else {
+                    ": the batch must shrink, so that fewer jobs wait at once"
+                }
+            ),
+        },
+    ];
+    finish(Question::Batch, s, readings)
 }
 
 /// The decode step as the textbook writes it: compute and memory overlap, nothing else

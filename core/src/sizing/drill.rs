@@ -161,6 +161,7 @@ impl EntryUnit {
             "GPUs" => ("GPUs", 1.0),
             "chats" => ("chats", 1.0),
             "GPU-h" => ("GPU-h", 1.0),
+            "jobs" => ("jobs", 1.0),
             _ => ("", 1.0),
         };
         EntryUnit { label, factor }
@@ -264,6 +265,18 @@ fn targets(q: Question) -> &'static [(&'static str, f64)] {
             ("gpu_hours_per_million", 0.25),
             ("cost_per_million", 0.25),
         ],
+        Question::Batch => &[
+            ("prompt_tps", 0.1),
+            ("output_tps", 0.1),
+            ("prefill_demand", 0.25),
+            ("batch_kv", 0.1),
+            ("decode_step", 0.25),
+            ("decode_throughput", 0.25),
+            ("replicas", 0.25),
+            ("cost_per_million", 0.25),
+            ("completion_time", 0.25),
+            ("streaming_replicas", 0.25),
+        ],
     }
 }
 
@@ -303,7 +316,7 @@ fn draw(q: Question, rng: &mut Pcg64) -> Inputs {
     set("mfu", pick(rng, &[0.4, 0.5, 0.6]));
     set("mbu", pick(rng, &[0.6, 0.7, 0.75, 0.8]));
     match q {
-        Question::Fleet => {
+        Question::Fleet | Question::Batch => {
             // Log-uniform from 2 to 500 requests a second, to two significant figures.
             let u: f64 = rng.gen_range(0.0..1.0);
             let ln = libm::log(2.0) + u * (libm::log(500.0) - libm::log(2.0));
@@ -319,6 +332,11 @@ fn draw(q: Question, rng: &mut Pcg64) -> Inputs {
             set("mem_util", pick(rng, &[0.9, 0.92, 0.95]));
             set("reserve_gb", pick(rng, &[2.0, 3.0, 4.0]));
             set("price", price);
+            if q == Question::Batch {
+                set("job_batch", pick(rng, &[64.0, 128.0, 256.0, 512.0]));
+                set("job_ceiling", pick(rng, &[0.8, 0.85, 0.9, 0.95]));
+                set("completion_s", pick(rng, &[30.0, 60.0, 300.0, 3600.0]));
+            }
         }
         Question::ChatsPerReplica => {
             set(
@@ -362,6 +380,7 @@ fn plausible(q: Question, drawn: &Inputs, rng: &mut Pcg64) -> Option<(Inputs, De
                 value("kv_pool") >= inputs.get("batch").unwrap_or(0.0) * value("avg_context")
             }
             Question::ChatsPerReplica => value("chats") >= 1.0,
+            Question::Batch => d.step("kv_check").and_then(|s| s.check) == Some(true),
             Question::GpuHours => {
                 d.verdict.pressure(super::Limit::KvCapacity) != Some(Pressure::Binding)
             }

@@ -156,7 +156,7 @@ impl Inputs {
             let Some(d) = find_def(name) else { continue };
             out.push(InputSpec {
                 name: d.name,
-                label: d.label,
+                label: label(q, d),
                 unit: d.unit,
                 min: d.min,
                 max: d.max,
@@ -575,6 +575,7 @@ const DEFS: &[Def] = &[
     def("chat_tokens", "Tokens per chat", "tokens", (1.0, 1e7, 256.0), K::Integer, G::Workload),
     def("context", "Context during decode", "tokens", (1.0, 1e7, 1.0), K::Integer, G::Workload),
     def("tpot_ms", "Time per output token (target)", "ms", (0.1, 1e4, 1.0), K::Number, G::Workload),
+    def("completion_s", "Completion time per job (target)", "s", (0.001, 1e7, 1.0), K::Number, G::Workload),
     def("params", "Parameters", "", (1e6, 1e14, 1e8), K::Integer, G::Model),
     def("active_params", "Active parameters per token", "", (1e6, 1e14, 1e8), K::Integer, G::Model),
     def("layers", "Layers", "", (1.0, 10_000.0, 1.0), K::Integer, G::Model),
@@ -590,6 +591,8 @@ const DEFS: &[Def] = &[
     def("mbu", "Decode MBU", "", (0.01, 1.0, 0.05), K::Percent, G::Engine),
     def("batch", "Decode batch", "sequences", (1.0, 16_384.0, 1.0), K::Integer, G::Engine),
     def("ceiling", "Utilisation ceiling", "", (0.05, 1.0, 0.05), K::Percent, G::Engine),
+    def("job_batch", "Decode batch for batch jobs", "sequences", (1.0, 16_384.0, 1.0), K::Integer, G::Engine),
+    def("job_ceiling", "Utilisation ceiling for batch jobs", "", (0.05, 1.0, 0.05), K::Percent, G::Engine),
     def("mem_util", "GPU memory utilisation", "", (0.05, 1.0, 0.01), K::Percent, G::Memory),
     def("reserve_gb", "Reserve per GPU (activations, overhead)", "GB", (0.0, 1000.0, 0.5), K::Number, G::Memory),
     def("price", "Price per GPU-hour", "$/GPU-h", (0.0, 1000.0, 0.1), K::Number, G::Money),
@@ -598,7 +601,7 @@ const DEFS: &[Def] = &[
 /// The question's default choices: (model, GPU, weight format, KV format).
 fn default_choices(q: Question) -> (&'static str, &'static str, Dtype, Dtype) {
     match q {
-        Question::Fleet | Question::GpuHours => {
+        Question::Fleet | Question::GpuHours | Question::Batch => {
             ("llama-3.1-8b", "h100-sxm", Dtype::Bf16, Dtype::Bf16)
         }
         Question::ChatsPerReplica => ("llama-3.1-70b", "h100-sxm", Dtype::Bf16, Dtype::Bf16),
@@ -617,6 +620,15 @@ fn question_inputs(q: Question) -> Vec<(&'static str, Option<f64>)> {
         ],
         Question::ChatsPerReplica => vec![("chat_tokens", Some(4096.0)), ("tpot_ms", Some(20.0))],
         Question::GpuHours => vec![("batch", Some(32.0)), ("context", Some(1125.0))],
+        // The fleet's workload and target under the same names, so that a fleet query carries
+        // over and the streaming figures beside the batch answer are the fleet's own.
+        Question::Batch => vec![
+            ("rate", Some(50.0)),
+            ("prompt_tokens", Some(1000.0)),
+            ("output_tokens", Some(250.0)),
+            ("completion_s", Some(60.0)),
+            ("tpot_ms", Some(20.0)),
+        ],
     };
     v.extend(MODEL_FIELDS.iter().map(|&n| (n, None)));
     let tp = if q == Question::ChatsPerReplica {
@@ -640,8 +652,28 @@ fn question_inputs(q: Question) -> Vec<(&'static str, Option<f64>)> {
             v.extend([("mem_util", Some(0.92)), ("reserve_gb", Some(3.0))])
         }
         Question::GpuHours => v.push(("price", Some(2.5))),
+        Question::Batch => v.extend([
+            ("job_batch", Some(256.0)),
+            ("job_ceiling", Some(0.9)),
+            ("batch", Some(32.0)),
+            ("ceiling", Some(0.65)),
+            ("mem_util", Some(0.92)),
+            ("reserve_gb", Some(3.0)),
+            ("price", Some(2.5)),
+        ]),
     }
     v
+}
+
+/// The label an input shows in question `q`: the batch question also holds the streaming
+/// fleet's batch, ceiling and latency target, and names them as such beside its own.
+fn label(q: Question, d: &Def) -> &'static str {
+    match (q, d.name) {
+        (Question::Batch, "batch") => "Decode batch when streaming",
+        (Question::Batch, "ceiling") => "Utilisation ceiling when streaming",
+        (Question::Batch, "tpot_ms") => "Time per output token when streaming (target)",
+        _ => d.label,
+    }
 }
 
 fn find_def(name: &str) -> Option<&'static Def> {

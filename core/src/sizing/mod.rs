@@ -24,7 +24,7 @@ mod drill;
 mod inputs;
 mod query;
 
-pub use check::{assumptions, fleet_config, Assumption, SimCheck, SimCheckConfig};
+pub use check::{assumptions, check_fleets, fleet_config, Assumption, SimCheck, SimCheckConfig};
 
 pub use derive::derive;
 pub use drill::{sensitivity, Drill, EntryUnit, Grade};
@@ -44,6 +44,8 @@ pub enum Question {
     ChatsPerReplica,
     /// How many GPU-hours a million output tokens take, and what they cost.
     GpuHours,
+    /// The seed load as non-streaming batch work, sized beside the streaming fleet.
+    Batch,
 }
 
 /// One step of a derivation, as the learner taps through it.
@@ -135,10 +137,11 @@ pub fn questions() -> Vec<Question> {
 }
 
 impl Question {
-    pub const ALL: [Question; 3] = [
+    pub const ALL: [Question; 4] = [
         Question::Fleet,
         Question::ChatsPerReplica,
         Question::GpuHours,
+        Question::Batch,
     ];
 
     /// Stable URL-safe identifier.
@@ -147,6 +150,7 @@ impl Question {
             Question::Fleet => "fleet",
             Question::ChatsPerReplica => "chats-per-replica",
             Question::GpuHours => "gpu-hours",
+            Question::Batch => "batch",
         }
     }
 
@@ -161,6 +165,7 @@ impl Question {
             Question::Fleet => "Size the fleet",
             Question::ChatsPerReplica => "How many 4K-token chats fit on a four-GPU 70B replica?",
             Question::GpuHours => "How many GPU-hours does a million output tokens take?",
+            Question::Batch => "The same load as batch work",
         }
     }
 
@@ -187,6 +192,15 @@ impl Question {
                  produces per second, how many GPU-hours a million output tokens need, and what \
                  they cost at the hourly price of a GPU."
             }
+            Question::Batch => {
+                "Take the seed load again, 50 requests a second of about 1,000 prompt tokens and \
+                 250 output tokens on Llama 3.1 8B, but as non-streaming batch jobs: nobody \
+                 watches the tokens arrive, so time to first token stops mattering, the gateway \
+                 holds no streams, and the target becomes the time to complete a job. Size the \
+                 fleet for full decode batches at a higher utilisation ceiling, check the batch \
+                 against the KV cache and the completion time against its target, and set the \
+                 answer beside the streaming fleet for the same traffic."
+            }
         }
     }
 
@@ -201,6 +215,7 @@ impl Question {
             Question::Fleet => "replicas",
             Question::ChatsPerReplica => "chats",
             Question::GpuHours => "gpu_hours_per_million",
+            Question::Batch => "replicas",
         }
     }
 }

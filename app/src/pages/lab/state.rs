@@ -3,6 +3,7 @@
 //! No view lives here; the views depend on this module, never the other way.
 
 use crate::route::{use_router, Route, Router};
+use crate::sim_runner::now_ms;
 use leptos::prelude::*;
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -127,12 +128,6 @@ pub struct Lab {
     job: StoredValue<Option<Job>, LocalStorage>,
     generation: StoredValue<u64>,
     router: Router,
-}
-
-pub fn now_ms() -> f64 {
-    web_sys::window()
-        .and_then(|w| w.performance())
-        .map_or_else(js_sys::Date::now, |p| p.now())
 }
 
 impl Lab {

@@ -366,7 +366,7 @@ fn step_view(i: usize, s: &Step) -> impl IntoView {
         view! { <span class="check-badge" data-testid=format!("check-{}", s.id)>{if ok { "✓ passes" } else { "✗ fails" }}</span> }
     });
     view! {
-        <li class=class data-testid=format!("step-{}", s.id) data-value=format!("{}", s.value)>
+        <li class=class id=format!("step-{}", s.id) data-testid=format!("step-{}", s.id) data-value=format!("{}", s.value)>
             <div class="step-head">
                 <span class="step-n" aria-hidden="true">{i + 1}</span>
                 <h3 class="step-label">{s.label}</h3>

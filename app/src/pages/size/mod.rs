@@ -44,7 +44,7 @@ pub fn SizePage(question: String) -> impl IntoView {
                 <h1>"No such question"</h1>
                 <p>
                     "There is no sizing question called " <code>{question}</code>
-                    ". These are the three there are:"
+                    ". These are the ones there are:"
                 </p>
                 <QuestionCards/>
             </section>

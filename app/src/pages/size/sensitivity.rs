@@ -12,11 +12,12 @@ const MAX_BARS: usize = 10;
 /// Elasticities smaller than this are not drawn.
 const NEGLIGIBLE: f64 = 0.005;
 
-/// The step whose sensitivity is shown first. For the fleet, the unrounded replica count:
-/// the whole count moves in jumps, which hides how much each input matters.
+/// The step whose sensitivity is shown first. For the fleet and the batch question, the
+/// unrounded replica count: the whole count moves in jumps, which hides how much each input
+/// matters.
 fn default_target(q: Question) -> &'static str {
     match q {
-        Question::Fleet => "replicas_exact",
+        Question::Fleet | Question::Batch => "replicas_exact",
         other => other.answer_step(),
     }
 }

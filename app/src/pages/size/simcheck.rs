@@ -4,32 +4,10 @@
 
 use super::state::Calc;
 use crate::components::LiveFigure;
+use crate::sim_runner::{run_fleets, RunStatus as Status};
 use leptos::prelude::*;
-use std::cell::RefCell;
-use std::rc::Rc;
-use trainer_core::fleet::{FleetConfig, FleetSim};
 use trainer_core::format::{duration, fixed, int, percent, sig};
-use trainer_core::sizing::{assumptions, fleet_config, Assumption, SimCheck, SimCheckConfig};
-
-/// Wall time one slice may take before it yields to the browser, milliseconds.
-const SLICE_MS: f64 = 12.0;
-
-#[derive(Clone, Debug, PartialEq)]
-enum Status {
-    Idle,
-    /// Which run (0-based) of how many, and how far through its simulated time (0 to 1).
-    Running {
-        run: usize,
-        runs: usize,
-        progress: f64,
-    },
-    /// Wall time of the whole check and of its longest slice, milliseconds.
-    Done {
-        wall_ms: f64,
-        longest_ms: f64,
-    },
-    Failed(String),
-}
+use trainer_core::sizing::{assumptions, check_fleets, Assumption, SimCheck, SimCheckConfig};
 
 /// What a finished check was run on, to notice when the inputs have moved on since.
 #[derive(Clone, Debug, PartialEq)]
@@ -44,19 +22,6 @@ struct Outcome {
     assumptions: Vec<Assumption>,
 }
 
-struct Job {
-    runs: Vec<(FleetConfig, FleetSim)>,
-    current: usize,
-    started: f64,
-    longest_ms: f64,
-}
-
-fn now_ms() -> f64 {
-    web_sys::window()
-        .and_then(|w| w.performance())
-        .map_or_else(js_sys::Date::now, |p| p.now())
-}
-
 #[component]
 pub fn SimCheckPanel(c: Calc) -> impl IntoView {
     let status = RwSignal::new(Status::Idle);
@@ -69,54 +34,37 @@ pub fn SimCheckPanel(c: Calc) -> impl IntoView {
             return;
         }
         let replicas = d.step("replicas").map_or(1.0, |s| s.value) as u32;
-        let counts: Vec<u32> = if replicas > 1 {
-            vec![replicas, replicas - 1]
-        } else {
-            vec![replicas]
-        };
-        let cfg = SimCheckConfig::DEFAULT;
-        let mut runs = Vec::new();
-        for n in counts {
-            match fleet_config(&inputs, n, &cfg)
-                .and_then(|f| FleetSim::new(f.clone()).map(|s| (f, s)))
-            {
-                Ok(r) => runs.push(r),
-                Err(e) => {
-                    status.set(Status::Failed(format!(
-                        "The simulator cannot run these inputs: {} {}.",
-                        e.field, e.message
-                    )));
-                    return;
-                }
+        let fleets = match check_fleets(&inputs, replicas, &SimCheckConfig::DEFAULT) {
+            Ok(f) => f,
+            Err(e) => {
+                status.set(Status::Failed(format!(
+                    "The simulator cannot run these inputs: {} {}.",
+                    e.field, e.message
+                )));
+                return;
             }
-        }
+        };
         let v = |n: &str| inputs.get(n).unwrap_or(0.0);
-        let meta = Outcome {
+        let mut meta = Outcome {
             query: c.query_without_reveal(),
             rate: v("rate"),
             output_tokens: v("output_tokens"),
             tpot_s: v("tpot_ms") / 1e3,
             batch: v("batch"),
             checks: Vec::new(),
-            assumptions: runs
+            assumptions: fleets
                 .first()
-                .map(|(f, _)| assumptions(&inputs, f))
+                .map(|f| assumptions(&inputs, f))
                 .unwrap_or_default(),
         };
         outcome.set(None);
-        let runs_n = runs.len();
-        status.set(Status::Running {
-            run: 0,
-            runs: runs_n,
-            progress: 0.0,
+        run_fleets(fleets, status, move |runs| {
+            meta.checks = runs
+                .iter()
+                .map(|(f, r)| SimCheck::from_report(f, r))
+                .collect();
+            let _ = outcome.try_set(Some(meta));
         });
-        let job = Rc::new(RefCell::new(Job {
-            runs,
-            current: 0,
-            started: now_ms(),
-            longest_ms: 0.0,
-        }));
-        slice(job, status, outcome, meta);
     };
     let running = move || matches!(status.get(), Status::Running { .. });
     let stale = move || outcome.with(|o| o.as_ref().is_some_and(|o| o.query != c.query_tracked()));
@@ -152,60 +100,6 @@ pub fn SimCheckPanel(c: Calc) -> impl IntoView {
             {move || outcome.get().map(results_view)}
         </section>
     }
-}
-
-/// Runs the job for one slice of wall time, then yields to the browser until the next frame.
-fn slice(
-    job: Rc<RefCell<Job>>,
-    status: RwSignal<Status>,
-    outcome: RwSignal<Option<Outcome>>,
-    mut meta: Outcome,
-) {
-    let t0 = now_ms();
-    let mut finished = false;
-    {
-        let mut j = job.borrow_mut();
-        while now_ms() - t0 < SLICE_MS {
-            let cur = j.current;
-            let Some((cfg, sim)) = j.runs.get_mut(cur) else {
-                finished = true;
-                break;
-            };
-            sim.advance_for(500);
-            if sim.is_done() {
-                meta.checks.push(SimCheck::from_report(cfg, &sim.report()));
-                j.current += 1;
-            }
-        }
-        if j.current >= j.runs.len() {
-            finished = true;
-        }
-        let runs = j.runs.len();
-        j.longest_ms = j.longest_ms.max(now_ms() - t0);
-        let update = if finished {
-            Status::Done {
-                wall_ms: now_ms() - j.started,
-                longest_ms: j.longest_ms,
-            }
-        } else {
-            let (cfg, sim) = &j.runs[j.current];
-            let horizon = cfg.horizon().max(1e-9);
-            Status::Running {
-                run: j.current,
-                runs,
-                progress: (sim.now() / horizon).clamp(0.0, 1.0),
-            }
-        };
-        // The page may have gone away; then the job stops.
-        if status.try_set(update).is_some() {
-            return;
-        }
-    }
-    if finished {
-        let _ = outcome.try_set(Some(meta));
-        return;
-    }
-    request_animation_frame(move || slice(job, status, outcome, meta));
 }
 
 fn results_view(o: Outcome) -> impl IntoView {

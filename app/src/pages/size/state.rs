@@ -84,6 +84,7 @@ impl Calc {
         if revealed == Reveal::All {
             c.mark_done();
         }
+        c.store.set_inputs(q.id(), &c.query_without_reveal());
         c
     }
 
@@ -142,6 +143,9 @@ impl Calc {
 
     fn sync_url(&self) {
         self.router.replace_query(&self.query());
+        // The lesson computes its figures from the inputs last used here.
+        self.store
+            .set_inputs(self.q.id(), &self.query_without_reveal());
     }
 
     fn mark_done(&self) {

@@ -1,0 +1,37 @@
+//! Parses the Markdown in `content/` at build time, so the WASM carries the documents as data
+//! (JSON the app reads once) and no Markdown parser. A content file that does not parse stops
+//! the build with every problem and its line; `trainer-core`'s `content` test checks that each
+//! directive and link resolves.
+
+use std::path::Path;
+
+/// The content files the app embeds, by name (`content/<name>.md`).
+const DOCS: [&str; 1] = ["lesson"];
+
+fn main() {
+    let out = std::env::var("OUT_DIR").expect("cargo sets OUT_DIR");
+    for name in DOCS {
+        let src = Path::new("../content").join(format!("{name}.md"));
+        println!("cargo:rerun-if-changed={}", src.display());
+        let text = std::fs::read_to_string(&src)
+            .unwrap_or_else(|e| panic!("reading {}: {e}", src.display()));
+        let doc = trainer_content::parse::parse(&text).unwrap_or_else(|errors| {
+            panic!(
+                "{} does not parse:\n  {}",
+                src.display(),
+                errors.join("\n  ")
+            )
+        });
+        let json = serde_json::to_string(&doc).expect("a document serialises");
+        std::fs::write(Path::new(&out).join(format!("{name}.json")), json)
+            .expect("OUT_DIR is writable");
+    }
+    // The widgets' sentences: every key present, none unknown.
+    let src = Path::new("../content/lesson-words.toml");
+    println!("cargo:rerun-if-changed={}", src.display());
+    let text = std::fs::read_to_string(src).expect("content/lesson-words.toml is readable");
+    let words: trainer_content::words::LessonWords =
+        toml::from_str(&text).unwrap_or_else(|e| panic!("content/lesson-words.toml: {e}"));
+    let json = serde_json::to_string(&words).expect("the words serialise");
+    std::fs::write(Path::new(&out).join("lesson-words.json"), json).expect("OUT_DIR is writable");
+}

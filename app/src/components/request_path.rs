@@ -1,0 +1,176 @@
+//! The request path as an SVG diagram: each hop a box with its one job and the clock it owns;
+//! selecting a hop (click, or Enter on the focused hop) opens its step of the fleet build-up.
+
+use crate::route::{use_router, Route};
+use leptos::prelude::*;
+
+/// One box of the diagram.
+struct Hop {
+    id: &'static str,
+    name: &'static str,
+    job: &'static str,
+    /// The clock read here, if any.
+    clock: Option<&'static str>,
+    /// The fleet build-up's step that follows a request through this hop.
+    step: u32,
+    x: f64,
+    y: f64,
+    w: f64,
+}
+
+const H: f64 = 64.0;
+
+const HOPS: [Hop; 7] = [
+    Hop {
+        id: "client",
+        name: "Client",
+        job: "sends, reads tokens",
+        clock: Some("user TTFT"),
+        step: 4,
+        x: 10.0,
+        y: 10.0,
+        w: 140.0,
+    },
+    Hop {
+        id: "gateway",
+        name: "Gateway",
+        job: "auth, quota, the stream",
+        clock: Some("server TTFT"),
+        step: 1,
+        x: 180.0,
+        y: 10.0,
+        w: 150.0,
+    },
+    Hop {
+        id: "quota",
+        name: "Quota store",
+        job: "tokens per minute",
+        clock: None,
+        step: 1,
+        x: 360.0,
+        y: 10.0,
+        w: 130.0,
+    },
+    Hop {
+        id: "router",
+        name: "Router",
+        job: "picks by live load",
+        clock: None,
+        step: 2,
+        x: 180.0,
+        y: 120.0,
+        w: 150.0,
+    },
+    Hop {
+        id: "relay",
+        name: "SSE relay",
+        job: "flushes every delta",
+        clock: Some("ITL"),
+        step: 4,
+        x: 10.0,
+        y: 120.0,
+        w: 140.0,
+    },
+    Hop {
+        id: "engine",
+        name: "Engine",
+        job: "queue, prefill, decode",
+        clock: Some("engine TTFT"),
+        step: 3,
+        x: 180.0,
+        y: 250.0,
+        w: 150.0,
+    },
+    Hop {
+        id: "autoscaler",
+        name: "Autoscaler",
+        job: "adds replicas early",
+        clock: None,
+        step: 5,
+        x: 360.0,
+        y: 250.0,
+        w: 130.0,
+    },
+];
+
+/// The overflow box sits under the pool, apart from the loop above.
+const OVERFLOW: Hop = Hop {
+    id: "overflow",
+    name: "Overflow",
+    job: "spill or shed with 429",
+    clock: None,
+    step: 6,
+    x: 10.0,
+    y: 250.0,
+    w: 140.0,
+};
+
+/// The diagram. Arrows follow a request in (solid) and its tokens back out (dashed).
+#[component]
+pub fn RequestPath(
+    /// The `data-testid` of the figure.
+    #[prop(into)]
+    testid: String,
+) -> impl IntoView {
+    let router = use_router();
+    let hop_view = move |h: &'static Hop| {
+        let go =
+            move || router.navigate(Route::BuildUp("fleet".into()), &format!("step={}", h.step));
+        let label = format!(
+            "{}: {}{}. Opens step {} of the fleet build-up.",
+            h.name,
+            h.job,
+            h.clock
+                .map(|c| format!("; {c} is read here"))
+                .unwrap_or_default(),
+            h.step
+        );
+        let (x, y, w) = (h.x, h.y, h.w);
+        view! {
+            <g
+                class="hop"
+                role="link"
+                tabindex="0"
+                aria-label=label
+                data-testid=format!("hop-{}", h.id)
+                data-step=h.step.to_string()
+                on:click=move |_| go()
+                on:keydown=move |ev| if ev.key() == "Enter" || ev.key() == " " { ev.prevent_default(); go() }
+            >
+                <rect x=x y=y width=w height=H rx="8"></rect>
+                <text x=x + 10.0 y=y + 24.0 class="hop-name">{h.name}</text>
+                <text x=x + 10.0 y=y + 44.0 class="hop-job">{h.job}</text>
+                {h.clock.map(|c| view! { <text x=x + 10.0 y=y + 59.0 class="hop-clock">{format!("clock: {c}")}</text> })}
+            </g>
+        }
+    };
+    let hops = HOPS
+        .iter()
+        .chain(std::iter::once(&OVERFLOW))
+        .map(hop_view)
+        .collect_view();
+    view! {
+        <figure class="request-path" data-testid=testid>
+            <svg viewBox="0 0 500 330" role="group" aria-label="The request path: client, gateway with its quota store, router, engine in a GPU pool with its autoscaler and overflow, and the SSE relay back to the client">
+                <defs>
+                    <marker id="arrow" viewBox="0 0 10 10" refX="9" refY="5" markerWidth="7" markerHeight="7" orient="auto-start-reverse">
+                        <path d="M 0 0 L 10 5 L 0 10 z" class="arrowhead"></path>
+                    </marker>
+                </defs>
+                <rect x="160" y="230" width="335" height="96" rx="10" class="pool"></rect>
+                <text x="487" y="321" class="pool-label" text-anchor="end">"GPU pool"</text>
+                <line x1="150" y1="30" x2="178" y2="30" class="flow in" marker-end="url(#arrow)"></line>
+                <line x1="330" y1="42" x2="358" y2="42" class="flow aux" marker-end="url(#arrow)"></line>
+                <line x1="255" y1="74" x2="255" y2="118" class="flow in" marker-end="url(#arrow)"></line>
+                <line x1="255" y1="184" x2="255" y2="248" class="flow in" marker-end="url(#arrow)"></line>
+                <line x1="200" y1="184" x2="120" y2="248" class="flow aux" marker-end="url(#arrow)"></line>
+                <path d="M 190 250 L 130 186" class="flow out" marker-end="url(#arrow)"></path>
+                <path d="M 60 120 L 60 76" class="flow out" marker-end="url(#arrow)"></path>
+                {hops}
+            </svg>
+            <figcaption class="muted">
+                "Solid arrows carry the request in; dashed ones carry tokens back out. Select a hop to follow a request through it."
+            </figcaption>
+        </figure>
+    }
+}

@@ -1,0 +1,147 @@
+//! `/lesson`: the strong answer, written in `content/lesson.md` and drawn here with every
+//! figure live. Figures come from the sizing engine at the inputs the learner last used in
+//! each calculator (kept in progress), and link to the step that derives them; widgets
+//! (estimate boxes, the request-path diagram, the probes, the reversal, the one-page summary)
+//! are drawn where the text names them.
+
+mod estimate;
+mod probe;
+mod render;
+mod reversal;
+mod sheet;
+
+use crate::progress::use_progress;
+use leptos::prelude::*;
+use std::collections::BTreeMap;
+use trainer_content::doc::Doc;
+use trainer_content::words::LessonWords;
+use trainer_core::sizing::{derive, Derivation, Inputs, PageQuery, Question};
+
+const LESSON_JSON: &str = include_str!(concat!(env!("OUT_DIR"), "/lesson.json"));
+const WORDS_JSON: &str = include_str!(concat!(env!("OUT_DIR"), "/lesson-words.json"));
+
+/// What the lesson's parts share: the learner's inputs and derivations, the words, the runs.
+#[derive(Clone, Copy)]
+pub struct Lesson {
+    /// Each question's query string as last used in its calculator.
+    queries: Memo<BTreeMap<String, String>>,
+    /// Each question's derivation at those inputs (None when they do not derive).
+    derivations: Memo<BTreeMap<Question, Option<Derivation>>>,
+    pub words: StoredValue<LessonWords>,
+    /// The simulator check behind the estimate boxes.
+    pub sim: estimate::LessonSim,
+}
+
+impl Lesson {
+    /// The query string of question `q`'s inputs (tracked).
+    pub fn query(&self, q: Question) -> String {
+        self.queries
+            .with(|m| m.get(q.id()).cloned().unwrap_or_default())
+    }
+
+    /// Question `q`'s inputs (tracked).
+    pub fn inputs(&self, q: Question) -> Inputs {
+        PageQuery::parse(q, &self.query(q)).inputs
+    }
+
+    /// Question `q`'s derivation at the learner's inputs (tracked).
+    pub fn derivation(&self, q: Question) -> Option<Derivation> {
+        self.derivations.with(|m| m.get(&q).cloned().flatten())
+    }
+
+    /// The query that opens question `q`'s calculator with step `step` revealed.
+    pub fn step_query(&self, q: Question, step: &str) -> String {
+        let n = self
+            .derivation(q)
+            .and_then(|d| d.steps.iter().position(|s| s.id == step))
+            .map_or(0, |i| i + 1);
+        let base = self.query(q);
+        let reveal = format!("reveal={n}");
+        if base.is_empty() {
+            reveal
+        } else {
+            format!("{base}&{reveal}")
+        }
+    }
+}
+
+/// The lesson document, parsed once.
+fn doc() -> Result<Doc, String> {
+    serde_json::from_str(LESSON_JSON).map_err(|e| format!("The lesson could not be read: {e}"))
+}
+
+fn words() -> Option<LessonWords> {
+    serde_json::from_str(WORDS_JSON).ok()
+}
+
+/// The page at `/lesson`.
+#[component]
+pub fn LessonPage() -> impl IntoView {
+    let (Ok(doc), Some(words)) = (doc(), words()) else {
+        return view! {
+            <section data-testid="page-lesson">
+                <h1>"The lesson"</h1>
+                <p class="field-error" role="alert" data-testid="lesson-error">
+                    "The lesson's text could not be read in this build."
+                </p>
+            </section>
+        }
+        .into_any();
+    };
+    let store = use_progress();
+    let queries = Memo::new(move |_| store.progress.with(|p| p.inputs.clone()));
+    let derivations = Memo::new(move |_| {
+        let qs = queries.get();
+        Question::ALL
+            .into_iter()
+            .map(|q| {
+                let query = qs.get(q.id()).cloned().unwrap_or_default();
+                let inputs = PageQuery::parse(q, &query).inputs;
+                (q, derive(q, &inputs).ok())
+            })
+            .collect()
+    });
+    let lesson = Lesson {
+        queries,
+        derivations,
+        words: StoredValue::new(words),
+        sim: estimate::LessonSim::new(),
+    };
+    provide_context(lesson);
+    let contents = doc
+        .contents()
+        .into_iter()
+        .map(|(id, text)| {
+            let (href, testid) = (format!("#{id}"), format!("toc-{id}"));
+            view! {
+                <li><a href=href data-testid=testid on:click=move |ev| {
+                    ev.prevent_default();
+                    if let Some(el) = web_sys::window().and_then(|w| w.document()).and_then(|d| d.get_element_by_id(&id)) {
+                        el.scroll_into_view();
+                    }
+                }>{text}</a></li>
+            }
+        })
+        .collect_view();
+    let title = doc.title.clone();
+    let body = render::blocks(&doc.blocks, lesson);
+    view! {
+        <div class="lesson" data-testid="page-lesson">
+            <nav class="lesson-toc" aria-label="On this page">
+                <p class="eyebrow">"On this page"</p>
+                <ol>{contents}</ol>
+            </nav>
+            <article class="lesson-article">
+                <p class="eyebrow">"The lesson"</p>
+                <h1>{title}</h1>
+                {body}
+            </article>
+        </div>
+    }
+    .into_any()
+}
+
+/// The lesson's shared state, for its parts.
+pub fn use_lesson() -> Lesson {
+    expect_context::<Lesson>()
+}

@@ -1,0 +1,209 @@
+//! Draws a content document: blocks as HTML, directives as live figures and widgets.
+
+use super::{estimate, probe, reversal, sheet, Lesson};
+use crate::components::{InlineFigure, Link, RequestPath};
+use crate::route::Route;
+use leptos::prelude::*;
+use trainer_content::doc::{Block, Inline};
+use trainer_core::sizing::Question;
+
+/// The blocks of a document, in order.
+pub fn blocks(blocks: &[Block], lesson: Lesson) -> AnyView {
+    blocks
+        .iter()
+        .map(|b| block(b, lesson))
+        .collect_view()
+        .into_any()
+}
+
+fn block(b: &Block, lesson: Lesson) -> AnyView {
+    match b {
+        Block::Heading { level, id, text } => {
+            let t = inlines(text, lesson);
+            let id = id.clone();
+            match level {
+                2 => view! { <h2 id=id>{t}</h2> }.into_any(),
+                3 => view! { <h3 id=id>{t}</h3> }.into_any(),
+                _ => view! { <h4 id=id>{t}</h4> }.into_any(),
+            }
+        }
+        Block::Paragraph { text } => view! { <p>{inlines(text, lesson)}</p> }.into_any(),
+        Block::List { ordered, items } => {
+            let items = items
+                .iter()
+                .map(|i| view! { <li>{inlines(i, lesson)}</li> })
+                .collect_view();
+            if *ordered {
+                view! { <ol>{items}</ol> }.into_any()
+            } else {
+                view! { <ul>{items}</ul> }.into_any()
+            }
+        }
+        Block::Table { head, rows } => {
+            let head = head
+                .iter()
+                .map(|c| view! { <th scope="col">{inlines(c, lesson)}</th> })
+                .collect_view();
+            let rows = rows
+                .iter()
+                .map(|r| {
+                    let cells = r
+                        .iter()
+                        .enumerate()
+                        .map(|(i, c)| {
+                            if i == 0 {
+                                view! { <th scope="row">{inlines(c, lesson)}</th> }.into_any()
+                            } else {
+                                view! { <td>{inlines(c, lesson)}</td> }.into_any()
+                            }
+                        })
+                        .collect_view();
+                    view! { <tr>{cells}</tr> }
+                })
+                .collect_view();
+            view! {
+                <div class="table-wrap">
+                    <table class="lesson-table"><thead><tr>{head}</tr></thead><tbody>{rows}</tbody></table>
+                </div>
+            }
+            .into_any()
+        }
+        Block::Aside { blocks: inner } => {
+            view! { <aside class="takeaway">{blocks(inner, lesson)}</aside> }.into_any()
+        }
+        Block::Widget { kind, args } => widget(kind, args),
+    }
+}
+
+fn widget(kind: &str, args: &[String]) -> AnyView {
+    match (kind, args) {
+        ("estimate", [q, step]) => match Question::from_id(q) {
+            Some(q) => view! { <estimate::Estimate q=q step=step.clone()/> }.into_any(),
+            None => unknown(kind, args),
+        },
+        ("diagram", [d]) if d == "request-path" => {
+            view! { <RequestPath testid="diagram-request-path"/> }.into_any()
+        }
+        ("probe", [id]) => view! { <probe::ProbeRun id=id.clone()/> }.into_any(),
+        ("reversal", []) => view! { <reversal::Reversal/> }.into_any(),
+        ("cheatsheet", []) => view! { <sheet::CheatSheet/> }.into_any(),
+        _ => unknown(kind, args),
+    }
+}
+
+/// A widget this build does not know: said plainly where it would have been.
+fn unknown(kind: &str, args: &[String]) -> AnyView {
+    view! {
+        <p class="field-error" role="alert">
+            {format!("This part of the lesson ({kind} {}) cannot be shown in this build.", args.join(" "))}
+        </p>
+    }
+    .into_any()
+}
+
+/// Inline content, with live figures for the directives.
+pub fn inlines(text: &[Inline], lesson: Lesson) -> AnyView {
+    text.iter()
+        .map(|i| inline(i, lesson))
+        .collect_view()
+        .into_any()
+}
+
+fn inline(i: &Inline, lesson: Lesson) -> AnyView {
+    match i {
+        Inline::Text { text } => text.clone().into_any(),
+        Inline::Code { text } => view! { <code>{text.clone()}</code> }.into_any(),
+        Inline::Strong { text } => view! { <strong>{inlines(text, lesson)}</strong> }.into_any(),
+        Inline::Em { text } => view! { <em>{inlines(text, lesson)}</em> }.into_any(),
+        Inline::Link { to, text } => link(to, inlines(text, lesson), lesson),
+        Inline::Figure { question, step } => figure(question, step, lesson),
+        Inline::Input { question, name } => input(question, name, lesson),
+    }
+}
+
+/// An in-app link. A link to a step of a calculator opens it at the learner's inputs with
+/// the steps up to that one revealed.
+fn link(to: &str, text: AnyView, lesson: Lesson) -> AnyView {
+    let (rest, fragment) = to.split_once('#').unwrap_or((to, ""));
+    let (path, query) = rest.split_once('?').unwrap_or((rest, ""));
+    let route = Route::parse(path);
+    let (query, fragment) = (query.to_string(), fragment.to_string());
+    match &route {
+        Route::Size(q) if query.is_empty() => {
+            let q = Question::from_id(q);
+            let step = fragment.strip_prefix("step-").map(str::to_string);
+            // Read once: the stored inputs change only on the calculator's page.
+            let query = match (q, &step) {
+                (Some(q), Some(s)) => lesson.step_query(q, s),
+                (Some(q), None) => lesson.query(q),
+                _ => String::new(),
+            };
+            let testid = format!("link-{}", to.replace(['/', '#', '?', '='], "-"));
+            view! { <Link to=route.clone() query=query fragment=fragment testid=testid>{text}</Link> }
+                .into_any()
+        }
+        _ => {
+            view! { <Link to=route.clone() query=query fragment=fragment>{text}</Link> }.into_any()
+        }
+    }
+}
+
+fn figure(question: &str, step: &str, lesson: Lesson) -> AnyView {
+    let Some(q) = Question::from_id(question) else {
+        return format!("[{question}/{step}?]").into_any();
+    };
+    let step = step.to_string();
+    let testid = format!("fig-{question}-{step}");
+    (move || {
+        let d = lesson.derivation(q);
+        match d.as_ref().and_then(|d| d.step(&step)) {
+            Some(s) => view! {
+                <InlineFigure
+                    testid=testid.clone()
+                    value=s.value
+                    shown=s.display.clone()
+                    label=s.label
+                    to=Route::Size(q.id().into())
+                    query=lesson.step_query(q, &step)
+                    fragment=format!("step-{step}")
+                />
+            }
+            .into_any(),
+            None => view! {
+                <span class="live-fig missing" data-testid=testid.clone() title="Your inputs in the calculator do not derive; fix them there.">"—"</span>
+            }
+            .into_any(),
+        }
+    })
+    .into_any()
+}
+
+fn input(question: &str, name: &str, lesson: Lesson) -> AnyView {
+    let Some(q) = Question::from_id(question) else {
+        return format!("[{question}/{name}?]").into_any();
+    };
+    let name = name.to_string();
+    let testid = format!("input-{question}-{name}");
+    (move || {
+        let inputs = lesson.inputs(q);
+        let spec = inputs.specs(q).into_iter().find(|s| s.name == name);
+        let value = inputs.get(&name).unwrap_or(0.0);
+        let shown = match &spec {
+            Some(s) => {
+                let unit = s.field_unit();
+                let v = s.kind.field_text(value);
+                format!("{} {unit}", trainer_core::format::group_thousands(&v)).trim().to_string()
+            }
+            None => trainer_core::format::num(value),
+        };
+        let label = spec.map(|s| s.label).unwrap_or_default();
+        view! {
+            <span class="live-fig input-fig" data-testid=testid.clone() data-value=format!("{value}") title=label>
+                <Link to=Route::Size(q.id().into()) query=lesson.query(q) aria_label=format!("{shown}: {label}, change it in the calculator")>
+                    {shown.clone()}
+                </Link>
+            </span>
+        }
+    })
+    .into_any()
+}

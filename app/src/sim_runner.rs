@@ -1,0 +1,135 @@
+//! Runs fleet simulations in slices between animation frames, so the page stays responsive:
+//! each slice advances the current run a few hundred events at a time for at most
+//! [`SLICE_MS`] of wall time, then yields to the browser.
+
+use leptos::prelude::*;
+use std::cell::RefCell;
+use std::rc::Rc;
+use trainer_core::fleet::{FleetConfig, FleetReport, FleetSim};
+
+/// Longest a slice runs before the page gets the main thread back, milliseconds.
+pub const SLICE_MS: f64 = 12.0;
+
+/// Where a batch of runs stands.
+#[derive(Clone, Debug, PartialEq)]
+pub enum RunStatus {
+    Idle,
+    /// Which run (0-based) of how many, and how far through its simulated time (0 to 1).
+    Running {
+        run: usize,
+        runs: usize,
+        progress: f64,
+    },
+    /// Wall time of the whole batch and of its longest slice, milliseconds.
+    Done {
+        wall_ms: f64,
+        longest_ms: f64,
+    },
+    Failed(String),
+}
+
+impl RunStatus {
+    pub fn running(&self) -> bool {
+        matches!(self, RunStatus::Running { .. })
+    }
+}
+
+/// The browser's clock, milliseconds.
+pub fn now_ms() -> f64 {
+    web_sys::window()
+        .and_then(|w| w.performance())
+        .map_or_else(js_sys::Date::now, |p| p.now())
+}
+
+struct Job {
+    runs: Vec<(FleetConfig, FleetSim)>,
+    reports: Vec<FleetReport>,
+    started: f64,
+    longest_ms: f64,
+}
+
+/// Starts `configs` one after another in slices, reporting progress in `status`, and hands
+/// each fleet with its report to `done` when the last finishes. A config the simulator
+/// refuses sets `status` to `Failed` with its message. If the page that owns `status` goes
+/// away, the runs stop.
+pub fn run_fleets(
+    configs: Vec<FleetConfig>,
+    status: RwSignal<RunStatus>,
+    done: impl FnOnce(Vec<(FleetConfig, FleetReport)>) + 'static,
+) {
+    let mut runs = Vec::new();
+    for f in configs {
+        match FleetSim::new(f.clone()) {
+            Ok(s) => runs.push((f, s)),
+            Err(e) => {
+                status.set(RunStatus::Failed(format!(
+                    "The simulator cannot run this: {} {}.",
+                    e.field, e.message
+                )));
+                return;
+            }
+        }
+    }
+    status.set(RunStatus::Running {
+        run: 0,
+        runs: runs.len(),
+        progress: 0.0,
+    });
+    let job = Rc::new(RefCell::new(Job {
+        runs,
+        reports: Vec::new(),
+        started: now_ms(),
+        longest_ms: 0.0,
+    }));
+    request_animation_frame(move || slice(job, status, Box::new(done)));
+}
+
+type Done = Box<dyn FnOnce(Vec<(FleetConfig, FleetReport)>)>;
+
+fn slice(job: Rc<RefCell<Job>>, status: RwSignal<RunStatus>, done: Done) {
+    let t0 = now_ms();
+    let update;
+    {
+        let mut j = job.borrow_mut();
+        while now_ms() - t0 < SLICE_MS {
+            let cur = j.reports.len();
+            let Some((_, sim)) = j.runs.get_mut(cur) else {
+                break;
+            };
+            sim.advance_for(500);
+            if sim.is_done() {
+                let r = sim.report();
+                j.reports.push(r);
+            }
+        }
+        j.longest_ms = j.longest_ms.max(now_ms() - t0);
+        let (cur, runs) = (j.reports.len(), j.runs.len());
+        update = if cur >= runs {
+            RunStatus::Done {
+                wall_ms: now_ms() - j.started,
+                longest_ms: j.longest_ms,
+            }
+        } else {
+            let (cfg, sim) = &j.runs[cur];
+            RunStatus::Running {
+                run: cur,
+                runs,
+                progress: (sim.now() / cfg.horizon().max(1e-9)).clamp(0.0, 1.0),
+            }
+        };
+    }
+    let finished = matches!(update, RunStatus::Done { .. });
+    // The page may have gone away; then the job stops.
+    if status.try_set(update).is_some() {
+        return;
+    }
+    if finished {
+        let j = Rc::try_unwrap(job).map(RefCell::into_inner);
+        if let Ok(j) = j {
+            let pairs = j.runs.into_iter().map(|(f, _)| f).zip(j.reports).collect();
+            done(pairs);
+        }
+        return;
+    }
+    request_animation_frame(move || slice(job, status, done));
+}

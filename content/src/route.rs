@@ -1,0 +1,167 @@
+//! The app's routes: which paths are pages, and each page's place in the header.
+//!
+//! Pure data, so content links are checked natively (every `Inline::Link` in `content/` must
+//! parse to a page, not [`Route::NotFound`]); the app's router (`app/src/route.rs`) reads the
+//! browser's location and history around it.
+
+/// A page of the app.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Route {
+    Home,
+    Lesson,
+    /// `/size` lists the questions; `/size/<question>` works one through.
+    SizeIndex,
+    Size(String),
+    BuildUps,
+    BuildUp(String),
+    Moments,
+    Moment(String),
+    Lab,
+    Mock,
+    /// How close the simulator comes to published measurements.
+    Simulator,
+    NotFound(String),
+}
+
+/// The first path segments that start a route: the same list as `roots` in the inline script
+/// of `index.html`, which works out the base path before the app loads (a browser test
+/// compares the two).
+pub const ROOTS: [&str; 7] = [
+    "lesson",
+    "size",
+    "buildups",
+    "moments",
+    "lab",
+    "mock",
+    "simulator",
+];
+
+impl Route {
+    /// Parses a path relative to the app's base (no leading slash needed).
+    pub fn parse(rel: &str) -> Route {
+        let segs: Vec<&str> = rel.split('/').filter(|s| !s.is_empty()).collect();
+        // Only the known first segments start a page (the list index.html resolves bases by).
+        if let Some(first) = segs.first() {
+            if !ROOTS.contains(first) && !matches!(*first, "index.html" | "404.html") {
+                return Route::NotFound(rel.to_string());
+            }
+        }
+        match segs.as_slice() {
+            [] | ["index.html"] | ["404.html"] => Route::Home,
+            ["lesson"] => Route::Lesson,
+            ["size"] => Route::SizeIndex,
+            ["size", q] => Route::Size((*q).to_string()),
+            ["buildups"] => Route::BuildUps,
+            ["buildups", id] => Route::BuildUp((*id).to_string()),
+            ["moments"] => Route::Moments,
+            ["moments", id] => Route::Moment((*id).to_string()),
+            ["lab"] => Route::Lab,
+            ["mock"] => Route::Mock,
+            ["simulator"] => Route::Simulator,
+            _ => Route::NotFound(rel.to_string()),
+        }
+    }
+
+    /// The path relative to the base, without a leading slash ("" for home).
+    pub fn path(&self) -> String {
+        match self {
+            Route::Home => String::new(),
+            Route::Lesson => "lesson".into(),
+            Route::SizeIndex => "size".into(),
+            Route::Size(q) => format!("size/{q}"),
+            Route::BuildUps => "buildups".into(),
+            Route::BuildUp(id) => format!("buildups/{id}"),
+            Route::Moments => "moments".into(),
+            Route::Moment(id) => format!("moments/{id}"),
+            Route::Lab => "lab".into(),
+            Route::Mock => "mock".into(),
+            Route::Simulator => "simulator".into(),
+            Route::NotFound(p) => p.clone(),
+        }
+    }
+
+    /// Which header entry this page belongs to.
+    pub fn section(&self) -> Section {
+        match self {
+            Route::Home | Route::NotFound(_) | Route::Simulator => Section::Home,
+            Route::Lesson => Section::Lesson,
+            Route::SizeIndex | Route::Size(_) => Section::Size,
+            Route::BuildUps | Route::BuildUp(_) => Section::BuildUps,
+            Route::Moments | Route::Moment(_) => Section::Moments,
+            Route::Lab => Section::Lab,
+            Route::Mock => Section::Mock,
+        }
+    }
+
+    /// The document title for this page.
+    pub fn title(&self) -> String {
+        let page = match self {
+            Route::Home => return "Serving LLMs: the interview trainer".into(),
+            Route::NotFound(_) => "Page not found",
+            Route::Simulator => "How close is the simulator?",
+            _ => self.section().label(),
+        };
+        format!("{page} · Serving LLMs")
+    }
+}
+
+/// The header's entries.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Section {
+    Home,
+    Lesson,
+    Size,
+    BuildUps,
+    Moments,
+    Lab,
+    Mock,
+}
+
+impl Section {
+    pub const NAV: [Section; 7] = [
+        Section::Home,
+        Section::Lesson,
+        Section::Size,
+        Section::BuildUps,
+        Section::Moments,
+        Section::Lab,
+        Section::Mock,
+    ];
+
+    pub fn label(self) -> &'static str {
+        match self {
+            Section::Home => "Home",
+            Section::Lesson => "Lesson",
+            Section::Size => "Size it up",
+            Section::BuildUps => "Build-ups",
+            Section::Moments => "Interview moments",
+            Section::Lab => "Lab",
+            Section::Mock => "Mock interview",
+        }
+    }
+
+    pub fn route(self) -> Route {
+        match self {
+            Section::Home => Route::Home,
+            Section::Lesson => Route::Lesson,
+            Section::Size => Route::SizeIndex,
+            Section::BuildUps => Route::BuildUps,
+            Section::Moments => Route::Moments,
+            Section::Lab => Route::Lab,
+            Section::Mock => Route::Mock,
+        }
+    }
+
+    /// Stable id for `data-testid`.
+    pub fn id(self) -> &'static str {
+        match self {
+            Section::Home => "home",
+            Section::Lesson => "lesson",
+            Section::Size => "size",
+            Section::BuildUps => "buildups",
+            Section::Moments => "moments",
+            Section::Lab => "lab",
+            Section::Mock => "mock",
+        }
+    }
+}

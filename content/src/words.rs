@@ -1,0 +1,84 @@
+//! Sentences the app's widgets fill in with computed figures, read from a TOML file in
+//! `content/` (`{name}` marks where a figure goes). The build refuses a file with a missing or
+//! unknown key, so a widget never shows an empty string.
+
+use serde::{Deserialize, Serialize};
+
+/// The lesson's widget sentences (`content/lesson-words.toml`).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LessonWords {
+    pub estimate_replicas: String,
+    pub estimate_open_streams: String,
+    pub estimate_kv_in_use: String,
+    pub derived_note: String,
+    pub sim_replicas_holds: String,
+    pub sim_replicas_fewer: String,
+    pub sim_replicas_misses: String,
+    pub sim_open_streams: String,
+    pub sim_kv_in_use: String,
+    pub gap_replicas: String,
+    pub gap_open_streams: String,
+    pub gap_kv_in_use: String,
+    pub fewer_holds: String,
+    pub fewer_misses: String,
+    pub probe_run: String,
+    pub probe_running: String,
+    pub probe_caption: String,
+    pub probe_broken: String,
+    pub probe_fixed: String,
+    pub probe_ratio: String,
+    pub probe_prefill: String,
+    pub probe_lab: String,
+    pub sheet_title: String,
+    pub sheet_print: String,
+    pub sheet_load: String,
+    pub sheet_engine: String,
+    pub sheet_streams: String,
+    pub sheet_clocks: String,
+    pub sheet_clocks_text: String,
+    pub sheet_probes: String,
+    pub sheet_probe_gap: String,
+    pub sheet_probe_stutter: String,
+    pub sheet_probe_long: String,
+    pub sheet_bound: String,
+}
+
+/// Replaces each `{name}` in `template` by its value; a name without a value stays visible
+/// as `{name}`, so a mistake shows instead of vanishing.
+pub fn fill(template: &str, values: &[(&str, String)]) -> String {
+    let mut out = template.to_string();
+    for (k, v) in values {
+        out = out.replace(&format!("{{{k}}}"), v);
+    }
+    out
+}
+
+/// The `{name}` placeholders of a template, in order.
+pub fn placeholders(template: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut rest = template;
+    while let Some(i) = rest.find('{') {
+        let Some(j) = rest[i..].find('}') else { break };
+        out.push(rest[i + 1..i + j].to_string());
+        rest = &rest[i + j + 1..];
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fill_replaces_every_named_placeholder_and_leaves_unknown_ones() {
+        assert_eq!(
+            fill(
+                "{a} and {b} but {c}",
+                &[("a", "1".into()), ("b", "2".into())]
+            ),
+            "1 and 2 but {c}"
+        );
+        assert_eq!(placeholders("x {a} y {b}"), vec!["a", "b"]);
+    }
+}

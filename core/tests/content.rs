@@ -1,0 +1,327 @@
+//! Every content file parses and every reference in it resolves: each `{fig}` names a step the
+//! sizing engine derives, each `{input}` an input of its question, each link a page of the app
+//! (and a step, where the fragment names one), each widget a kind the app draws with arguments
+//! that exist; headings step down one level at a time with unique ids; nothing is empty; and
+//! no figure is typed into the prose. The probes the lesson runs reproduce what it says.
+
+use std::collections::BTreeSet;
+use trainer_content::doc::{plain, Block, Doc, Inline};
+use trainer_content::route::Route;
+use trainer_core::fleet::FleetSim;
+use trainer_core::probes::{probe, probes};
+use trainer_core::sizing::{derive, Inputs, PageQuery, Question};
+
+/// Widget kinds the app draws, with their argument checks.
+const WIDGETS: [&str; 5] = ["estimate", "diagram", "probe", "reversal", "cheatsheet"];
+
+/// Words with digits that are names, not figures (a model, a GPU, a status code, a percentile,
+/// the probe's own name).
+const NAMES_WITH_DIGITS: [&str; 8] = [
+    "3.1",
+    "8B",
+    "BF16",
+    "H100s",
+    "H100",
+    "429",
+    "p99",
+    "32K-token",
+];
+
+fn docs() -> Vec<(String, Doc)> {
+    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../content");
+    let mut out = Vec::new();
+    for entry in std::fs::read_dir(dir).expect("content/ exists") {
+        let path = entry.expect("a directory entry").path();
+        if path.extension().is_some_and(|e| e == "md") {
+            let text = std::fs::read_to_string(&path).expect("readable");
+            let name = path.file_name().unwrap().to_string_lossy().to_string();
+            match trainer_content::parse::parse(&text) {
+                Ok(d) => out.push((name, d)),
+                Err(e) => panic!("{name} does not parse:\n{}", e.join("\n")),
+            }
+        }
+    }
+    assert!(
+        out.iter().any(|(n, _)| n == "lesson.md"),
+        "the lesson is there"
+    );
+    out
+}
+
+fn question(id: &str) -> Result<Question, String> {
+    Question::from_id(id).ok_or_else(|| format!("no question {id:?}"))
+}
+
+fn step_exists(q: &str, step: &str) -> Result<(), String> {
+    let q = question(q)?;
+    let d = derive(q, &Inputs::defaults(q)).map_err(|e| format!("{e:?}"))?;
+    if d.step(step).is_some() {
+        Ok(())
+    } else {
+        let ids: Vec<&str> = d.steps.iter().map(|s| s.id).collect();
+        Err(format!("{q:?} has no step {step:?} (it has {ids:?})"))
+    }
+}
+
+/// Where a link goes, checked: a page, with a step when its fragment names one.
+fn link_resolves(to: &str) -> Result<(), String> {
+    let (rest, frag) = to.split_once('#').unwrap_or((to, ""));
+    let (path, query) = rest.split_once('?').unwrap_or((rest, ""));
+    let route = Route::parse(path);
+    match &route {
+        Route::NotFound(_) => return Err(format!("no page at /{path}")),
+        Route::Size(q) => {
+            let qq = question(q)?;
+            let page = PageQuery::parse(qq, query);
+            if !page.errors.is_empty() {
+                return Err(format!("query {query:?}: {:?}", page.errors));
+            }
+            if let Some(step) = frag.strip_prefix("step-") {
+                step_exists(q, step)?;
+            } else if !frag.is_empty() {
+                return Err(format!("a size page's fragment names a step: #{frag}"));
+            }
+        }
+        _ => {}
+    }
+    Ok(())
+}
+
+fn check_inline(i: &Inline, headings: &BTreeSet<String>) -> Result<(), String> {
+    match i {
+        Inline::Figure { question: q, step } => step_exists(q, step),
+        Inline::Input { question: q, name } => {
+            let qq = question(q)?;
+            if Inputs::defaults(qq)
+                .specs(qq)
+                .iter()
+                .any(|s| s.name == name)
+            {
+                Ok(())
+            } else {
+                Err(format!("{q} has no input {name:?}"))
+            }
+        }
+        Inline::Link { to, text } => {
+            if plain(text).trim().is_empty() {
+                return Err(format!("a link to /{to} has no text"));
+            }
+            link_resolves(to)?;
+            // A link to a section of the lesson names a heading that exists.
+            if let Some(frag) = to.strip_prefix("lesson#") {
+                if !headings.contains(frag) {
+                    return Err(format!("the lesson has no section #{frag}"));
+                }
+            }
+            Ok(())
+        }
+        Inline::Text { .. } | Inline::Code { .. } | Inline::Strong { .. } | Inline::Em { .. } => {
+            Ok(())
+        }
+    }
+}
+
+fn check_widget(kind: &str, args: &[String]) -> Result<(), String> {
+    match (kind, args) {
+        ("estimate", [q, step]) => step_exists(q, step),
+        ("diagram", [d]) if d == "request-path" => Ok(()),
+        ("probe", [id]) => probe(id).map(|_| ()).map_err(|e| e.to_string()),
+        ("reversal" | "cheatsheet", []) => Ok(()),
+        _ => Err(format!(
+            "widget {{{{{kind} {}}}}}: known kinds are {WIDGETS:?}, with their arguments",
+            args.join(" ")
+        )),
+    }
+}
+
+#[test]
+fn every_reference_in_content_resolves() {
+    let mut problems = Vec::new();
+    for (name, doc) in docs() {
+        let headings: BTreeSet<String> = doc
+            .all_blocks()
+            .into_iter()
+            .filter_map(|b| match b {
+                Block::Heading { id, .. } => Some(id.clone()),
+                _ => None,
+            })
+            .collect();
+        for i in doc.all_inlines() {
+            if let Err(e) = check_inline(i, &headings) {
+                problems.push(format!("{name}: {e}"));
+            }
+        }
+        for b in doc.all_blocks() {
+            if let Block::Widget { kind, args } = b {
+                if let Err(e) = check_widget(kind, args) {
+                    problems.push(format!("{name}: {e}"));
+                }
+            }
+        }
+    }
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+}
+
+#[test]
+fn headings_step_down_one_level_with_unique_ids_and_nothing_is_empty() {
+    for (name, doc) in docs() {
+        assert!(!doc.title.trim().is_empty(), "{name}: a title");
+        let mut level = 1;
+        let mut ids = BTreeSet::new();
+        for b in doc.all_blocks() {
+            match b {
+                Block::Heading { level: l, id, text } => {
+                    assert!(*l <= level + 1, "{name}: heading {id:?} skips a level");
+                    assert!(ids.insert(id.clone()), "{name}: heading id {id:?} twice");
+                    assert!(!plain(text).trim().is_empty(), "{name}: an empty heading");
+                    level = *l;
+                }
+                Block::Paragraph { text } => {
+                    assert!(!plain(text).trim().is_empty(), "{name}: an empty paragraph")
+                }
+                Block::List { items, .. } => {
+                    assert!(!items.is_empty(), "{name}: an empty list");
+                    for i in items {
+                        assert!(!plain(i).trim().is_empty(), "{name}: an empty list item");
+                    }
+                }
+                Block::Table { head, rows } => {
+                    assert!(!rows.is_empty(), "{name}: a table without rows");
+                    for c in head.iter().chain(rows.iter().flatten()) {
+                        assert!(!plain(c).trim().is_empty(), "{name}: an empty table cell");
+                    }
+                }
+                Block::Aside { blocks } => assert!(!blocks.is_empty(), "{name}: an empty aside"),
+                Block::Widget { .. } => {}
+            }
+        }
+        assert!(!doc.contents().is_empty(), "{name}: sections to list");
+    }
+}
+
+#[test]
+fn no_figure_is_typed_into_the_prose() {
+    for (name, doc) in docs() {
+        for i in doc.all_inlines() {
+            let Inline::Text { text } = i else { continue };
+            for word in text.split(|c: char| c.is_whitespace() || "(),:;".contains(c)) {
+                let word = word.trim_end_matches(['.', '!', '?']);
+                if word.chars().any(|c| c.is_ascii_digit()) {
+                    assert!(
+                        NAMES_WITH_DIGITS.contains(&word),
+                        "{name}: “{word}” in “{text}” looks like a typed figure: use {{fig}} or {{input}}"
+                    );
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn the_checks_catch_what_they_should() {
+    // The resolver is not a check that cannot fail: each of these is refused.
+    assert!(step_exists("fleet", "no_such_step").is_err());
+    assert!(link_resolves("nowhere").is_err());
+    assert!(link_resolves("size/nosuch").is_err());
+    assert!(link_resolves("size/fleet#step-nope").is_err());
+    assert!(link_resolves("size/fleet?rate=abc").is_err());
+    assert!(check_widget("probe", &["nope".into()]).is_err());
+    assert!(check_widget("chart", &[]).is_err());
+    assert!(link_resolves("size/fleet#step-replicas").is_ok());
+}
+
+/// Each probe's broken arm is clearly worse than its fixed arm on the figure it is about (at
+/// least one and a half times), and every figure it shows is a number in both reports.
+#[test]
+fn every_probe_reproduces_its_failure() {
+    for p in probes().expect("probes.toml parses") {
+        let key = p
+            .key_index()
+            .unwrap_or_else(|| panic!("{}: key names a figure", p.id));
+        let [broken, fixed] = p.fleets().expect("the arms exist");
+        let run = |f| {
+            let mut sim = FleetSim::new(f).expect("valid fleet");
+            sim.run();
+            p.read(&sim.report())
+        };
+        let (b, f) = (run(broken), run(fixed));
+        for (fig, (x, y)) in p.figures.iter().zip(b.iter().zip(&f)) {
+            assert!(
+                x.is_some() && y.is_some(),
+                "{}: {} at {}",
+                p.id,
+                fig.label,
+                fig.path
+            );
+        }
+        let (x, y) = (b[key].unwrap(), f[key].unwrap());
+        assert!(x > 1.5 * y, "{}: broken {x} vs fixed {y}", p.id);
+    }
+}
+
+/// Every moment runs each of its options (same seed, same arrivals), every figure it shows is
+/// a number for some option and its key figure for all, and the option it calls strong is the
+/// one that wins: best on the key figure among the options that hold its SLO, and the only
+/// one ranked first.
+#[test]
+fn every_moment_runs_each_option_and_its_strong_option_wins() {
+    use trainer_core::moments::{moments, Grade, OptionOutcome};
+    for m in moments().expect("the moments parse") {
+        let outcomes: Vec<OptionOutcome> = match m.break_even_outcomes() {
+            Some(o) => o.expect("the break-even prices"),
+            None => m
+                .fleets()
+                .expect("every option's arm exists")
+                .into_iter()
+                .map(|f| {
+                    let mut sim = FleetSim::new(f).expect("valid fleet");
+                    sim.run();
+                    m.read_report(&sim.report())
+                })
+                .collect(),
+        };
+        let key = m.figure_index(&m.key).unwrap();
+        for (fig_i, fig) in m.figures.iter().enumerate() {
+            assert!(
+                outcomes.iter().any(|o| o.figures[fig_i].is_some()),
+                "{}: {} ({}) is never a number",
+                m.id,
+                fig.label,
+                fig.path
+            );
+        }
+        for (o, opt) in outcomes.iter().zip(&m.options) {
+            assert!(
+                o.figures[key].is_some(),
+                "{}: {} has no key figure",
+                m.id,
+                opt.id
+            );
+        }
+        let rank = m.ranking(&outcomes);
+        let winner = &m.options[rank[0]];
+        assert_eq!(
+            winner.grade,
+            Grade::Strong,
+            "{}: {} wins, not the strong option ({:?})",
+            m.id,
+            winner.id,
+            outcomes
+        );
+        assert!(
+            m.holds_slo(&outcomes[rank[0]]),
+            "{}: the strong option misses the SLO",
+            m.id
+        );
+        let second = &outcomes[rank[1]];
+        assert_ne!(
+            second.figures[key], outcomes[rank[0]].figures[key],
+            "{}: a tie on the key figure",
+            m.id
+        );
+        if m.estimate.is_some() {
+            let v = m.estimate_answer().unwrap().unwrap();
+            assert!(v.is_finite() && v > 0.0, "{}: estimate {v}", m.id);
+        }
+    }
+}

@@ -1,0 +1,196 @@
+// The lesson: every live figure shows a number and links to a step that exists; the figures
+// follow the calculator's inputs; the estimate boxes hide the answer until a number is
+// committed, then compare it with the derivation and the simulator and keep it in progress;
+// a probe runs both designs; the request-path diagram opens the fleet build-up; the reversal
+// compares the batch answer; and printing gives one A4 page.
+
+import { test, before, after } from "node:test";
+import assert from "node:assert/strict";
+import { start, open, shoot, DESKTOP, PHONE } from "./harness.mjs";
+
+let app;
+before(async () => { app = await start({ base: "/trainer/" }); });
+after(async () => { await app?.close(); });
+
+const KEY = "serving-trainer.progress.v1";
+
+test("every live figure renders a number and links to a step the calculator shows", async () => {
+  const page = await app.page();
+  await open(page, app.url, "lesson");
+  const figs = page.locator('.lesson-article [data-testid^="fig-"]');
+  const n = await figs.count();
+  assert.ok(n >= 20, `only ${n} live figures`);
+  const seen = new Map();
+  for (let i = 0; i < n; i++) {
+    const f = figs.nth(i);
+    const id = await f.getAttribute("data-testid");
+    const value = Number(await f.getAttribute("data-value"));
+    assert.ok(Number.isFinite(value), `${id} has no number`);
+    const text = (await f.textContent()).trim();
+    assert.match(text, /\d/, `${id} shows “${text}”`);
+    const href = await f.locator("a").getAttribute("href");
+    assert.match(href, /\/trainer\/size\/fleet\?.*reveal=\d+.*#step-/, `${id} links to ${href}`);
+    seen.set(id, href);
+  }
+  // Each distinct target is a step the calculator reveals, holding the same value.
+  for (const [id, href] of [...seen].slice(0, 6)) {
+    const p = await app.page();
+    await p.goto(new URL(href, app.url).href);
+    const step = href.split("#step-")[1];
+    await p.waitForSelector(`[data-testid="step-${step}"]`, { timeout: 20000 });
+    const lessonValue = Number(await page.getAttribute(`[data-testid="${id}"]`, "data-value"));
+    const stepValue = Number(await p.getAttribute(`[data-testid="step-${step}"]`, "data-value"));
+    assert.equal(stepValue, lessonValue, `${id} against its step`);
+    await p.context().close();
+  }
+  // A click on a figure navigates inside the app, to the step, focused.
+  await page.click('[data-testid="fig-fleet-replicas"] a');
+  await page.waitForSelector('[data-testid="step-replicas"]');
+  assert.equal(await page.evaluate(() => document.activeElement?.id), "step-replicas");
+  await page.goBack();
+  await page.waitForSelector('[data-testid="page-lesson"]');
+  assert.deepEqual(page.problems, []);
+  await page.context().close();
+});
+
+test("changing an input in the calculator and coming back changes the lesson's figures", async () => {
+  const page = await app.page();
+  await open(page, app.url, "lesson");
+  const before = Number(await page.getAttribute('[data-testid="fig-fleet-prompt_tps"]', "data-value"));
+  const replicas = Number(await page.getAttribute('[data-testid="fig-fleet-replicas"]', "data-value"));
+  await page.click('[data-testid="input-fleet-rate"] a');
+  await page.waitForSelector('[data-testid="input-rate"]');
+  await page.fill('[data-testid="input-rate"]', "100");
+  await page.waitForFunction(() => location.search.includes("rate=100"));
+  await page.click('[data-testid="nav-lesson"]');
+  await page.waitForSelector('[data-testid="page-lesson"]');
+  const after = Number(await page.getAttribute('[data-testid="fig-fleet-prompt_tps"]', "data-value"));
+  assert.equal(after, before * 2);
+  assert.ok(Number(await page.getAttribute('[data-testid="fig-fleet-replicas"]', "data-value")) > replicas);
+  assert.equal(await page.getAttribute('[data-testid="input-fleet-rate"]', "data-value"), "100");
+  // The figure's link carries the new inputs into the calculator.
+  assert.match(await page.getAttribute('[data-testid="fig-fleet-replicas"] a', "href"), /rate=100/);
+  // A reload keeps them: they live in this browser's progress.
+  await page.reload();
+  await page.waitForSelector('[data-testid="page-lesson"]');
+  assert.equal(Number(await page.getAttribute('[data-testid="fig-fleet-prompt_tps"]', "data-value")), after);
+  assert.deepEqual(page.problems, []);
+  await page.context().close();
+});
+
+test("an estimate stays hidden until committed, then stands beside the derivation and the simulator", async () => {
+  const page = await app.page();
+  await open(page, app.url, "lesson");
+  const box = '[data-testid="estimate-replicas"]';
+  await page.locator(box).scrollIntoViewIfNeeded();
+  assert.equal(await page.locator(`${box} [data-testid="estimate-replicas-derived"]`).count(), 0);
+  // A bad entry gets a message, not a reveal.
+  await page.fill('[data-testid="estimate-replicas-input"]', "lots");
+  await page.click('[data-testid="estimate-replicas-commit"]');
+  assert.match(await page.textContent(`${box} .field-error`), /Type a number/);
+  assert.equal(await page.locator('[data-testid="estimate-replicas-reveal"]').count(), 0);
+  // By keyboard: type and press Enter.
+  await page.focus('[data-testid="estimate-replicas-input"]');
+  await page.fill('[data-testid="estimate-replicas-input"]', "12");
+  await page.keyboard.press("Enter");
+  await page.waitForSelector('[data-testid="estimate-replicas-derived"]');
+  assert.equal(await page.getAttribute('[data-testid="estimate-replicas-yours"]', "data-value"), "12");
+  const derived = Number(await page.getAttribute('[data-testid="estimate-replicas-derived"]', "data-value"));
+  assert.equal(derived, Number(await page.getAttribute('[data-testid="fig-fleet-replicas"]', "data-value")));
+  assert.match(await page.textContent('[data-testid="estimate-replicas-off"]'), /above the derivation/);
+  // The simulator runs in slices, then gives its figure and the reason for the gap.
+  await page.click('[data-testid="estimate-replicas-simulate"]');
+  await page.waitForSelector('[data-testid="estimate-replicas-simulated"]', { timeout: 60000 });
+  const sim = Number(await page.getAttribute('[data-testid="estimate-replicas-simulated"]', "data-value"));
+  assert.ok(sim >= 1 && sim <= derived + 1, `simulated ${sim}`);
+  assert.match(await page.textContent('[data-testid="estimate-replicas-gap"]'), /decode step/);
+  // The same run serves the other boxes once they are committed.
+  await page.fill('[data-testid="estimate-open_streams-input"]', "250");
+  await page.click('[data-testid="estimate-open_streams-commit"]');
+  await page.waitForSelector('[data-testid="estimate-open_streams-simulated"]');
+  const streams = Number(await page.getAttribute('[data-testid="estimate-open_streams-simulated"]', "data-value"));
+  const est = Number(await page.getAttribute('[data-testid="estimate-open_streams-derived"]', "data-value"));
+  assert.ok(streams > 0 && streams < est, `simulated streams ${streams} against ${est}`);
+  assert.match(await page.textContent('[data-testid="estimate-open_streams-gap"]'), /Little's law/);
+  // Both estimates are kept in progress.
+  const stored = await page.evaluate((k) => JSON.parse(localStorage.getItem(k)), KEY);
+  assert.deepEqual(stored.estimates.map((e) => [e.step, e.estimate]), [["replicas", 12], ["open_streams", 250]]);
+  assert.deepEqual(page.problems, []);
+  await page.context().close();
+});
+
+test("a probe runs the broken and the fixed design and links into the lab", async () => {
+  const page = await app.page();
+  await open(page, app.url, "lesson");
+  await page.click('[data-testid="probe-ttft-gap-run"]');
+  await page.waitForSelector('[data-testid="probe-ttft-gap-ratio"]', { timeout: 60000 });
+  const b = Number(await page.getAttribute('[data-testid="probe-ttft-gap-broken-server_ttft_p99"]', "data-value"));
+  const f = Number(await page.getAttribute('[data-testid="probe-ttft-gap-fixed-server_ttft_p99"]', "data-value"));
+  assert.ok(b > 1.5 * f, `broken ${b}, fixed ${f}`);
+  // The long-prompt probe states the one prefill's cost from the learner's prefill time.
+  const per = Number(await page.getAttribute('[data-testid="fig-fleet-prefill_per_token"]', "data-value"));
+  const pre = Number(await page.getAttribute('[data-testid="probe-long-prompt-prefill"]', "data-value"));
+  assert.ok(Math.abs(pre - 32000 * per) < 1e-9, `${pre} against ${32000 * per}`);
+  await page.click('[data-testid="probe-ttft-gap-lab"]');
+  await page.waitForFunction(() => location.pathname.endsWith("/lab"));
+  assert.match(await page.evaluate(() => location.search), /scenario=fleet-ttft-gap/);
+  assert.deepEqual(page.problems, []);
+  await page.context().close();
+});
+
+test("the request-path diagram opens each hop's build-up step, by mouse and by keyboard", async () => {
+  const page = await app.page();
+  await open(page, app.url, "lesson");
+  const hops = await page.locator('[data-testid^="hop-"]').count();
+  assert.equal(hops, 8);
+  await page.click('[data-testid="hop-router"]');
+  await page.waitForFunction(() => location.pathname.endsWith("/buildups/fleet") && location.search === "?step=2");
+  await page.goBack();
+  await page.waitForSelector('[data-testid="hop-engine"]');
+  await page.focus('[data-testid="hop-engine"]');
+  await page.keyboard.press("Enter");
+  await page.waitForFunction(() => location.search === "?step=3");
+  assert.deepEqual(page.problems, []);
+  await page.context().close();
+});
+
+test("the reversal sets the batch answer beside the streaming one", async () => {
+  const page = await app.page();
+  await open(page, app.url, "lesson");
+  await page.waitForSelector('[data-testid="reversal-table"]');
+  const s = Number(await page.getAttribute('[data-testid="reversal-replicas-streaming"]', "data-value"));
+  const b = Number(await page.getAttribute('[data-testid="reversal-replicas-batch"]', "data-value"));
+  assert.ok(b < s, `batch ${b} replicas against streaming ${s}`);
+  assert.equal(await page.getAttribute('[data-testid="reversal-gateway_streams-batch"]', "data-value"), "0");
+  assert.deepEqual(page.problems, []);
+  await page.context().close();
+});
+
+test("printing the lesson gives its one-page summary on one A4 page", async () => {
+  const page = await app.page();
+  await open(page, app.url, "lesson");
+  await page.waitForSelector('[data-testid="sheet-replicas"]');
+  const pdf = await page.pdf({ format: "A4", printBackground: true });
+  const pages = (pdf.toString("latin1").match(/\/Type\s*\/Page[^s]/g) || []).length;
+  assert.equal(pages, 1, `the summary printed on ${pages} pages`);
+  assert.ok(pdf.length > 10000, "the PDF has content");
+  await page.context().close();
+});
+
+for (const viewport of [DESKTOP, PHONE]) {
+  for (const colorScheme of ["light", "dark"]) {
+    test(`the lesson reads at ${viewport.width} px in ${colorScheme} mode, headings in order`, async () => {
+      const page = await app.page(viewport, { colorScheme });
+      await open(page, app.url, "lesson");
+      const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+      assert.ok(overflow <= 1, `the page scrolls sideways by ${overflow} px`);
+      const levels = await page.evaluate(() =>
+        [...document.querySelectorAll("main h1, main h2, main h3, main h4")].map((h) => Number(h.tagName[1])));
+      assert.equal(levels[0], 1);
+      for (let i = 1; i < levels.length; i++) assert.ok(levels[i] <= levels[i - 1] + 1, `heading ${i} skips a level`);
+      await shoot(page, `lesson-${viewport.width}-${colorScheme}`);
+      assert.deepEqual(page.problems, []);
+      await page.context().close();
+    });
+  }
+}
