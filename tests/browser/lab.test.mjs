@@ -198,6 +198,18 @@ test("two runs compared: pin A, change a knob, run B, see the difference", async
   await done(page);
 });
 
+test("the lesson's link (scenario, arm, compare) opens the two arms compared", async () => {
+  const page = await app.page();
+  await openLab(page, "scenario=fleet-ttft-gap&arm=slow-router-cold-pool&compare=fixed&duration=30");
+  await page.waitForSelector(tid("lab-compare"));
+  assert.equal(await page.inputValue(tid("lab-arm")), "slow-router-cold-pool");
+  const a = await num(page, "cmp-server_ttft_p99-a");
+  const b = await num(page, "cmp-server_ttft_p99-b");
+  assert.ok(b > 1.5 * a, `the slow router and cold pool (B, ${b}) against the fix (A, ${a})`);
+  assert.equal(await page.locator(tid("lab-query-error")).count(), 0);
+  await done(page);
+});
+
 test("a deep link reloads to identical figures, and Back returns to the previous preset", async () => {
   const page = await app.page();
   const q = "preset=fleet-long-prompts&arm=token-aware&duration=30&replicas=6&policy=least_outstanding";

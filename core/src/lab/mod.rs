@@ -102,6 +102,17 @@ pub fn presets() -> Result<Vec<Preset>, ConfigError> {
     Ok(out)
 }
 
+/// The shipped scenario `id`, parsing only its own file.
+pub fn preset(id: &str) -> Result<Preset, ConfigError> {
+    let (_, text) = BUILTIN
+        .iter()
+        .chain(REPLICA_BUILTIN.iter())
+        .find(|(file, _)| file.trim_end_matches(".toml") == id)
+        .ok_or_else(|| ConfigError::new("preset", format!("there is no preset called {id:?}")))?;
+    let s = Scenario::from_toml(text).map_err(|e| e.within(id))?;
+    Ok(preset_of(id.to_string(), s))
+}
+
 /// The preset made of a parsed scenario.
 pub fn preset_of(id: String, s: Scenario) -> Preset {
     match s {
@@ -157,6 +168,10 @@ mod tests {
         let p = presets().unwrap();
         assert_eq!(p.len(), BUILTIN.len() + REPLICA_BUILTIN.len());
         assert_eq!(p[0].id, DEFAULT_PRESET);
+        for one in &p {
+            assert_eq!(&preset(&one.id).unwrap(), one);
+        }
+        assert_eq!(preset("nope").unwrap_err().field, "preset");
         for preset in &p {
             assert!(!preset.title.is_empty(), "{}", preset.id);
             for (arm, cfg) in &preset.arms {

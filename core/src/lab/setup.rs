@@ -8,7 +8,7 @@
 //! is reported on its field, keeps its text, and leaves the knob at the source's value.
 
 use super::knobs::Knob;
-use super::{preset_of, presets, Preset, DEFAULT_PRESET};
+use super::{preset, preset_of, Preset, DEFAULT_PRESET};
 use crate::fleet::FleetConfig;
 use crate::scenario::Scenario;
 use crate::sizing::{query_pairs, write_query};
@@ -55,7 +55,9 @@ impl Setup {
         let mut errors = BTreeMap::new();
         let mut bad_text = BTreeMap::new();
         let arm = pairs.get("arm").cloned().unwrap_or_default();
-        let source = match (pairs.get("file"), pairs.get("preset")) {
+        // `scenario` is another name for `preset` (the lesson's links say it).
+        let preset = pairs.get("preset").or(pairs.get("scenario"));
+        let source = match (pairs.get("file"), preset) {
             (Some(text), _) => Source::File {
                 text: text.clone(),
                 arm,
@@ -104,7 +106,8 @@ impl Setup {
             }
         }
         for key in pairs.keys() {
-            let known = ["preset", "arm", "file", "pin"].contains(&key.as_str())
+            let known = ["preset", "scenario", "arm", "compare", "file", "pin"]
+                .contains(&key.as_str())
                 || Knob::from_key(key).is_some();
             if !known {
                 errors.insert(
@@ -124,6 +127,31 @@ impl Setup {
                 );
             }
         }
+        // `compare=<arm>`: pin that arm of the same source, to compare this one against.
+        if let (Some(other), None) = (pairs.get("compare"), &setup.pin) {
+            let source = match &setup.source {
+                Source::Preset { id, .. } => Source::Preset {
+                    id: id.clone(),
+                    arm: other.clone(),
+                },
+                Source::File { text, .. } => Source::File {
+                    text: text.clone(),
+                    arm: other.clone(),
+                },
+            };
+            match Setup::from_source(source) {
+                Ok(mut s) => {
+                    // The same knobs changed on both arms (a shorter run, say).
+                    for (k, v) in setup.changed() {
+                        let _ = s.set(k, &v);
+                    }
+                    setup.pin = Some(s.run_query());
+                }
+                Err((_, m)) => {
+                    errors.insert("pin".into(), format!("the run to compare with: {m}"));
+                }
+            }
+        }
         setup.errors.extend(errors);
         setup.bad_text.extend(bad_text);
         setup
@@ -133,11 +161,7 @@ impl Setup {
     pub fn from_source(source: Source) -> Result<Setup, (&'static str, String)> {
         let (preset, arm) = match &source {
             Source::Preset { id, arm } => {
-                let p = presets()
-                    .map_err(|e| ("preset", e.to_string()))?
-                    .into_iter()
-                    .find(|p| p.id == *id)
-                    .ok_or_else(|| ("preset", format!("there is no preset called {id:?}")))?;
+                let p = preset(id).map_err(|e| ("preset", e.message))?;
                 (p, arm.clone())
             }
             Source::File { text, arm } => {
@@ -382,7 +406,7 @@ mod tests {
                 .wrapping_add(1442695040888963407);
             (rng >> 33) as usize % n.max(1)
         };
-        for preset in presets().unwrap() {
+        for preset in crate::lab::presets().unwrap() {
             let mut s = Setup::from_query(&format!("preset={}", preset.id));
             for _ in 0..60 {
                 let k = Knob::ALL[next(Knob::ALL.len())];
@@ -406,6 +430,24 @@ mod tests {
         assert_eq!(back.config.pools[0].replicas, 6);
         let bad = Setup::from_query("pin=rate%3Dx");
         assert!(bad.errors.contains_key("pin") && bad.pin.is_none());
+    }
+
+    #[test]
+    fn a_link_naming_a_scenario_and_an_arm_to_compare_pins_that_arm() {
+        let s =
+            Setup::from_query("scenario=fleet-ttft-gap&arm=slow-router-cold-pool&compare=fixed");
+        assert!(s.errors.is_empty(), "{:?}", s.errors);
+        assert_eq!(s.arm(), "slow-router-cold-pool");
+        assert_eq!(s.pin.as_deref(), Some("preset=fleet-ttft-gap&arm=fixed"));
+        let pinned = Setup::from_query(s.pin.as_deref().unwrap());
+        assert_ne!(pinned.config, s.config);
+        let short = Setup::from_query("scenario=fleet-ttft-gap&compare=fixed&duration=30");
+        assert_eq!(
+            short.pin.as_deref(),
+            Some("preset=fleet-ttft-gap&arm=fixed&duration=30")
+        );
+        let bad = Setup::from_query("scenario=fleet-ttft-gap&compare=nope");
+        assert!(bad.errors["pin"].contains("fixed"), "{:?}", bad.errors);
     }
 
     #[test]

@@ -127,6 +127,9 @@ pub struct Lab {
     pub import_error: RwSignal<Option<String>>,
     job: StoredValue<Option<Job>, LocalStorage>,
     generation: StoredValue<u64>,
+    /// The query string last read from or written to the URL: a change to anything else
+    /// comes from outside (Back, Forward).
+    url_query: StoredValue<String>,
     router: Router,
 }
 
@@ -144,6 +147,7 @@ impl Lab {
             import_error: RwSignal::new(None),
             job: StoredValue::new_local(None),
             generation: StoredValue::new(0),
+            url_query: StoredValue::new(query.to_string()),
             router: use_router(),
         };
         lab.start();
@@ -153,9 +157,10 @@ impl Lab {
     /// Follows the URL when it changes from outside (Back, Forward): a different set-up is
     /// read and run.
     pub fn follow(&self, query: &str) {
-        if self.setup.with_untracked(|s| s.query()) == query {
+        if self.url_query.get_value() == query {
             return;
         }
+        self.url_query.set_value(query.to_string());
         self.setup.set(Setup::from_query(query));
         self.texts.set(BTreeMap::new());
         self.pinned.set(None);
@@ -208,6 +213,7 @@ impl Lab {
         self.setup.set(Setup { pin, ..next });
         self.texts.set(BTreeMap::new());
         let q = self.setup.with_untracked(|s| s.query());
+        self.url_query.set_value(q.clone());
         self.router.navigate(Route::Lab, &q);
         self.start();
         Ok(())
@@ -227,6 +233,7 @@ impl Lab {
 
     fn sync_url(&self) {
         let q = self.setup.with_untracked(|s| s.query());
+        self.url_query.set_value(q.clone());
         self.router.replace_query(&q);
     }
 
