@@ -10,6 +10,7 @@ mod due;
 pub mod error;
 pub mod fleet;
 pub mod format;
+pub mod lab;
 pub mod metrics;
 pub mod moments;
 pub mod probes;

@@ -246,7 +246,7 @@ impl Samples {
 const SELECT_MIN: usize = 4096;
 
 /// The 1-based nearest rank of quantile `q` among `total` measurements.
-fn rank(q: f64, total: u64) -> u64 {
+pub(crate) fn rank(q: f64, total: u64) -> u64 {
     let q = if q.is_nan() { 0.5 } else { q.clamp(0.0, 1.0) };
     ((q * total as f64).ceil() as u64).clamp(1, total)
 }

@@ -54,7 +54,11 @@ export async function start({ base = "/trainer/" } = {}) {
         if (u.startsWith("data:") || u.startsWith("blob:")) return;
         if (new URL(u).origin !== origin) page.problems.push(`request left the origin: ${u}`);
       });
-      page.on("requestfailed", (req) => page.problems.push(`request failed: ${req.url()} (${req.failure()?.errorText})`));
+      page.on("requestfailed", (req) => {
+        // Leaving a page while its favicon still loads aborts that request: not a fault.
+        if (req.failure()?.errorText === "net::ERR_ABORTED" && /\/favicon[^/]*$/.test(new URL(req.url()).pathname)) return;
+        page.problems.push(`request failed: ${req.url()} (${req.failure()?.errorText})`);
+      });
       return page;
     },
     async close() {

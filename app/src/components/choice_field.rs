@@ -30,6 +30,9 @@ pub fn ChoiceField(
     /// The message's `data-testid`.
     #[prop(into)]
     error_testid: String,
+    /// Whether the field is disabled.
+    #[prop(into, optional)]
+    disabled: Signal<bool>,
     /// Called with the value of the option chosen.
     #[prop(into)]
     on_change: Callback<String>,
@@ -49,6 +52,7 @@ pub fn ChoiceField(
             <select
                 id=id
                 data-testid=testid
+                disabled=move || disabled.get()
                 aria-invalid=aria.invalid
                 aria-describedby=aria.described_by
                 on:change=move |ev| on_change.run(event_target_value(&ev))

@@ -3,6 +3,7 @@
 //! never markup to patch in.
 
 mod card;
+mod chart;
 mod choice_field;
 mod estimate_box;
 mod field_error;
@@ -10,13 +11,16 @@ mod inline_figure;
 mod link;
 mod live_figure;
 mod number_field;
+mod param_field;
 mod request_path;
 
 pub use card::Card;
+pub use chart::{Chart, ChartData, Format, Line};
 pub use choice_field::ChoiceField;
 pub use estimate_box::{Compared, EstimateBox, SimFigure};
 pub use inline_figure::InlineFigure;
 pub use link::Link;
 pub use live_figure::LiveFigure;
 pub use number_field::NumberField;
+pub use param_field::{ParamField, ParamKind};
 pub use request_path::RequestPath;

@@ -38,6 +38,9 @@ pub fn NumberField(
     /// Whether the value differs from its preset (the field is marked `custom`).
     #[prop(into, optional)]
     custom: Signal<bool>,
+    /// Whether the field is disabled (it does not apply to the current settings).
+    #[prop(into, optional)]
+    disabled: Signal<bool>,
     /// Called with the input's text on every keystroke.
     #[prop(into)]
     on_input: Callback<String>,
@@ -62,6 +65,7 @@ pub fn NumberField(
                     spellcheck="false"
                     data-testid=testid
                     title=hint
+                    disabled=move || disabled.get()
                     prop:value=move || value.get()
                     aria-invalid=aria.invalid
                     aria-describedby=aria.described_by

@@ -1,6 +1,7 @@
 //! One module per page. [`render`] maps a route to its page.
 
 mod home;
+mod lab;
 mod lesson;
 mod moments;
 mod not_found;
@@ -18,6 +19,7 @@ pub fn render(route: Route) -> AnyView {
         Route::SizeIndex => view! { <size::SizeIndex/> }.into_any(),
         Route::Size(q) => view! { <size::SizePage question=q/> }.into_any(),
         Route::Simulator => view! { <simulator::SimulatorPage/> }.into_any(),
+        Route::Lab => view! { <lab::LabPage/> }.into_any(),
         Route::Lesson => view! { <lesson::LessonPage/> }.into_any(),
         Route::Moments => view! { <moments::MomentsIndex/> }.into_any(),
         Route::Moment(id) => view! { <moments::MomentPage id=id/> }.into_any(),

@@ -48,14 +48,6 @@ fn plan(section: Section) -> Plan {
                 "Self-host an open model or call an API: the break-even.",
             ],
         },
-        Section::Lab => Plan {
-            title: "Lab",
-            intro: "The replica and fleet simulators with every knob exposed, and plots of what they do.",
-            coming: &[
-                "A vLLM-style replica on an H100: token budget, chunked prefill, paged KV, recompute preemption, prefix caching.",
-                "A fleet around it: quotas and 429s, router policies, autoscaler, overflow, SSE relay, the four clocks.",
-            ],
-        },
         Section::Mock => Plan {
             title: "Mock interview",
             intro: "The whole question against the clock, as a candidate or as the interviewer with the rubric beside you.",
@@ -64,7 +56,8 @@ fn plan(section: Section) -> Plan {
                 "Self-grading against the rubric, saved to your progress.",
             ],
         },
-        Section::Home => Plan { title: "", intro: "", coming: &[] },
+        // Built pages: never shown as planned.
+        Section::Home | Section::Lab => Plan { title: "", intro: "", coming: &[] },
     }
 }
 

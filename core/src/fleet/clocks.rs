@@ -114,6 +114,32 @@ impl Histogram {
         self.to_samples().quantile(q)
     }
 
+    /// The nearest-rank quantiles at `qs` (in increasing order), in one pass over the
+    /// buckets: the same values as [`Histogram::quantile`] at each.
+    pub fn quantiles(&self, qs: &[f64]) -> Vec<f64> {
+        if self.total == 0 {
+            return vec![0.0; qs.len()];
+        }
+        let mut out = Vec::with_capacity(qs.len());
+        let mut seen = 0u64;
+        let mut buckets = self.counts.iter().enumerate().filter(|(_, &c)| c > 0);
+        let mut current = 0.0;
+        for &q in qs {
+            let rank = crate::stats::rank(q, self.total);
+            while seen < rank {
+                match buckets.next() {
+                    Some((i, &c)) => {
+                        seen += c;
+                        current = value(i);
+                    }
+                    None => break,
+                }
+            }
+            out.push(current);
+        }
+        out
+    }
+
     /// Fraction of the measurements at or below `v` (to the bucket resolution).
     pub fn fraction_at_or_below(&self, v: f64) -> f64 {
         if self.total == 0 || !v.is_finite() {
@@ -305,6 +331,20 @@ mod tests {
         let sorted = idx.clone();
         idx.sort();
         assert_eq!(idx, sorted, "the index grows with the value");
+    }
+
+    #[test]
+    fn quantiles_in_one_pass_equal_quantiles_one_by_one() {
+        let mut h = Histogram::new();
+        for k in 0..5_000u64 {
+            h.push_n((k % 97) as f64 * 1.3e-3 + (k % 7) as f64 * 1e-6, 1 + k % 5);
+        }
+        let qs = crate::fleet::CDF_QUANTILES;
+        let all = h.quantiles(&qs);
+        for (q, v) in qs.iter().zip(all) {
+            assert_eq!(v, h.quantile(*q), "q = {q}");
+        }
+        assert_eq!(Histogram::new().quantiles(&[0.5, 1.0]), vec![0.0, 0.0]);
     }
 
     #[test]

@@ -33,7 +33,7 @@ pub use gateway::{ClientConfig, GatewayConfig, PoolConnections, Region};
 pub use overflow::{HostedApi, OverflowAction, OverflowConfig};
 pub use quota::{QuotaConfig, QuotaWindow};
 pub use relay::{Buffering, RelayConfig};
-pub use report::FleetReport;
+pub use report::{Cdf, Distributions, FleetReport, ReplicaSummary, CDF_QUANTILES};
 pub use router::{RouterConfig, RoutingPolicy};
 pub use scenario::FleetScenario;
 pub use sim::{FleetOverload, FleetSim, FleetSnapshot, FleetVerdict};

@@ -2,10 +2,87 @@
 //! Little's law, tenants, pools, the autoscaler and cost.
 
 use super::autoscaler::{ScaleEvent, SignalPoint};
+use super::clocks::Histogram;
 use super::quota::TenantCounters;
 use super::sim::{FleetSim, FleetVerdict, ReplicaState, SeriesPoint};
 use crate::stats::Summary;
 use serde::Serialize;
+
+/// The probabilities at which [`Cdf`] reads a distribution: every percent, then the tail
+/// (99.5 %, 99.9 %) and the maximum.
+pub const CDF_QUANTILES: [f64; 102] = {
+    let mut q = [0.0; 102];
+    let mut i = 0;
+    while i < 99 {
+        q[i] = (i + 1) as f64 / 100.0;
+        i += 1;
+    }
+    q[99] = 0.995;
+    q[100] = 0.999;
+    q[101] = 1.0;
+    q
+};
+
+/// A latency distribution as (value in seconds, fraction at or below) at [`CDF_QUANTILES`];
+/// empty when nothing was measured.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct Cdf {
+    pub count: u64,
+    pub points: Vec<(f64, f64)>,
+}
+
+impl Cdf {
+    /// The curve of a histogram, at its own (nearest-rank) quantiles.
+    pub fn of(h: &Histogram) -> Cdf {
+        if h.is_empty() {
+            return Cdf::default();
+        }
+        Cdf {
+            count: h.len(),
+            points: h
+                .quantiles(&CDF_QUANTILES)
+                .into_iter()
+                .zip(CDF_QUANTILES)
+                .collect(),
+        }
+    }
+
+    /// The value at probability `q`, read off the curve (the first point at or above it).
+    pub fn at(&self, q: f64) -> f64 {
+        self.points
+            .iter()
+            .find(|p| p.1 >= q - 1e-12)
+            .or(self.points.last())
+            .map_or(0.0, |p| p.0)
+    }
+}
+
+/// The six latency curves: TTFT at the engine, the gateway and the client, and ITL at the
+/// same three places.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct Distributions {
+    pub engine_ttft: Cdf,
+    pub server_ttft: Cdf,
+    pub user_ttft: Cdf,
+    pub engine_itl: Cdf,
+    pub gateway_itl: Cdf,
+    pub client_itl: Cdf,
+}
+
+/// One replica's work over the run.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+pub struct ReplicaSummary {
+    pub pool: usize,
+    pub state: ReplicaState,
+    /// Requests the router sent it.
+    pub routed: u64,
+    /// Requests it held (running and waiting), averaged over the points of the series.
+    pub mean_outstanding: f64,
+    /// Fraction of its life spent running steps.
+    pub busy_fraction: f64,
+    pub output_tokens: u64,
+    pub preemptions: u64,
+}
 
 /// The whole report of a run (or of the run so far).
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -204,19 +281,8 @@ impl FleetSim {
                 - outcomes.timed_out,
             ..outcomes
         };
-        let mut gateway_itl = if self.all_streaming {
-            st.engine_itl.clone()
-        } else {
-            st.gateway_itl.clone()
-        };
-        gateway_itl.merge(&st.hosted_gateway_itl);
-        let client_itl = if self.unbuffered {
-            gateway_itl.summary()
-        } else {
-            let mut c = st.client_itl.clone();
-            c.merge(&st.hosted_client_itl);
-            c.summary()
-        };
+        let (gateway_itl, client_itl) = self.itl_histograms();
+        let client_itl = client_itl.as_ref().unwrap_or(&gateway_itl).summary();
         let clocks = Clocks {
             engine_ttft: st.engine_ttft.summary(),
             server_ttft: st.server_ttft.summary(),
@@ -378,6 +444,67 @@ impl FleetSim {
             cost,
             vllm: self.vllm_metrics(&clocks),
         }
+    }
+
+    /// ITL at the gateway and, when it differs (a buffered relay), at the client, with the
+    /// hosted API's replies merged in: the distributions the report summarises.
+    fn itl_histograms(&self) -> (Histogram, Option<Histogram>) {
+        let st = &self.stats;
+        let mut gateway_itl = if self.all_streaming {
+            st.engine_itl.clone()
+        } else {
+            st.gateway_itl.clone()
+        };
+        gateway_itl.merge(&st.hosted_gateway_itl);
+        let client_itl = (!self.unbuffered).then(|| {
+            let mut c = st.client_itl.clone();
+            c.merge(&st.hosted_client_itl);
+            c
+        });
+        (gateway_itl, client_itl)
+    }
+
+    /// The latency distributions of the run so far as cumulative curves, each at the
+    /// quantiles [`CDF_QUANTILES`] (the same nearest-rank figures as the report's
+    /// summaries): a bounded picture of every clock, however long the run.
+    pub fn distributions(&self) -> Distributions {
+        let st = &self.stats;
+        let (gateway_itl, client_itl) = self.itl_histograms();
+        let client = client_itl.as_ref().unwrap_or(&gateway_itl);
+        Distributions {
+            engine_ttft: Cdf::of(&st.engine_ttft),
+            server_ttft: Cdf::of(&st.server_ttft),
+            user_ttft: Cdf::of(&st.user_ttft),
+            engine_itl: Cdf::of(&st.engine_itl),
+            gateway_itl: Cdf::of(&gateway_itl),
+            client_itl: Cdf::of(client),
+        }
+    }
+
+    /// Each replica's share of the work so far, in the order the replicas were created.
+    pub fn replica_summaries(&self) -> Vec<ReplicaSummary> {
+        let points = self.series.len().max(1) as f64;
+        self.replicas
+            .iter()
+            .map(|r| {
+                let m = r.replica.metrics();
+                let end = r.stopped_at.unwrap_or(self.now);
+                let alive = (end - r.created_at).max(0.0);
+                ReplicaSummary {
+                    pool: r.pool,
+                    state: r.state,
+                    routed: r.routed,
+                    mean_outstanding: r.sampled_outstanding as f64 / points,
+                    busy_fraction: if alive > 0.0 {
+                        m.busy_time_s / alive
+                    } else {
+                        0.0
+                    },
+                    output_tokens: m.output_tokens,
+                    preemptions: m.preemptions,
+                }
+            })
+            .collect()
     }
 
     /// The clients' view under `vllm bench serve`'s names (see [`FleetReport::vllm`]).

@@ -186,6 +186,20 @@ pub struct SeriesPoint {
     pub provisioned_replicas: u32,
     /// Prompt tokens waiting for prefill across the fleet.
     pub queued_prompt_tokens: u64,
+    /// Requests running in an engine step, all replicas.
+    pub running: u32,
+    /// Requests waiting in the engines' queues, all replicas.
+    pub waiting: u32,
+    /// KV blocks in use and in the pools, all replicas taking traffic or draining.
+    pub kv_blocks_used: u64,
+    pub kv_blocks_total: u64,
+    /// Counts since the start (differences between points give rates): streams served
+    /// to the end, requests answered 429 (every cause), requests spilled, and output
+    /// tokens the fleet's engines produced.
+    pub completed: u64,
+    pub rejected: u64,
+    pub spilled: u64,
+    pub output_tokens: u64,
 }
 
 /// What a UI shows of the fleet at one moment.
@@ -235,6 +249,9 @@ pub(super) struct ReplicaSlot {
     dispatching: u32,
     dispatching_tokens: u64,
     pub(super) routed: u64,
+    /// Sum of the replica's outstanding requests over the points of the series (its mean
+    /// load is this over the number of points).
+    pub(super) sampled_outstanding: u64,
 }
 
 /// A request in the fleet, from send to stream end. Slots are reused.
@@ -1361,23 +1378,48 @@ impl FleetSim {
         let mut ready = 0;
         let mut provisioned = 0;
         let mut queued = 0;
-        for r in &self.replicas {
+        let (mut running, mut waiting) = (0, 0);
+        let (mut kv_used, mut kv_total) = (0u64, 0u64);
+        let mut output_tokens = 0;
+        for r in &mut self.replicas {
             if r.state != ReplicaState::Stopped {
                 provisioned += 1;
             }
             if r.state == ReplicaState::Ready && self.cfg.pools[r.pool].serving {
                 ready += 1;
             }
+            output_tokens += r.replica.metrics().output_tokens;
             if r.state != ReplicaState::Starting {
-                queued += r.replica.load().queued_prompt_tokens;
+                let load = r.replica.load();
+                queued += load.queued_prompt_tokens;
+                running += load.running;
+                waiting += load.waiting;
+                r.sampled_outstanding += load.outstanding as u64;
+                if r.state != ReplicaState::Stopped {
+                    kv_used += load.kv_blocks_used as u64;
+                    kv_total += load.kv_blocks_total as u64;
+                }
             }
         }
+        let st = &self.stats;
         self.series.push(SeriesPoint {
             t: self.now,
-            open_streams: self.stats.open_streams,
+            open_streams: st.open_streams,
             ready_replicas: ready,
             provisioned_replicas: provisioned,
             queued_prompt_tokens: queued,
+            running,
+            waiting,
+            kv_blocks_used: kv_used,
+            kv_blocks_total: kv_total,
+            completed: st.completed,
+            rejected: st.rejected_quota
+                + st.rejected_shed
+                + st.rejected_no_replica
+                + st.rejected_engine
+                + st.rejected_gateway,
+            spilled: st.spilled_pool + st.spilled_hosted,
+            output_tokens,
         });
         let next = self.now + self.sample_interval;
         if next <= self.horizon {
@@ -1540,6 +1582,7 @@ impl FleetSim {
             dispatching: 0,
             dispatching_tokens: 0,
             routed: 0,
+            sampled_outstanding: 0,
         });
         Ok(self.replicas.len() - 1)
     }

@@ -30,6 +30,7 @@ pub use check::{assumptions, check_fleets, fleet_config, Assumption, SimCheck, S
 pub use derive::derive;
 pub use drill::{sensitivity, Drill, EntryUnit, Grade};
 pub use inputs::{is_preset_figure, ChoiceOption, InputGroup, InputKind, InputSpec, Inputs};
+pub(crate) use query::write as write_query;
 pub use query::{page_query, pairs as query_pairs, PageQuery, Reveal};
 
 use serde::Serialize;

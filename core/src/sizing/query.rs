@@ -114,7 +114,7 @@ pub fn pairs(query: &str) -> BTreeMap<String, String> {
 
 /// Writes pairs as a query string, escaping what needs it (names, preset ids and numbers
 /// need nothing, so they read as they are).
-pub(super) fn write(pairs: &[(&str, String)]) -> String {
+pub(crate) fn write(pairs: &[(&str, String)]) -> String {
     form_urlencoded::Serializer::new(String::new())
         .extend_pairs(pairs.iter().map(|(k, v)| (*k, v.as_str())))
         .finish()

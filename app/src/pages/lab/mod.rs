@@ -1,0 +1,48 @@
+//! `/lab`: every knob of the fleet simulator, live plots, runs to compare and share.
+//!
+//! The state (`state.rs`) holds the set-up read from the URL and the run advanced a slice
+//! per animation frame; the panel (`panel.rs`) edits the set-up through the core's knobs; the
+//! results (`results.rs`) draw what the core's `LabResult` holds. The page parses no query
+//! string and computes no figure of its own: `trainer_core::lab` does both.
+
+mod panel;
+mod results;
+mod state;
+
+use crate::route::use_router;
+use leptos::prelude::*;
+use state::Lab;
+
+#[component]
+pub fn LabPage() -> impl IntoView {
+    let router = use_router();
+    let text = trainer_core::lab::text();
+    let Ok(text) = text else {
+        let m = text.err().map(|e| e.to_string()).unwrap_or_default();
+        return view! { <p class="field-error" role="alert">{m}</p> }.into_any();
+    };
+    let lab = Lab::new(&router.query.get_untracked());
+    // Back and Forward change the URL under the page: follow it (a sync with the world
+    // outside Leptos, the address bar).
+    Effect::new(move |_| {
+        let q = router.query.get();
+        lab.follow(&q);
+    });
+    let share = text.share.clone();
+    view! {
+        <section class="lab" data-testid="page-lab">
+            <p class="eyebrow">"Lab"</p>
+            <h1>{text.title.clone()}</h1>
+            <p class="lede">{text.intro.clone()}</p>
+            <p class="muted small" data-testid="lab-share">{share}</p>
+            <div class="lab-layout">
+                <panel::Panel lab=lab text=text.clone()/>
+                <div class="lab-main">
+                    <results::Controls lab=lab/>
+                    <results::Results lab=lab text=text/>
+                </div>
+            </div>
+        </section>
+    }
+    .into_any()
+}

@@ -1,0 +1,206 @@
+//! The lab's parameter panel: the preset and arm, every knob by section, and the import box.
+
+use super::state::Lab;
+use crate::components::{ChoiceField, ParamField, ParamKind};
+use leptos::prelude::*;
+use trainer_core::format::num;
+use trainer_core::lab::{presets, Kind, Knob, LabText, Section, Source};
+use wasm_bindgen::JsCast;
+
+#[component]
+pub fn Panel(lab: Lab, text: LabText) -> impl IntoView {
+    let all = presets().unwrap_or_default();
+    let options: Vec<(String, String)> = all
+        .iter()
+        .map(|p| {
+            let kind = if p.replica { " (one replica)" } else { "" };
+            (p.id.clone(), format!("{}{kind}", p.title))
+        })
+        .chain(std::iter::once((
+            "file".to_string(),
+            "Imported scenario file".to_string(),
+        )))
+        .collect();
+    let preset_id = Signal::derive(move || {
+        lab.setup.with(|s| match &s.source {
+            Source::Preset { id, .. } => id.clone(),
+            Source::File { .. } => "file".into(),
+        })
+    });
+    let arms = Memo::new(move |_| {
+        lab.setup.with(|s| {
+            s.preset
+                .arms
+                .iter()
+                .map(|(n, _)| (n.clone(), n.clone()))
+                .collect::<Vec<_>>()
+        })
+    });
+    let arm = Signal::derive(move || lab.setup.with(|s| s.arm().to_string()));
+    let on_preset = move |id: String| {
+        if id == "file" {
+            return;
+        }
+        let _ = lab.open_source(Source::Preset {
+            id,
+            arm: String::new(),
+        });
+    };
+    let on_arm = move |arm: String| {
+        let source = lab.setup.with_untracked(|s| match &s.source {
+            Source::Preset { id, .. } => Source::Preset {
+                id: id.clone(),
+                arm,
+            },
+            Source::File { text, .. } => Source::File {
+                text: text.clone(),
+                arm,
+            },
+        });
+        let _ = lab.open_source(source);
+    };
+    let description = move || lab.setup.with(|s| s.preset.description.clone());
+    let replica_note = text.replica_note.clone();
+    let is_replica = move || lab.setup.with(|s| s.preset.replica);
+    let sections = Section::ALL
+        .into_iter()
+        .map(|sec| {
+            let fields = Knob::ALL
+                .into_iter()
+                .filter(|k| k.section() == sec)
+                .map(|k| view! { <KnobField lab=lab knob=k/> })
+                .collect_view();
+            let help = LabText::of(&text.section, sec.id()).to_string();
+            view! {
+                <details class="lab-section" open data-testid=format!("lab-section-{}", sec.id())>
+                    <summary>{sec.label()}</summary>
+                    <p class="muted small">{help}</p>
+                    <div class="lab-fields">{fields}</div>
+                </details>
+            }
+        })
+        .collect_view();
+    view! {
+        <section class="lab-panel" aria-labelledby="lab-panel-h" data-testid="lab-panel">
+            <h2 id="lab-panel-h">"Set-up"</h2>
+            <div class="lab-fields">
+                <ChoiceField
+                    id="lab-preset"
+                    testid="lab-preset"
+                    label="Preset"
+                    options=options
+                    selected=preset_id
+                    error=Signal::derive(move || lab.error("preset"))
+                    error_id="lab-preset-error"
+                    error_testid="lab-preset-error"
+                    on_change=on_preset
+                />
+                {move || {
+                    let opts = arms.get();
+                    (opts.len() > 1).then(|| view! {
+                        <ChoiceField
+                            id="lab-arm"
+                            testid="lab-arm"
+                            label="Arm"
+                            options=opts
+                            selected=arm
+                            error=Signal::derive(move || lab.error("arm"))
+                            error_id="lab-arm-error"
+                            error_testid="lab-arm-error"
+                            on_change=on_arm
+                        />
+                    })
+                }}
+            </div>
+            <p class="muted small" data-testid="lab-description">{description}</p>
+            {move || is_replica().then(|| view! { <p class="muted small" data-testid="lab-replica-note">{replica_note.clone()}</p> })}
+            {move || lab.error("query").map(|m| view! { <p class="field-error" data-testid="lab-query-error">{m}</p> })}
+            {move || lab.error("pin").map(|m| view! { <p class="field-error" data-testid="lab-pin-error">{m}</p> })}
+            {sections}
+            <Import lab=lab/>
+        </section>
+    }
+}
+
+/// One knob's field.
+#[component]
+fn KnobField(lab: Lab, knob: Knob) -> impl IntoView {
+    let label = Memo::new(move |_| lab.setup.with(|s| knob.label(&s.config)));
+    let unit = Memo::new(move |_| lab.setup.with(|s| knob.unit(&s.config)));
+    let kind = Memo::new(move |_| {
+        lab.setup.with(|s| match knob.kind() {
+            Kind::Number { integer, min, max } => ParamKind::Number {
+                integer,
+                hint: format!("{} to {}", num(min), num(max)),
+            },
+            Kind::Choice => ParamKind::Choice(knob.options(&s.config)),
+        })
+    });
+    let enabled = Memo::new(move |_| lab.setup.with(|s| knob.applies(&s.config)));
+    let custom = Memo::new(move |_| lab.setup.with(|s| knob.get(&s.config) != knob.get(&s.base)));
+    view! {
+        <ParamField
+            key=knob.key()
+            label=label
+            unit=unit
+            kind=kind
+            value=Signal::derive(move || lab.text(knob))
+            error=Signal::derive(move || lab.error(knob.key()))
+            enabled=enabled
+            custom=custom
+            on_change=move |t: String| lab.type_into(knob, t)
+        />
+    }
+}
+
+/// Import a scenario file by file picker or by pasting its text.
+#[component]
+fn Import(lab: Lab) -> impl IntoView {
+    let pasted = RwSignal::new(String::new());
+    let on_file = move |ev: leptos::ev::Event| {
+        let Some(input) = ev
+            .target()
+            .and_then(|t| t.dyn_into::<web_sys::HtmlInputElement>().ok())
+        else {
+            return;
+        };
+        let Some(file) = input.files().and_then(|f| f.get(0)) else {
+            return;
+        };
+        let promise = file.text();
+        leptos::task::spawn_local(async move {
+            match wasm_bindgen_futures::JsFuture::from(promise).await {
+                Ok(v) => lab.import(v.as_string().unwrap_or_default()),
+                Err(_) => lab
+                    .import_error
+                    .set(Some("the file could not be read".into())),
+            }
+        });
+    };
+    view! {
+        <details class="lab-import" data-testid="lab-import">
+            <summary>"Import a scenario file (TOML or JSON, as the command line reads)"</summary>
+            <label class="field">
+                <span>"From a file"</span>
+                <input type="file" accept=".toml,.json,text/plain,application/json" data-testid="lab-import-file" on:change=on_file/>
+            </label>
+            <label class="field" for="lab-import-text">"Or paste it"</label>
+            <textarea
+                id="lab-import-text"
+                rows="6"
+                data-testid="lab-import-text"
+                spellcheck="false"
+                aria-invalid=move || lab.import_error.with(Option::is_some).to_string()
+                aria-describedby=move || lab.import_error.with(|e| e.as_ref().map(|_| "lab-import-error"))
+                prop:value=move || pasted.get()
+                on:input=move |ev| pasted.set(event_target_value(&ev))
+            ></textarea>
+            <button class="button" data-testid="lab-import-run" on:click=move |_| lab.import(pasted.get_untracked())>
+                "Import and run"
+            </button>
+            {move || lab.import_error.get().map(|m| view! {
+                <p class="field-error" id="lab-import-error" data-testid="lab-import-error">{m}</p>
+            })}
+        </details>
+    }
+}

@@ -1,0 +1,534 @@
+//! The lab's results: the run controls, the headline figures, the comparison with a pinned
+//! run, the plots with their tables, and the exports.
+
+use super::state::{Lab, Role, Speed, Status};
+use crate::components::{Chart, ChartData, ChoiceField, Format, Line, LiveFigure};
+use leptos::prelude::*;
+use std::sync::Arc;
+use trainer_core::format::{duration, fixed, int, percent, sig};
+use trainer_core::lab::{compare, LabResult, LabText};
+use trainer_core::stats::Summary;
+use wasm_bindgen::JsCast;
+
+/// Run, pause, resume, reset, speed, and the progress through the simulated horizon.
+#[component]
+pub fn Controls(lab: Lab) -> impl IntoView {
+    let running = move || matches!(lab.status.get(), Status::Running { .. });
+    let paused = move || matches!(lab.status.get(), Status::Paused { .. });
+    let stale = move || {
+        let q = lab.run_query();
+        lab.result.with(|r| r.is_some()) && lab.result_query.with(|r| *r != q)
+    };
+    let speeds: Vec<(String, String)> = Speed::ALL.iter().map(|s| (s.id(), s.label())).collect();
+    view! {
+        <div class="lab-controls" data-testid="lab-controls">
+            <div class="actions">
+                <button class="button primary" data-testid="lab-run"
+                    disabled=move || lab.has_errors()
+                    on:click=move |_| lab.start()>
+                    {move || if running() || paused() { "Restart" } else { "Run" }}
+                </button>
+                <button class="button" data-testid="lab-pause" disabled=move || !running() on:click=move |_| lab.pause()>"Pause"</button>
+                <button class="button" data-testid="lab-resume" disabled=move || !paused() on:click=move |_| lab.resume()>"Resume"</button>
+                <button class="button" data-testid="lab-reset" on:click=move |_| lab.reset()>"Reset"</button>
+                <ChoiceField
+                    id="lab-speed"
+                    testid="lab-speed"
+                    label="Speed"
+                    options=speeds
+                    selected=Signal::derive(move || lab.speed.get().id())
+                    error=Signal::derive(|| None::<String>)
+                    error_id="lab-speed-error"
+                    error_testid="lab-speed-error"
+                    on_change=move |id: String| lab.speed.set(Speed::from_id(&id))
+                />
+            </div>
+            {move || match lab.status.get() {
+                Status::Running { role, progress, now, horizon } | Status::Paused { role, progress, now, horizon } => {
+                    let what = if role == Role::Pinned { "Rerunning the pinned run A: " } else { "" };
+                    let state = if paused() { "paused at" } else { "simulated" };
+                    view! {
+                        <p class="sim-status" role="status" data-testid="lab-progress" data-state=if paused() { "paused" } else { "running" } data-now=format!("{now}")>
+                            {format!("{what}{state} {} of {} ({})", duration(now, 3), duration(horizon, 3), percent(progress))}
+                            <progress max="1" value=progress></progress>
+                        </p>
+                    }.into_any()
+                }
+                Status::Done { wall_ms, busy_ms, longest_ms, events } => view! {
+                    <p class="muted sim-status" role="status" data-testid="lab-done"
+                        data-wall=format!("{wall_ms}") data-busy=format!("{busy_ms}")
+                        data-longest=format!("{longest_ms}") data-events=events.to_string()>
+                        {format!(
+                            "Done: {} events in {} of wall time ({} simulating, in slices; the longest took {}).",
+                            int(events as f64), duration(wall_ms / 1e3, 3), duration(busy_ms / 1e3, 3), duration(longest_ms / 1e3, 2)
+                        )}
+                    </p>
+                }.into_any(),
+                Status::Failed(m) => view! { <p class="field-error" role="alert" data-testid="lab-failed">{m}</p> }.into_any(),
+                Status::Idle => view! { <p class="muted" data-testid="lab-idle">"Not running. Press Run."</p> }.into_any(),
+            }}
+            {move || stale().then(|| view! {
+                <p class="stale-note" data-testid="lab-stale">"The settings have changed since this run: run again to see them."</p>
+            })}
+        </div>
+    }
+}
+
+/// Headline figures, compare, plots, tables and exports.
+#[component]
+pub fn Results(lab: Lab, text: LabText) -> impl IntoView {
+    let caption = move |id: &str| LabText::of(&text.plot, id).to_string();
+    let compare_text = text.compare.clone();
+    let r = move || lab.result.get();
+    let a = move || lab.pinned.get().map(|(_, r)| r);
+    let lines = move |pick: fn(&LabResult) -> Vec<Line>| -> Lines {
+        let mut out = Vec::new();
+        if let Some(a) = a() {
+            out.extend(pick(&a).into_iter().map(|mut l| {
+                l.dashed = true;
+                l.name = format!("A: {}", l.name);
+                l
+            }));
+        }
+        if let Some(b) = r() {
+            let pinned = lab.pinned.with(Option::is_some);
+            out.extend(pick(&b).into_iter().map(|mut l| {
+                if pinned {
+                    l.name = format!("B: {}", l.name);
+                }
+                l
+            }));
+        }
+        out.retain(|l| !l.points.is_empty());
+        out.sort_by_key(|l| !l.dashed);
+        out.into()
+    };
+    let ttft = Signal::derive(move || {
+        lines(|r| {
+            let d = &r.distributions;
+            vec![
+                cdf_line("engine TTFT", 0, &d.engine_ttft.points),
+                cdf_line("server TTFT", 1, &d.server_ttft.points),
+                cdf_line("user TTFT", 2, &d.user_ttft.points),
+            ]
+        })
+        .cdf()
+    });
+    let itl = Signal::derive(move || {
+        lines(|r| {
+            let d = &r.distributions;
+            vec![
+                cdf_line("engine ITL", 0, &d.engine_itl.points),
+                cdf_line("gateway ITL", 1, &d.gateway_itl.points),
+                cdf_line("client ITL", 2, &d.client_itl.points),
+            ]
+        })
+        .cdf()
+    });
+    let engine = Signal::derive(move || {
+        lines(|r| {
+            vec![
+                series("running", 0, r, |p| p.running as f64),
+                series("waiting", 1, r, |p| p.waiting as f64),
+            ]
+        })
+        .over_time("requests", Format::Count)
+    });
+    let kv = Signal::derive(move || {
+        lines(|r| {
+            vec![series("KV blocks in use", 0, r, |p| {
+                if p.kv_blocks_total > 0 {
+                    p.kv_blocks_used as f64 / p.kv_blocks_total as f64 * 100.0
+                } else {
+                    0.0
+                }
+            })]
+        })
+        .over_time("% of the KV pool", Format::Percent)
+    });
+    let throughput = Signal::derive(move || {
+        lines(|r| {
+            vec![Line {
+                name: "output tokens/s".into(),
+                colour: 0,
+                dashed: false,
+                points: r.throughput().into_iter().map(|p| (p.0, p.1)).collect(),
+            }]
+        })
+        .over_time("output tokens/s", Format::Number)
+    });
+    let outcomes = Signal::derive(move || {
+        lines(|r| {
+            vec![
+                series("429s", 1, r, |p| p.rejected as f64),
+                series("spilled", 3, r, |p| p.spilled as f64),
+            ]
+        })
+        .over_time("requests since the start", Format::Count)
+    });
+    let fleet = Signal::derive(move || {
+        lines(|r| {
+            vec![
+                series("replicas paid for", 0, r, |p| p.provisioned_replicas as f64),
+                series("ready", 2, r, |p| p.ready_replicas as f64),
+            ]
+        })
+        .over_time("replicas", Format::Count)
+    });
+    let bars = Signal::derive(move || {
+        let b = r();
+        let pinned: Vec<f64> = a()
+            .map(|a| a.replicas.iter().map(|x| x.mean_outstanding).collect())
+            .unwrap_or_default();
+        ChartData::Bars {
+            bars: b
+                .map(|b| {
+                    b.replicas
+                        .iter()
+                        .enumerate()
+                        .map(|(i, x)| (format!("{}", i + 1), x.mean_outstanding))
+                        .collect()
+                })
+                .unwrap_or_default(),
+            pinned,
+            y_label: "requests held (mean)".into(),
+        }
+    });
+    view! {
+        <section class="lab-results" aria-labelledby="lab-results-h" data-testid="lab-results">
+            <h2 id="lab-results-h">"What the run measured"</h2>
+            {move || r().map(|r| headline(&r))}
+            {move || match (a(), r(), lab.pinned.get()) {
+                (Some(a), Some(b), Some((qa, _))) => {
+                    let same = lab.result_query.with(|q| *q == qa);
+                    Some(compare_view(&a, &b, same).into_any())
+                }
+                _ => None,
+            }}
+            <PinBar lab=lab text=compare_text/>
+            <Exports lab=lab/>
+            <div class="lab-charts">
+                <Chart testid="plot-ttft" title="Time to first token: engine, server, user" caption=caption("ttft") data=ttft>
+                    {move || r().map(|r| { let c = r.report.clocks; clock_table("ttft", &[("engine", c.engine_ttft), ("server", c.server_ttft), ("user", c.user_ttft)]) })}
+                </Chart>
+                <Chart testid="plot-itl" title="Inter-token latency: engine, gateway, client" caption=caption("itl") data=itl>
+                    {move || r().map(|r| { let c = r.report.clocks; clock_table("itl", &[("engine", c.engine_itl), ("gateway", c.gateway_itl), ("client", c.client_itl)]) })}
+                </Chart>
+                <Chart testid="plot-engine" title="Running and waiting over time" caption=caption("engine") data=engine>
+                    {move || r().map(|r| series_table("engine", &r, &[("running", |p| p.running as f64), ("waiting", |p| p.waiting as f64)], int))}
+                </Chart>
+                <Chart testid="plot-kv" title="KV usage over time" caption=caption("kv") data=kv>
+                    {move || r().map(|r| series_table("kv", &r, &[("KV usage", |p| if p.kv_blocks_total > 0 { p.kv_blocks_used as f64 / p.kv_blocks_total as f64 } else { 0.0 })], percent))}
+                </Chart>
+                <Chart testid="plot-replicas" title="Load per replica" caption=caption("replicas") data=bars>
+                    {move || r().map(|r| replica_table(&r))}
+                </Chart>
+                <Chart testid="plot-throughput" title="Throughput over time" caption=caption("throughput") data=throughput>
+                    {move || r().map(|r| throughput_table(&r))}
+                </Chart>
+                <Chart testid="plot-outcomes" title="429s and spills over time" caption=caption("outcomes") data=outcomes>
+                    {move || r().map(|r| outcomes_table(&r))}
+                </Chart>
+                <Chart testid="plot-fleet" title="Replicas over time" caption=caption("fleet") data=fleet>
+                    {move || r().map(|r| series_table("fleet", &r, &[("paid for", |p| p.provisioned_replicas as f64), ("ready", |p| p.ready_replicas as f64)], int))}
+                </Chart>
+            </div>
+        </section>
+    }
+}
+
+/// Lines as a chart over some x axis.
+struct Lines(Vec<Line>);
+
+impl From<Vec<Line>> for Lines {
+    fn from(v: Vec<Line>) -> Lines {
+        Lines(v)
+    }
+}
+
+impl Lines {
+    fn cdf(self) -> ChartData {
+        ChartData::Lines {
+            lines: self.0,
+            x_label: "latency (log scale)".into(),
+            y_label: "fraction at or below".into(),
+            x_log: true,
+            x_format: Format::Duration,
+            y_format: Format::Fraction,
+        }
+    }
+
+    fn over_time(self, y: &str, y_format: Format) -> ChartData {
+        ChartData::Lines {
+            lines: self.0,
+            x_label: "simulated time".into(),
+            y_label: y.into(),
+            x_log: false,
+            x_format: Format::Duration,
+            y_format,
+        }
+    }
+}
+
+/// One column of the series as a line over time.
+fn series(name: &str, colour: usize, r: &LabResult, f: Pick) -> Line {
+    Line {
+        name: name.into(),
+        colour,
+        dashed: false,
+        points: r.report.series.iter().map(|p| (p.t, f(p))).collect(),
+    }
+}
+
+fn cdf_line(name: &str, colour: usize, points: &[(f64, f64)]) -> Line {
+    Line {
+        name: name.into(),
+        colour,
+        dashed: false,
+        points: points.to_vec(),
+    }
+}
+
+fn headline(r: &LabResult) -> impl IntoView {
+    let figs = r
+        .headline
+        .iter()
+        .map(|f| {
+            view! { <LiveFigure testid=format!("lab-fig-{}", f.id) value=f.value shown=f.shown() label=f.label/> }
+        })
+        .collect_view();
+    let verdict = match r.report.verdict {
+        trainer_core::fleet::FleetVerdict::Overloaded { at, .. } => Some(format!(
+            "The run stopped at a work cap at {} of simulated time: the load is more than this fleet (or the simulator in a browser) can follow. The figures are for the run so far.",
+            duration(at, 3)
+        )),
+        _ => None,
+    };
+    view! {
+        {verdict.map(|v| view! { <p class="field-error" role="status" data-testid="lab-overloaded">{v}</p> })}
+        <div class="figures lab-figures" data-testid="lab-figures">{figs}</div>
+    }
+}
+
+fn compare_view(a: &LabResult, b: &LabResult, same: bool) -> impl IntoView {
+    let rows = compare(a, b)
+        .into_iter()
+        .map(|d| {
+            let cls = match d.b_better {
+                Some(true) => "ok",
+                Some(false) => "miss",
+                None => "",
+            };
+            view! {
+                <tr data-testid=format!("cmp-{}", d.id)>
+                    <th scope="row">{d.label}</th>
+                    <td data-testid=format!("cmp-{}-a", d.id) data-value=format!("{}", d.a)>{d.a_shown()}</td>
+                    <td data-testid=format!("cmp-{}-b", d.id) data-value=format!("{}", d.b)>{d.b_shown()}</td>
+                    <td class=cls data-testid=format!("cmp-{}-diff", d.id) data-value=format!("{}", d.diff)>{d.shown()}</td>
+                </tr>
+            }
+        })
+        .collect_view();
+    view! {
+        <div class="lab-compare" data-testid="lab-compare">
+            <h3>"A against B"</h3>
+            {same.then(|| view! { <p class="muted small" data-testid="lab-compare-same">"B has the same settings as A so far: change something and run again."</p> })}
+            <div class="table-scroll">
+                <table class="sim-table">
+                    <thead><tr><th scope="col">"Figure"</th><th scope="col">"A (pinned)"</th><th scope="col">"B (this run)"</th><th scope="col">"B − A"</th></tr></thead>
+                    <tbody>{rows}</tbody>
+                </table>
+            </div>
+        </div>
+    }
+}
+
+#[component]
+fn PinBar(lab: Lab, text: String) -> impl IntoView {
+    let done = move || matches!(lab.status.get(), Status::Done { .. });
+    let pinned = move || lab.pinned.with(Option::is_some);
+    view! {
+        <div class="lab-pin">
+            <p class="muted small">{text}</p>
+            <div class="actions">
+                <button class="button" data-testid="lab-pin" disabled=move || !done() on:click=move |_| lab.pin()>
+                    {move || if pinned() { "Pin this run as A instead" } else { "Pin this run as A" }}
+                </button>
+                {move || pinned().then(|| view! {
+                    <button class="button" data-testid="lab-unpin" on:click=move |_| lab.unpin()>"Unpin A"</button>
+                })}
+            </div>
+        </div>
+    }
+}
+
+#[component]
+fn Exports(lab: Lab) -> impl IntoView {
+    let have = move || lab.result.with(Option::is_some);
+    let save = move |name: &'static str, mime: &'static str, f: fn(&LabResult, &str) -> String| {
+        move |_| {
+            if let Some(r) = lab.result.get_untracked() {
+                let q = lab.result_query.get_untracked();
+                download(name, mime, &f(&r, &q));
+            }
+        }
+    };
+    view! {
+        <div class="actions lab-exports" data-testid="lab-exports">
+            <button class="button" data-testid="lab-export-json" disabled=move || !have()
+                on:click=save("lab-run.json", "application/json", |r, q| r.to_json(q))>"Export JSON"</button>
+            <button class="button" data-testid="lab-export-csv" disabled=move || !have()
+                on:click=save("lab-series.csv", "text/csv", |r, _| r.series_csv())>"Series as CSV"</button>
+            <button class="button" data-testid="lab-export-figures" disabled=move || !have()
+                on:click=save("lab-figures.csv", "text/csv", |r, _| r.figures_csv())>"Figures as CSV"</button>
+        </div>
+    }
+}
+
+/// Offers `text` as a download called `name`.
+fn download(name: &str, mime: &str, text: &str) {
+    let parts = js_sys::Array::of1(&wasm_bindgen::JsValue::from_str(text));
+    let opts = web_sys::BlobPropertyBag::new();
+    opts.set_type(mime);
+    let Ok(blob) = web_sys::Blob::new_with_str_sequence_and_options(&parts, &opts) else {
+        return;
+    };
+    let Ok(url) = web_sys::Url::create_object_url_with_blob(&blob) else {
+        return;
+    };
+    if let Some(a) = web_sys::window()
+        .and_then(|w| w.document())
+        .and_then(|d| d.create_element("a").ok())
+        .and_then(|e| e.dyn_into::<web_sys::HtmlAnchorElement>().ok())
+    {
+        a.set_href(&url);
+        a.set_download(name);
+        a.click();
+    }
+    let _ = web_sys::Url::revoke_object_url(&url);
+}
+
+fn clock_table(id: &'static str, rows: &[(&'static str, Summary)]) -> impl IntoView {
+    let body = rows
+        .iter()
+        .map(|(name, s)| {
+            let cell = |q: &'static str, v: f64| {
+                view! { <td data-testid=format!("{id}-{name}-{q}") data-value=format!("{v}")>{duration(v, 3)}</td> }
+            };
+            view! {
+                <tr>
+                    <th scope="row">{*name}</th>
+                    <td data-testid=format!("{id}-{name}-count") data-value=s.count.to_string()>{int(s.count as f64)}</td>
+                    {cell("p50", s.p50)}
+                    {cell("p90", s.p90)}
+                    {cell("p99", s.p99)}
+                    {cell("max", s.max)}
+                </tr>
+            }
+        })
+        .collect_view();
+    view! {
+        <table class="sim-table" data-testid=format!("table-{id}")>
+            <thead><tr><th scope="col">"Clock"</th><th scope="col">"Count"</th><th scope="col">"p50"</th><th scope="col">"p90"</th><th scope="col">"p99"</th><th scope="col">"max"</th></tr></thead>
+            <tbody>{body}</tbody>
+        </table>
+    }
+}
+
+type Pick = fn(&trainer_core::fleet::sim::SeriesPoint) -> f64;
+
+fn series_table(
+    id: &'static str,
+    r: &Arc<LabResult>,
+    cols: &[(&'static str, Pick)],
+    fmt: fn(f64) -> String,
+) -> impl IntoView {
+    let s = &r.report.series;
+    let body = cols
+        .iter()
+        .map(|(name, f)| {
+            let vals: Vec<f64> = s.iter().map(f).collect();
+            let n = vals.len().max(1) as f64;
+            let mean = vals.iter().sum::<f64>() / n;
+            let max = vals.iter().copied().fold(0.0, f64::max);
+            let last = vals.last().copied().unwrap_or(0.0);
+            let key = name.replace(' ', "-");
+            view! {
+                <tr>
+                    <th scope="row">{*name}</th>
+                    <td data-testid=format!("{id}-{key}-mean") data-value=format!("{mean}")>{fmt(mean)}</td>
+                    <td data-testid=format!("{id}-{key}-max") data-value=format!("{max}")>{fmt(max)}</td>
+                    <td data-testid=format!("{id}-{key}-last") data-value=format!("{last}")>{fmt(last)}</td>
+                </tr>
+            }
+        })
+        .collect_view();
+    view! {
+        <table class="sim-table" data-testid=format!("table-{id}") data-points=s.len().to_string()>
+            <caption class="muted small">{format!("Over {} points of the series", s.len())}</caption>
+            <thead><tr><th scope="col">""</th><th scope="col">"mean"</th><th scope="col">"highest"</th><th scope="col">"at the end"</th></tr></thead>
+            <tbody>{body}</tbody>
+        </table>
+    }
+}
+
+fn replica_table(r: &LabResult) -> impl IntoView {
+    let rows = r
+        .replicas
+        .iter()
+        .enumerate()
+        .map(|(i, x)| {
+            view! {
+                <tr data-testid=format!("replica-row-{}", i + 1)>
+                    <th scope="row">{format!("{}", i + 1)}</th>
+                    <td data-testid=format!("replica-{}-routed", i + 1) data-value=x.routed.to_string()>{int(x.routed as f64)}</td>
+                    <td data-testid=format!("replica-{}-load", i + 1) data-value=format!("{}", x.mean_outstanding)>{fixed(x.mean_outstanding, 1)}</td>
+                    <td>{percent(x.busy_fraction)}</td>
+                    <td>{int(x.preemptions as f64)}</td>
+                </tr>
+            }
+        })
+        .collect_view();
+    view! {
+        <table class="sim-table" data-testid="table-replicas">
+            <thead><tr><th scope="col">"Replica"</th><th scope="col">"Routed"</th><th scope="col">"Mean load"</th><th scope="col">"Busy"</th><th scope="col">"Preemptions"</th></tr></thead>
+            <tbody>{rows}</tbody>
+        </table>
+    }
+}
+
+fn throughput_table(r: &LabResult) -> impl IntoView {
+    let t = r.throughput();
+    let n = t.len().max(1) as f64;
+    let mean = t.iter().map(|p| p.1).sum::<f64>() / n;
+    let peak = t.iter().map(|p| p.1).fold(0.0, f64::max);
+    let req = t.iter().map(|p| p.2).sum::<f64>() / n;
+    view! {
+        <table class="sim-table" data-testid="table-throughput">
+            <tbody>
+                <tr><th scope="row">"Output tokens/s, mean"</th><td data-testid="throughput-mean" data-value=format!("{mean}")>{sig(mean, 4)}</td></tr>
+                <tr><th scope="row">"Output tokens/s, highest"</th><td data-testid="throughput-peak" data-value=format!("{peak}")>{sig(peak, 4)}</td></tr>
+                <tr><th scope="row">"Requests served/s, mean"</th><td data-testid="throughput-requests" data-value=format!("{req}")>{sig(req, 4)}</td></tr>
+                <tr><th scope="row">"Output tokens/s at the clients (whole run)"</th><td data-testid="throughput-vllm" data-value=format!("{}", r.report.vllm.output_throughput)>{sig(r.report.vllm.output_throughput, 4)}</td></tr>
+            </tbody>
+        </table>
+    }
+}
+
+fn outcomes_table(r: &LabResult) -> impl IntoView {
+    let o = r.report.outcomes;
+    let row = |id: &'static str, label: &'static str, v: u64| {
+        view! { <tr><th scope="row">{label}</th><td data-testid=format!("outcomes-{id}") data-value=v.to_string()>{int(v as f64)}</td></tr> }
+    };
+    view! {
+        <table class="sim-table" data-testid="table-outcomes">
+            <tbody>
+                {row("arrived", "arrived", o.arrived)}
+                {row("completed", "served", o.completed)}
+                {row("rejected", "429s (all causes)", o.rejected())}
+                {row("spilled", "spilled", o.spilled())}
+                {row("timed_out", "clients gave up", o.timed_out)}
+            </tbody>
+        </table>
+    }
+}

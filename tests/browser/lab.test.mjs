@@ -1,0 +1,322 @@
+// The lab: a preset runs to completion and every plot draws, with tables that agree with the
+// exported report; pause and resume; two runs compared; a deep link reloads to identical
+// figures and Back returns to the previous preset; a bad value gets a message on its field
+// while the previous run stays; a scenario file can be imported; the page fits 375 px.
+// Runs are short (a simulated minute or less) except where the run itself is the point.
+
+import { test, before, after } from "node:test";
+import assert from "node:assert/strict";
+import fs from "node:fs";
+import { start, open, shoot, DESKTOP, PHONE } from "./harness.mjs";
+
+let app;
+before(async () => { app = await start({ base: "/trainer/" }); });
+after(async () => { await app?.close(); });
+
+const PLOTS = ["ttft", "itl", "engine", "kv", "replicas", "throughput", "outcomes", "fleet"];
+const tid = (id) => `[data-testid="${id}"]`;
+const num = async (page, id) => Number(await page.getAttribute(tid(id), "data-value"));
+
+/** Opens the lab at `query` and waits for its run to finish. */
+async function openLab(page, query, { timeout = 120000 } = {}) {
+  await open(page, app.url, `lab${query ? `?${query}` : ""}`);
+  await page.waitForSelector(tid("lab-panel"));
+  await waitDone(page, timeout);
+}
+
+async function waitDone(page, timeout = 120000) {
+  await page.waitForSelector(tid("lab-done"), { timeout });
+}
+
+/** Every headline figure, by id. */
+async function figures(page) {
+  return page.$$eval('[data-testid^="lab-fig-"]', (els) =>
+    Object.fromEntries(els.map((e) => [e.dataset.testid, e.dataset.value])));
+}
+
+/** Types into a knob's field as a person would. */
+async function typeInto(page, key, text) {
+  const input = page.locator(tid(`param-${key}`));
+  await input.click();
+  await input.press("ControlOrMeta+a");
+  await input.pressSequentially(text);
+}
+
+/** How many pixels of a canvas differ from its top-left pixel (the background). */
+async function inkedPixels(page, id) {
+  return page.$eval(tid(id), (c) => {
+    const ctx = c.getContext("2d");
+    const { data } = ctx.getImageData(0, 0, c.width, c.height);
+    let n = 0;
+    for (let i = 0; i < data.length; i += 4) {
+      if (data[i] !== data[0] || data[i + 1] !== data[1] || data[i + 2] !== data[2]) n++;
+    }
+    return n;
+  });
+}
+
+async function done(page) {
+  assert.deepEqual(page.problems, []);
+  await page.context().close();
+}
+
+test("a preset runs to completion, every plot draws, and its tables agree with the exported report", async () => {
+  const page = await app.page();
+  // The longest main-thread task while the page runs, from the Long Tasks API.
+  await page.addInitScript(() => {
+    window.__longest = 0;
+    new PerformanceObserver((l) => {
+      for (const e of l.getEntries()) window.__longest = Math.max(window.__longest, e.duration);
+    }).observe({ type: "longtask", buffered: true });
+  });
+  await openLab(page, "preset=fleet-ttft-gap&duration=60");
+  // The backing store is sized for the screen: CSS width x devicePixelRatio.
+  const dpr = await page.evaluate(() => devicePixelRatio);
+  for (const p of PLOTS) {
+    const canvas = `plot-${p}-canvas`;
+    assert.ok(Number(await page.getAttribute(tid(canvas), "data-drawn")) > 0, `${p}: nothing drawn`);
+    const ink = await inkedPixels(page, canvas);
+    assert.ok(ink > 500, `${p}: the canvas is blank (${ink} inked pixels)`);
+    const [w, cw] = await page.$eval(tid(canvas), (c) => [c.width, c.clientWidth]);
+    assert.equal(w, Math.round(cw * dpr), `${p}: backing store not sized by devicePixelRatio`);
+    assert.ok(await page.locator(`${tid(`plot-${p}`)} table`).count() > 0, `${p}: no table`);
+  }
+  const [download] = await Promise.all([page.waitForEvent("download"), page.click(tid("lab-export-json"))]);
+  const exported = JSON.parse(fs.readFileSync(await download.path(), "utf8"));
+  const r = exported.report;
+  assert.equal(r.verdict, "completed");
+  assert.equal(exported.query, "preset=fleet-ttft-gap&duration=60");
+  const clocks = { ttft: ["engine", "server", "user"], itl: ["engine", "gateway", "client"] };
+  for (const [plot, names] of Object.entries(clocks)) {
+    for (const name of names) {
+      const s = r.clocks[`${name}_${plot}`];
+      for (const q of ["p50", "p90", "p99", "max"]) {
+        assert.equal(await num(page, `${plot}-${name}-${q}`), s[q], `${plot} ${name} ${q}`);
+      }
+      assert.equal(await num(page, `${plot}-${name}-count`), s.count);
+    }
+  }
+  // This scenario's point: the gateway's TTFT is far above the engine's.
+  assert.ok(r.clocks.server_ttft.p99 > 2 * r.clocks.engine_ttft.p99);
+  assert.equal(await num(page, "outcomes-completed"), r.outcomes.completed);
+  assert.equal(await num(page, "outcomes-arrived"), r.outcomes.arrived);
+  assert.equal(await num(page, "throughput-vllm"), r.vllm.output_throughput);
+  assert.equal(await page.locator('[data-testid^="replica-row-"]').count(), exported.replicas.length);
+  assert.equal(await num(page, "replica-1-routed"), exported.replicas[0].routed);
+  assert.equal(Number(await page.getAttribute(tid("table-engine"), "data-points")), r.series.length);
+  const maxWaiting = Math.max(...r.series.map((p) => p.waiting));
+  assert.equal(await num(page, "engine-waiting-max"), maxWaiting);
+  for (const f of exported.headline) assert.equal(await num(page, `lab-fig-${f.id}`), f.value, f.id);
+  // The CSV export has a row per point of the series.
+  const [csv] = await Promise.all([page.waitForEvent("download"), page.click(tid("lab-export-csv"))]);
+  assert.equal(fs.readFileSync(await csv.path(), "utf8").trim().split("\n").length, r.series.length + 1);
+  const longest = await page.evaluate(() => window.__longest);
+  const slice = Number(await page.getAttribute(tid("lab-done"), "data-longest"));
+  console.log(`lab, fleet-ttft-gap for 60 s: longest slice ${slice.toFixed(1)} ms, longest long task ${longest.toFixed(0)} ms`);
+  await shoot(page, "lab-ttft-gap-1280");
+  await done(page);
+});
+
+test("every preset runs in the lab", async () => {
+  const page = await app.page();
+  await open(page, app.url, "lab?preset=fleet-seed&duration=5");
+  await waitDone(page);
+  const presets = await page.$$eval(`${tid("lab-preset")} option`, (os) => os.map((o) => o.value).filter((v) => v !== "file"));
+  assert.equal(presets.length, 11);
+  for (const id of presets) {
+    // Short runs: past the evening peak's second wave, which starts at 300 s.
+    const duration = id === "fleet-evening-peak" ? 310 : id === "replica-follow-one-chat" ? 10 : 5;
+    // Let the last page's requests (its favicon) finish, so leaving it aborts none.
+    await page.waitForLoadState("networkidle");
+    await page.goto(`${app.url}lab?preset=${id}&duration=${duration}`);
+    await page.waitForSelector(`${tid("lab-done")}, ${tid("lab-failed")}`, { timeout: 120000 });
+    assert.equal(await page.locator(tid("lab-failed")).count(), 0, id);
+    assert.ok(Number(await page.getAttribute(tid("lab-done"), "data-events")) > 0, id);
+    if (id.startsWith("replica-")) assert.equal(await page.locator(tid("lab-replica-note")).count(), 1, id);
+  }
+  // The runaway stops at a work cap and says so.
+  assert.equal(await page.locator(tid("lab-overloaded")).count(), 1);
+  await done(page);
+});
+
+test("pause holds the simulated clock and resume carries on to the end", async () => {
+  const page = await app.page();
+  await open(page, app.url, "lab?preset=fleet-seed&duration=900");
+  await page.waitForSelector(`${tid("lab-progress")}[data-state="running"]`);
+  await page.waitForFunction(() => Number(document.querySelector('[data-testid="lab-progress"]')?.dataset.now) > 5);
+  await page.click(tid("lab-pause"));
+  await page.waitForSelector(`${tid("lab-progress")}[data-state="paused"]`);
+  const t1 = Number(await page.getAttribute(tid("lab-progress"), "data-now"));
+  assert.ok(t1 > 0 && t1 < 900, `paused at ${t1}`);
+  await page.waitForTimeout(600);
+  assert.equal(Number(await page.getAttribute(tid("lab-progress"), "data-now")), t1, "the clock moved while paused");
+  // The plots show the run so far while it is paused.
+  assert.ok(Number(await page.getAttribute(tid("plot-engine-canvas"), "data-drawn")) > 0);
+  assert.ok(await page.isDisabled(tid("lab-pause")));
+  await page.click(tid("lab-resume"));
+  await page.waitForSelector(`${tid("lab-progress")}[data-state="running"]`);
+  await waitDone(page);
+  // The run paused and resumed is the same as a run straight through.
+  const paused = await figures(page);
+  await page.click(tid("lab-run"));
+  await waitDone(page);
+  assert.deepEqual(await figures(page), paused);
+  await page.click(tid("lab-reset"));
+  await page.waitForSelector(tid("lab-idle"));
+  assert.equal(await page.locator('[data-testid^="lab-fig-"]').count(), 0);
+  await done(page);
+});
+
+test("two runs compared: pin A, change a knob, run B, see the difference", async () => {
+  const page = await app.page();
+  await openLab(page, "preset=fleet-seed&duration=30");
+  const a = await num(page, "lab-fig-server_ttft_p99");
+  await page.click(tid("lab-pin"));
+  await page.waitForSelector(tid("lab-compare-same"));
+  await typeInto(page, "replicas", "4");
+  await page.waitForSelector(tid("lab-stale"));
+  await page.click(tid("lab-run"));
+  await waitDone(page);
+  await page.waitForSelector(tid("lab-compare"));
+  assert.equal(await page.locator(tid("lab-compare-same")).count(), 0);
+  assert.equal(await num(page, "cmp-server_ttft_p99-a"), a);
+  const b = await num(page, "cmp-server_ttft_p99-b");
+  assert.equal(b, await num(page, "lab-fig-server_ttft_p99"));
+  assert.ok(b > a, `half the replicas, slower first tokens (${a} -> ${b})`);
+  assert.equal(await num(page, "cmp-server_ttft_p99-diff"), b - a);
+  // Both runs are on the plots: A dashed under B.
+  const url = new URL(page.url());
+  assert.equal(url.searchParams.get("pin"), "preset=fleet-seed&duration=30");
+  assert.equal(url.searchParams.get("replicas"), "4");
+  // The link carries both runs: a reload reruns A, then B, and compares them again.
+  await page.reload();
+  await waitDone(page);
+  await page.waitForSelector(tid("lab-compare"));
+  assert.equal(await num(page, "cmp-server_ttft_p99-a"), a);
+  assert.equal(await num(page, "cmp-server_ttft_p99-b"), b);
+  await shoot(page, "lab-compare-1280");
+  await done(page);
+});
+
+test("the lesson's link (scenario, arm, compare) opens the two arms compared", async () => {
+  const page = await app.page();
+  await openLab(page, "scenario=fleet-ttft-gap&arm=slow-router-cold-pool&compare=fixed&duration=30");
+  await page.waitForSelector(tid("lab-compare"));
+  assert.equal(await page.inputValue(tid("lab-arm")), "slow-router-cold-pool");
+  const a = await num(page, "cmp-server_ttft_p99-a");
+  const b = await num(page, "cmp-server_ttft_p99-b");
+  assert.ok(b > 1.5 * a, `the slow router and cold pool (B, ${b}) against the fix (A, ${a})`);
+  assert.equal(await page.locator(tid("lab-query-error")).count(), 0);
+  await done(page);
+});
+
+test("a deep link reloads to identical figures, and Back returns to the previous preset", async () => {
+  const page = await app.page();
+  const q = "preset=fleet-long-prompts&arm=token-aware&duration=30&replicas=6&policy=least_outstanding";
+  await openLab(page, q);
+  assert.equal(await page.inputValue(tid("param-replicas")), "6");
+  assert.equal(await page.inputValue(tid("param-policy")), "least_outstanding");
+  const first = await figures(page);
+  assert.ok(Object.keys(first).length >= 10);
+  await page.reload();
+  await waitDone(page);
+  assert.deepEqual(await figures(page), first);
+  // Choosing another preset is a new history entry; Back restores the link's set-up and run.
+  await page.selectOption(tid("lab-preset"), "fleet-chat-affinity");
+  await page.waitForFunction(() => new URL(location.href).searchParams.get("preset") === "fleet-chat-affinity");
+  await page.goBack();
+  await page.waitForFunction(() => new URL(location.href).searchParams.get("preset") === "fleet-long-prompts");
+  await waitDone(page);
+  assert.equal(await page.inputValue(tid("lab-preset")), "fleet-long-prompts");
+  assert.equal(await page.inputValue(tid("param-replicas")), "6");
+  assert.deepEqual(await figures(page), first);
+  await done(page);
+});
+
+test("a bad value gets a message on its field and the previous run stays", async () => {
+  const page = await app.page();
+  await openLab(page, "preset=fleet-seed&duration=20");
+  const before = await figures(page);
+  const url = page.url();
+  await typeInto(page, "rate", "lots");
+  await page.waitForSelector(tid("param-rate-error"));
+  assert.match(await page.textContent(tid("param-rate-error")), /number/);
+  assert.equal(await page.getAttribute(tid("param-rate"), "aria-invalid"), "true");
+  assert.equal(await page.getAttribute(tid("param-rate"), "aria-describedby"), "param-rate-error");
+  assert.ok(await page.isDisabled(tid("lab-run")));
+  assert.deepEqual(await figures(page), before);
+  assert.equal(page.url(), url, "a bad value does not go into the URL");
+  // A value the whole fleet rejects: the 405B model does not fit on one H100.
+  await page.selectOption(tid("param-model"), "llama-3.1-405b");
+  await page.waitForSelector(tid("param-model-error"));
+  await typeInto(page, "rate", "40");
+  await page.waitForSelector(tid("param-rate-error"), { state: "detached" });
+  assert.deepEqual(await figures(page), before);
+  await done(page);
+});
+
+test("a bad deep link names every bad value on its field, and the rest still runs", async () => {
+  const page = await app.page();
+  await openLab(page, "preset=fleet-seed&duration=10&rate=-5&policy=telepathy&nonsense=1");
+  assert.match(await page.textContent(tid("param-rate-error")), /between/);
+  assert.equal(await page.inputValue(tid("param-rate")), "-5");
+  assert.match(await page.textContent(tid("param-policy-error")), /one of/);
+  assert.match(await page.textContent(tid("lab-query-error")), /nonsense/);
+  await done(page);
+  const other = await app.page();
+  await openLab(other, "preset=no-such-thing&duration=10");
+  assert.match(await other.textContent(tid("lab-preset-error")), /no preset/);
+  assert.equal(await other.inputValue(tid("lab-preset")), "fleet-seed");
+  await done(other);
+});
+
+test("a scenario file imported by pasting runs, and a bad one is refused with a message", async () => {
+  const page = await app.page();
+  await openLab(page, "preset=fleet-seed&duration=10");
+  await page.click(`${tid("lab-import")} summary`);
+  await page.fill(tid("lab-import-text"), 'kind = "fleet"\n[[traffic]]\nworkload = { arrival = { type = "poisson", rate = 5.0 }, duration_s = 10.0 }\n[[pools]]\nreplicas = 3\n');
+  await page.click(tid("lab-import-run"));
+  await waitDone(page);
+  assert.equal(await page.inputValue(tid("lab-preset")), "file");
+  assert.equal(await page.inputValue(tid("param-replicas")), "3");
+  assert.equal(await page.locator('[data-testid^="replica-row-"]').count(), 3);
+  assert.ok(new URL(page.url()).searchParams.get("file").includes("replicas = 3"));
+  const good = await figures(page);
+  await page.fill(tid("lab-import-text"), "[[pools]]\nreplicas = 0\nmodel = \"gpt-9\"\n");
+  await page.click(tid("lab-import-run"));
+  await page.waitForSelector(tid("lab-import-error"));
+  assert.match(await page.textContent(tid("lab-import-error")), /pools\[0\]\.replicas/);
+  assert.equal(await page.getAttribute(tid("lab-import-text"), "aria-invalid"), "true");
+  assert.deepEqual(await figures(page), good);
+  // The same file through the file picker.
+  const file = "/tmp/lab-import-test.toml";
+  fs.writeFileSync(file, 'kind = "replica"\n[workload]\nduration_s = 5.0\n');
+  await page.setInputFiles(tid("lab-import-file"), file);
+  await page.waitForFunction(() => document.querySelector('[data-testid="lab-replica-note"]'));
+  await waitDone(page);
+  assert.equal(await page.locator('[data-testid^="replica-row-"]').count(), 1);
+  await done(page);
+});
+
+for (const [viewport, scheme] of [[PHONE, "light"], [PHONE, "dark"], [DESKTOP, "dark"]]) {
+  test(`the lab fits ${viewport.width} px in the ${scheme} theme`, async () => {
+    const page = await app.page(viewport, { colorScheme: scheme });
+    await openLab(page, "preset=fleet-evening-peak&arm=ttft&duration=320");
+    const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+    assert.ok(overflow <= 1, `page is ${overflow}px wider than the viewport`);
+    for (const p of PLOTS) {
+      const [w, cw] = await page.$eval(tid(`plot-${p}-canvas`), (c) => [c.width, c.clientWidth]);
+      assert.ok(cw <= viewport.width && w > 0, `${p}: ${cw}px wide`);
+      assert.ok((await inkedPixels(page, `plot-${p}-canvas`)) > 300, `${p} blank`);
+    }
+    // The canvas is drawn in the theme's colours: its background is the surface colour.
+    const [bg, surface] = await page.$eval(tid("plot-ttft-canvas"), (c) => {
+      const d = c.getContext("2d").getImageData(1, 1, 1, 1).data;
+      const s = getComputedStyle(c).getPropertyValue("--surface").trim();
+      return [`#${[d[0], d[1], d[2]].map((v) => v.toString(16).padStart(2, "0")).join("")}`, s];
+    });
+    assert.equal(bg, surface);
+    await shoot(page, `lab-${viewport.width}-${scheme}`);
+    await done(page);
+  });
+}
