@@ -105,7 +105,7 @@ pub fn page_query(q: Question, inputs: &Inputs, reveal: Reveal, steps: usize) ->
 /// `+` is a space, `%XX` an escaped byte, a malformed escape stays as written and invalid
 /// UTF-8 is replaced). A leading `?` is ignored. **When a key repeats, the last value wins**,
 /// as it does for an object built from `URLSearchParams` entries.
-pub(super) fn pairs(query: &str) -> BTreeMap<String, String> {
+pub(crate) fn pairs(query: &str) -> BTreeMap<String, String> {
     let query = query.trim().trim_start_matches('?');
     form_urlencoded::parse(query.as_bytes())
         .map(|(k, v)| (k.into_owned(), v.into_owned()))
@@ -114,7 +114,7 @@ pub(super) fn pairs(query: &str) -> BTreeMap<String, String> {
 
 /// Writes pairs as a query string, escaping what needs it (names, preset ids and numbers
 /// need nothing, so they read as they are).
-pub(super) fn write(pairs: &[(&str, String)]) -> String {
+pub(crate) fn write(pairs: &[(&str, String)]) -> String {
     form_urlencoded::Serializer::new(String::new())
         .extend_pairs(pairs.iter().map(|(k, v)| (*k, v.as_str())))
         .finish()
