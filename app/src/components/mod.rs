@@ -9,8 +9,10 @@ mod field_error;
 mod inline_figure;
 mod link;
 mod live_figure;
+mod narration;
 mod number_field;
 mod request_path;
+mod step_player;
 
 pub use card::Card;
 pub use choice_field::ChoiceField;
@@ -18,5 +20,7 @@ pub use estimate_box::{Compared, EstimateBox, SimFigure};
 pub use inline_figure::InlineFigure;
 pub use link::Link;
 pub use live_figure::LiveFigure;
+pub use narration::Narration;
 pub use number_field::NumberField;
 pub use request_path::RequestPath;
+pub use step_player::{PlayerStep, StepPlayer};

@@ -1,5 +1,6 @@
 //! One module per page. [`render`] maps a route to its page.
 
+mod buildups;
 mod home;
 mod lesson;
 mod not_found;
@@ -18,6 +19,8 @@ pub fn render(route: Route) -> AnyView {
         Route::Size(q) => view! { <size::SizePage question=q/> }.into_any(),
         Route::Simulator => view! { <simulator::SimulatorPage/> }.into_any(),
         Route::Lesson => view! { <lesson::LessonPage/> }.into_any(),
+        Route::BuildUps => view! { <buildups::BuildUpsIndex/> }.into_any(),
+        Route::BuildUp(id) => view! { <buildups::BuildUpPage id=id/> }.into_any(),
         other => planned::page(other.section()).into_any(),
     }
 }
