@@ -12,6 +12,7 @@ pub mod error;
 pub mod fleet;
 pub mod format;
 pub mod metrics;
+pub mod moments;
 pub mod probes;
 pub mod replica;
 pub mod scenario;

@@ -258,3 +258,70 @@ fn every_probe_reproduces_its_failure() {
         assert!(x > 1.5 * y, "{}: broken {x} vs fixed {y}", p.id);
     }
 }
+
+/// Every moment runs each of its options (same seed, same arrivals), every figure it shows is
+/// a number for some option and its key figure for all, and the option it calls strong is the
+/// one that wins: best on the key figure among the options that hold its SLO, and the only
+/// one ranked first.
+#[test]
+fn every_moment_runs_each_option_and_its_strong_option_wins() {
+    use trainer_core::moments::{moments, Grade, OptionOutcome};
+    for m in moments().expect("the moments parse") {
+        let outcomes: Vec<OptionOutcome> = match m.break_even_outcomes() {
+            Some(o) => o.expect("the break-even prices"),
+            None => m
+                .fleets()
+                .expect("every option's arm exists")
+                .into_iter()
+                .map(|f| {
+                    let mut sim = FleetSim::new(f).expect("valid fleet");
+                    sim.run();
+                    m.read_report(&sim.report())
+                })
+                .collect(),
+        };
+        let key = m.figure_index(&m.key).unwrap();
+        for (fig_i, fig) in m.figures.iter().enumerate() {
+            assert!(
+                outcomes.iter().any(|o| o.figures[fig_i].is_some()),
+                "{}: {} ({}) is never a number",
+                m.id,
+                fig.label,
+                fig.path
+            );
+        }
+        for (o, opt) in outcomes.iter().zip(&m.options) {
+            assert!(
+                o.figures[key].is_some(),
+                "{}: {} has no key figure",
+                m.id,
+                opt.id
+            );
+        }
+        let rank = m.ranking(&outcomes);
+        let winner = &m.options[rank[0]];
+        assert_eq!(
+            winner.grade,
+            Grade::Strong,
+            "{}: {} wins, not the strong option ({:?})",
+            m.id,
+            winner.id,
+            outcomes
+        );
+        assert!(
+            m.holds_slo(&outcomes[rank[0]]),
+            "{}: the strong option misses the SLO",
+            m.id
+        );
+        let second = &outcomes[rank[1]];
+        assert_ne!(
+            second.figures[key], outcomes[rank[0]].figures[key],
+            "{}: a tie on the key figure",
+            m.id
+        );
+        if m.estimate.is_some() {
+            let v = m.estimate_answer().unwrap().unwrap();
+            assert!(v.is_finite() && v > 0.0, "{}: estimate {v}", m.id);
+        }
+    }
+}

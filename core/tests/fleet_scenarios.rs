@@ -27,19 +27,44 @@ fn within(a: f64, b: f64, rel: f64) -> bool {
 fn every_shipped_scenario_parses_with_its_arms() {
     let want = [
         ("fleet-seed", vec!["base"]),
-        ("fleet-ttft-gap", vec!["slow-router-cold-pool", "fixed"]),
+        (
+            "fleet-ttft-gap",
+            vec![
+                "slow-router-cold-pool",
+                "fixed",
+                "more-replicas",
+                "warm-pool-only",
+            ],
+        ),
         (
             "fleet-buffering",
             vec!["direct", "proxy-buffering", "gzip", "coalescing-lb"],
         ),
-        ("fleet-long-prompts", vec!["request-count", "token-aware"]),
+        (
+            "fleet-long-prompts",
+            vec!["request-count", "token-aware", "token-aware-no-cap"],
+        ),
         (
             "fleet-evening-peak",
-            vec!["gpu-utilisation", "queued-tokens", "ttft"],
+            vec![
+                "gpu-utilisation",
+                "queued-tokens",
+                "ttft",
+                "queued-tokens-headroom",
+            ],
         ),
         (
             "fleet-chat-affinity",
-            vec!["round-robin", "prefix-affinity"],
+            vec![
+                "round-robin",
+                "prefix-affinity",
+                "least-outstanding",
+                "sticky-unbounded",
+            ],
+        ),
+        (
+            "fleet-rag-70b",
+            vec!["as-is", "more-replicas", "tp8", "fp8", "trim-context"],
         ),
     ];
     for (name, arms) in want {

@@ -3,6 +3,7 @@
 mod buildups;
 mod home;
 mod lesson;
+mod moments;
 mod not_found;
 pub mod planned;
 mod simulator;
@@ -21,6 +22,8 @@ pub fn render(route: Route) -> AnyView {
         Route::Lesson => view! { <lesson::LessonPage/> }.into_any(),
         Route::BuildUps => view! { <buildups::BuildUpsIndex/> }.into_any(),
         Route::BuildUp(id) => view! { <buildups::BuildUpPage id=id/> }.into_any(),
+        Route::Moments => view! { <moments::MomentsIndex/> }.into_any(),
+        Route::Moment(id) => view! { <moments::MomentPage id=id/> }.into_any(),
         other => planned::page(other.section()).into_any(),
     }
 }

@@ -31,7 +31,7 @@ use crate::replica::{ReplicaConfig, SchedulerConfig};
 use serde::{Deserialize, Serialize};
 
 /// The fleet scenarios shipped with the product, as (file name, TOML text).
-pub const BUILTIN: [(&str, &str); 7] = [
+pub const BUILTIN: [(&str, &str); 8] = [
     (
         "fleet-seed.toml",
         include_str!("../../../content/scenarios/fleet-seed.toml"),
@@ -55,6 +55,10 @@ pub const BUILTIN: [(&str, &str); 7] = [
     (
         "fleet-chat-affinity.toml",
         include_str!("../../../content/scenarios/fleet-chat-affinity.toml"),
+    ),
+    (
+        "fleet-rag-70b.toml",
+        include_str!("../../../content/scenarios/fleet-rag-70b.toml"),
     ),
     (
         "fleet-follow-one-request.toml",

@@ -1,0 +1,472 @@
+//! Interview moments (`content/moments/*.toml`): an interviewer's question, three or four
+//! approaches, and every approach run on the same traffic. A fleet moment maps each option to
+//! an arm of a shipped fleet scenario, run for the moment's horizon and read through named
+//! figures of the report; a break-even moment prices each option with the sizing engine (an
+//! always-on self-hosted fleet against a hosted API's per-token prices). The outcome ranks
+//! the options on the figure the moment is about, among those that hold its SLO, and the
+//! `content` test checks that the option the file calls strong is the one that wins.
+
+use crate::cost::{CostModel, Deployment, Efficiency};
+use crate::error::ConfigError;
+use crate::fleet::scenario::FleetScenario;
+use crate::fleet::{FleetConfig, FleetReport};
+use crate::sizing::{derive, Inputs, Question};
+use serde::{Deserialize, Serialize};
+
+/// The shipped moments, as (id, TOML text), in the order the app lists them.
+pub const BUILTIN: [(&str, &str); 6] = [
+    (
+        "routing",
+        include_str!("../../content/moments/routing.toml"),
+    ),
+    (
+        "autoscaler",
+        include_str!("../../content/moments/autoscaler.toml"),
+    ),
+    ("rag", include_str!("../../content/moments/rag.toml")),
+    (
+        "self-host",
+        include_str!("../../content/moments/self-host.toml"),
+    ),
+    (
+        "long-prompts",
+        include_str!("../../content/moments/long-prompts.toml"),
+    ),
+    (
+        "ttft-gap",
+        include_str!("../../content/moments/ttft-gap.toml"),
+    ),
+];
+
+/// One moment.
+#[derive(Clone, Debug, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Moment {
+    pub id: String,
+    pub title: String,
+    /// The interviewer's question.
+    pub prompt: String,
+    /// What the interviewer says once the options are compared.
+    pub closing: String,
+    /// For a fleet moment: the shipped scenario whose arms the options are, and how long to run.
+    #[serde(default)]
+    pub scenario: Option<String>,
+    #[serde(default)]
+    pub horizon_s: Option<f64>,
+    /// For a break-even moment: the traffic and the prices.
+    #[serde(default)]
+    pub break_even: Option<BreakEvenSpec>,
+    /// The figure the moment is about, and which way is better.
+    pub key: String,
+    pub better: Better,
+    /// A target every option must hold to count (a figure at most `max`).
+    #[serde(default)]
+    pub slo: Option<Slo>,
+    /// A number the learner estimates before the runs are shown.
+    #[serde(default)]
+    pub estimate: Option<EstimateSpec>,
+    #[serde(rename = "figure")]
+    pub figures: Vec<Figure>,
+    #[serde(rename = "option")]
+    pub options: Vec<MomentOption>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Better {
+    Lower,
+    Higher,
+}
+
+#[derive(Clone, Debug, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Slo {
+    pub figure: String,
+    pub max: f64,
+}
+
+/// An estimate the learner types first: the prefill time of a prompt of `tokens` on the
+/// scenario's first pool, at the calculator's efficiencies.
+#[derive(Clone, Debug, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct EstimateSpec {
+    pub prompt: String,
+    pub unit: String,
+    pub tokens: u32,
+}
+
+/// A figure shown for every option.
+#[derive(Clone, Debug, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Figure {
+    pub id: String,
+    pub label: String,
+    /// A dotted path into the option's outcome as JSON (`clocks.server_ttft.p99`,
+    /// `pools.0.prefix_hit_rate`; for a break-even moment, a field of [`BreakEven`]).
+    pub path: String,
+    /// How to show it: `s`, `fraction`, `dollars`, `gpu_hours`, `count` or `rate`.
+    pub unit: String,
+}
+
+/// How an interviewer grades an approach.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Grade {
+    Weak,
+    Acceptable,
+    Strong,
+}
+
+#[derive(Clone, Debug, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MomentOption {
+    pub id: String,
+    pub label: String,
+    /// The scenario arm that runs this option (fleet moments).
+    #[serde(default)]
+    pub arm: Option<String>,
+    /// Self-hosted replicas, 0 for the hosted API (break-even moments).
+    #[serde(default)]
+    pub replicas: Option<u32>,
+    pub grade: Grade,
+    /// Why, in the interviewer's voice.
+    pub why: String,
+}
+
+/// The traffic and prices of a break-even moment.
+#[derive(Clone, Debug, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct BreakEvenSpec {
+    pub rate: f64,
+    pub prompt_tokens: u32,
+    pub output_tokens: u32,
+    pub model: String,
+    pub gpu: String,
+    pub gpu_hour_price: f64,
+    pub hours_per_month: f64,
+    pub api_price_per_m_input: f64,
+    pub api_price_per_m_output: f64,
+}
+
+/// One option of a break-even moment, priced.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+pub struct BreakEven {
+    /// What the option costs a month at the moment's traffic.
+    pub monthly_dollars: f64,
+    /// The traffic over what the option's replicas can carry at the calculator's ceiling
+    /// (None for the hosted API).
+    pub capacity_used: Option<f64>,
+    /// Requests per second at which one always-on replica costs what the API costs.
+    pub break_even_rate: f64,
+    /// Requests per second one replica carries at the calculator's utilisation ceiling.
+    pub replica_capacity_rate: f64,
+}
+
+/// What one option did: its figures, in the moment's order.
+#[derive(Clone, Debug, PartialEq)]
+pub struct OptionOutcome {
+    pub figures: Vec<Option<f64>>,
+}
+
+/// Every shipped moment.
+pub fn moments() -> Result<Vec<Moment>, ConfigError> {
+    BUILTIN.iter().map(|(_, t)| parse(t)).collect()
+}
+
+/// The shipped moment `id`.
+pub fn moment(id: &str) -> Result<Moment, ConfigError> {
+    let (_, text) = BUILTIN
+        .iter()
+        .find(|(m, _)| *m == id)
+        .ok_or_else(|| ConfigError::new("moment", format!("no moment called {id:?}")))?;
+    parse(text)
+}
+
+/// Reads a moment file and checks it hangs together: one strong option, each option with
+/// what runs it, the key and SLO naming figures.
+pub fn parse(text: &str) -> Result<Moment, ConfigError> {
+    let m: Moment =
+        toml::from_str(text).map_err(|e| ConfigError::new("moment", e.message().to_string()))?;
+    m.check()?;
+    Ok(m)
+}
+
+impl Moment {
+    fn check(&self) -> Result<(), ConfigError> {
+        let err = |msg: String| Err(ConfigError::new(format!("moment {}", self.id), msg));
+        let strong = self
+            .options
+            .iter()
+            .filter(|o| o.grade == Grade::Strong)
+            .count();
+        if strong != 1 {
+            return err(format!("needs exactly one strong option, has {strong}"));
+        }
+        if !(3..=4).contains(&self.options.len()) {
+            return err(format!(
+                "offers three or four options, not {}",
+                self.options.len()
+            ));
+        }
+        if self.figure_index(&self.key).is_none() {
+            return err(format!("its key {:?} is not one of its figures", self.key));
+        }
+        if let Some(s) = &self.slo {
+            if self.figure_index(&s.figure).is_none() {
+                return err(format!(
+                    "its SLO figure {:?} is not one of its figures",
+                    s.figure
+                ));
+            }
+        }
+        match (&self.scenario, &self.break_even) {
+            (Some(_), None) => {
+                if let Some(o) = self.options.iter().find(|o| o.arm.is_none()) {
+                    return err(format!("option {} names no arm", o.id));
+                }
+                if !self.horizon_s.is_some_and(|h| h > 0.0 && h <= 3600.0) {
+                    return err("a fleet moment runs for 1 to 3,600 s (horizon_s)".into());
+                }
+            }
+            (None, Some(_)) => {
+                if let Some(o) = self.options.iter().find(|o| o.replicas.is_none()) {
+                    return err(format!("option {} names no replica count", o.id));
+                }
+            }
+            _ => return err("has a scenario or a break_even table, not both".into()),
+        }
+        Ok(())
+    }
+
+    /// The index of figure `id`.
+    pub fn figure_index(&self, id: &str) -> Option<usize> {
+        self.figures.iter().position(|f| f.id == id)
+    }
+
+    /// The option the file calls strong.
+    pub fn strong(&self) -> Option<&MomentOption> {
+        self.options.iter().find(|o| o.grade == Grade::Strong)
+    }
+
+    /// The fleets a fleet moment runs, one per option in order, cut to its horizon (empty for
+    /// a break-even moment).
+    pub fn fleets(&self) -> Result<Vec<FleetConfig>, ConfigError> {
+        let Some(name) = &self.scenario else {
+            return Ok(Vec::new());
+        };
+        let s = FleetScenario::builtin(name)?;
+        self.options
+            .iter()
+            .map(|o| {
+                let arm = o.arm.as_deref().unwrap_or_default();
+                let mut f = s.arm(arm).cloned().ok_or_else(|| {
+                    ConfigError::new("arm", format!("scenario {name} has no arm {arm:?}"))
+                })?;
+                f.truncate(self.horizon_s.unwrap_or(60.0));
+                Ok(f)
+            })
+            .collect()
+    }
+
+    /// An option's figures from its fleet run's report.
+    pub fn read_report(&self, report: &FleetReport) -> OptionOutcome {
+        self.read(&serde_json::to_value(report).unwrap_or_default())
+    }
+
+    fn read(&self, v: &serde_json::Value) -> OptionOutcome {
+        OptionOutcome {
+            figures: self.figures.iter().map(|f| lookup(v, &f.path)).collect(),
+        }
+    }
+
+    /// Every option of a break-even moment, priced (None for a fleet moment).
+    pub fn break_even_outcomes(&self) -> Option<Result<Vec<OptionOutcome>, ConfigError>> {
+        let spec = self.break_even.as_ref()?;
+        Some(
+            self.options
+                .iter()
+                .map(|o| {
+                    let b = break_even(spec, o.replicas.unwrap_or(0))?;
+                    Ok(self.read(&serde_json::to_value(b).unwrap_or_default()))
+                })
+                .collect(),
+        )
+    }
+
+    /// The derived answer to the moment's estimate, in its unit.
+    pub fn estimate_answer(&self) -> Result<Option<f64>, ConfigError> {
+        let Some(e) = &self.estimate else {
+            return Ok(None);
+        };
+        let fleets = self.fleets()?;
+        let pool = fleets
+            .first()
+            .and_then(|f| f.pools.first())
+            .ok_or_else(|| ConfigError::new("estimate", "needs a fleet scenario with a pool"))?;
+        let cost = CostModel::new(pool.replica.deployment.clone(), Efficiency::REFERENCE)?;
+        let seconds = e.tokens as f64 * cost.prefill_time_per_token();
+        Ok(Some(match e.unit.as_str() {
+            "ms" => seconds * 1e3,
+            _ => seconds,
+        }))
+    }
+
+    /// The options ranked: indices of those that hold the SLO (all of them when the moment has
+    /// none), best first on the key figure; then those that miss it.
+    pub fn ranking(&self, outcomes: &[OptionOutcome]) -> Vec<usize> {
+        let key = self.figure_index(&self.key).unwrap_or(0);
+        let holds = |o: &OptionOutcome| match &self.slo {
+            None => true,
+            Some(s) => self
+                .figure_index(&s.figure)
+                .and_then(|i| o.figures[i])
+                .is_some_and(|v| v <= s.max),
+        };
+        let score = |o: &OptionOutcome| {
+            let v = o.figures[key].unwrap_or(f64::NAN);
+            match self.better {
+                Better::Lower => v,
+                Better::Higher => -v,
+            }
+        };
+        let mut idx: Vec<usize> = (0..outcomes.len()).collect();
+        idx.sort_by(|&a, &b| {
+            let (oa, ob) = (&outcomes[a], &outcomes[b]);
+            holds(ob)
+                .cmp(&holds(oa))
+                .then(score(oa).total_cmp(&score(ob)))
+        });
+        idx
+    }
+
+    /// Whether option `i` holds the SLO in `outcome`.
+    pub fn holds_slo(&self, outcome: &OptionOutcome) -> bool {
+        match &self.slo {
+            None => true,
+            Some(s) => self
+                .figure_index(&s.figure)
+                .and_then(|i| outcome.figures[i])
+                .is_some_and(|v| v <= s.max),
+        }
+    }
+}
+
+/// Prices `replicas` always-on self-hosted replicas (0: the hosted API) for the moment's
+/// traffic. A replica's capacity comes from the fleet question's derivation at these lengths
+/// (its prefill and decode demand at the calculator's ceiling), so the cost model is the
+/// calculator's.
+pub fn break_even(spec: &BreakEvenSpec, replicas: u32) -> Result<BreakEven, ConfigError> {
+    let q = Question::Fleet;
+    let mut inputs = Inputs::defaults(q);
+    inputs.set_choice(q, "model", &spec.model)?;
+    inputs.set_choice(q, "gpu", &spec.gpu)?;
+    inputs.set(q, "rate", spec.rate)?;
+    inputs.set(q, "prompt_tokens", spec.prompt_tokens as f64)?;
+    inputs.set(q, "output_tokens", spec.output_tokens as f64)?;
+    inputs.set(q, "price", spec.gpu_hour_price)?;
+    let d = derive(q, &inputs).map_err(|e| {
+        e.into_iter()
+            .next()
+            .unwrap_or_else(|| ConfigError::new("break_even", "does not derive"))
+    })?;
+    let exact = d
+        .step("replicas_exact")
+        .map(|s| s.value)
+        .ok_or_else(|| ConfigError::new("break_even", "no replica demand"))?;
+    let gpus = inputs.get("gpus_per_replica").unwrap_or(1.0);
+    // Demand scales with the rate: one replica at the ceiling carries rate / exact.
+    let capacity = if exact > 0.0 { spec.rate / exact } else { 0.0 };
+    let per_request = (spec.prompt_tokens as f64 * spec.api_price_per_m_input
+        + spec.output_tokens as f64 * spec.api_price_per_m_output)
+        / 1e6;
+    let seconds = spec.hours_per_month * 3600.0;
+    let replica_month = gpus * spec.gpu_hour_price * spec.hours_per_month;
+    let (monthly, used) = if replicas == 0 {
+        (spec.rate * seconds * per_request, None)
+    } else {
+        (
+            replicas as f64 * replica_month,
+            Some(spec.rate / (replicas as f64 * capacity)),
+        )
+    };
+    Ok(BreakEven {
+        monthly_dollars: monthly,
+        capacity_used: used,
+        break_even_rate: replica_month / (seconds * per_request),
+        replica_capacity_rate: capacity,
+    })
+}
+
+/// The deployment a break-even moment self-hosts (for the app's words).
+pub fn break_even_deployment(spec: &BreakEvenSpec) -> Result<Deployment, ConfigError> {
+    Deployment::from_ids(
+        &spec.model,
+        &spec.gpu,
+        1,
+        crate::catalog::Dtype::Bf16,
+        crate::catalog::Dtype::Bf16,
+    )
+}
+
+fn lookup(v: &serde_json::Value, path: &str) -> Option<f64> {
+    path.split('.')
+        .try_fold(v, |v, k| match k.parse::<usize>() {
+            Ok(i) if v.is_array() => v.get(i),
+            _ => v.get(k),
+        })
+        .and_then(|v| v.as_f64())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_shipped_moment_parses_and_checks() {
+        let all = moments().expect("the moments parse");
+        assert_eq!(all.len(), BUILTIN.len());
+        for (m, (id, _)) in all.iter().zip(BUILTIN) {
+            assert_eq!(m.id, id);
+        }
+    }
+
+    #[test]
+    fn a_moment_without_one_strong_option_is_refused() {
+        let text = BUILTIN[0]
+            .1
+            .replace("grade = \"strong\"", "grade = \"weak\"");
+        let e = parse(&text).expect_err("no strong option");
+        assert!(e.message.contains("exactly one strong"), "{e:?}");
+    }
+
+    #[test]
+    fn the_break_even_is_where_the_bills_meet() {
+        let m = moment("self-host").unwrap();
+        let spec = m.break_even.clone().unwrap();
+        let one = break_even(&spec, 1).unwrap();
+        let api = break_even(&spec, 0).unwrap();
+        // At the break-even rate the API's bill equals one replica's.
+        let at = BreakEvenSpec {
+            rate: one.break_even_rate,
+            ..spec.clone()
+        };
+        let api_at = break_even(&at, 0).unwrap();
+        assert!((api_at.monthly_dollars - one.monthly_dollars).abs() < 1e-6 * one.monthly_dollars);
+        assert_eq!(
+            one.monthly_dollars,
+            spec.gpu_hour_price * spec.hours_per_month
+        );
+        assert!(api.monthly_dollars < one.monthly_dollars);
+        assert!(api.capacity_used.is_none());
+        assert!(one.capacity_used.unwrap() < 0.5);
+    }
+
+    #[test]
+    fn the_rag_estimate_is_the_briefs_prefill_arithmetic() {
+        let m = moment("rag").unwrap();
+        let ms = m.estimate_answer().unwrap().unwrap();
+        // 8,000 × 2 × 70.55e9 / (4 × 989e12 × 0.5), in milliseconds.
+        let want = 8000.0 * 2.0 * 70_553_706_496.0 / (4.0 * 989e12 * 0.5) * 1e3;
+        assert!((ms - want).abs() < 1e-6 * want, "{ms} vs {want}");
+    }
+}
