@@ -34,4 +34,16 @@ fn main() {
         toml::from_str(&text).unwrap_or_else(|e| panic!("content/lesson-words.toml: {e}"));
     let json = serde_json::to_string(&words).expect("the words serialise");
     std::fs::write(Path::new(&out).join("lesson-words.json"), json).expect("OUT_DIR is writable");
+    // The build-ups' scripts: every key known, checked against the simulator natively.
+    for id in trainer_content::buildup::IDS {
+        let src = Path::new("../content/buildups").join(format!("{id}.toml"));
+        println!("cargo:rerun-if-changed={}", src.display());
+        let text = std::fs::read_to_string(&src)
+            .unwrap_or_else(|e| panic!("reading {}: {e}", src.display()));
+        let script: trainer_content::buildup::Script =
+            toml::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", src.display()));
+        let json = serde_json::to_string(&script).expect("a script serialises");
+        std::fs::write(Path::new(&out).join(format!("buildup-{id}.json")), json)
+            .expect("OUT_DIR is writable");
+    }
 }

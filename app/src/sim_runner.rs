@@ -1,6 +1,8 @@
 //! Runs fleet simulations in slices between animation frames, so the page stays responsive:
 //! each slice advances the current run a few hundred events at a time for at most
-//! [`SLICE_MS`] of wall time, then yields to the browser.
+//! [`SLICE_MS`] of wall time, then yields to the browser. [`run_fleets`] hands back reports;
+//! [`run_sims`] the finished simulations, for a page that reads more than the report (the
+//! fleet build-up reads its records and routing trace).
 
 use leptos::prelude::*;
 use std::cell::RefCell;
@@ -43,7 +45,8 @@ pub fn now_ms() -> f64 {
 
 struct Job {
     runs: Vec<(FleetConfig, FleetSim)>,
-    reports: Vec<FleetReport>,
+    /// Runs finished so far (the first so many).
+    finished: usize,
     started: f64,
     longest_ms: f64,
 }
@@ -57,19 +60,39 @@ pub fn run_fleets(
     status: RwSignal<RunStatus>,
     done: impl FnOnce(Vec<(FleetConfig, FleetReport)>) + 'static,
 ) {
-    let mut runs = Vec::new();
+    let mut sims = Vec::new();
     for f in configs {
-        match FleetSim::new(f.clone()) {
-            Ok(s) => runs.push((f, s)),
+        match FleetSim::new(f) {
+            Ok(s) => sims.push(s),
             Err(e) => {
-                status.set(RunStatus::Failed(format!(
-                    "The simulator cannot run this: {} {}.",
-                    e.field, e.message
-                )));
+                status.set(RunStatus::Failed(failure(&e)));
                 return;
             }
         }
     }
+    run_sims(sims, status, move |sims| {
+        done(
+            sims.into_iter()
+                .map(|s| (s.config().clone(), s.report()))
+                .collect(),
+        )
+    });
+}
+
+/// The message for a fleet the simulator refuses.
+pub fn failure(e: &trainer_core::error::ConfigError) -> String {
+    format!("The simulator cannot run this: {} {}.", e.field, e.message)
+}
+
+/// Runs fleets already set up (with tracing switched on, say) one after another in slices,
+/// as [`run_fleets`] does, and hands the finished simulations to `done`, to be read.
+pub fn run_sims(
+    sims: Vec<FleetSim>,
+    status: RwSignal<RunStatus>,
+    done: impl FnOnce(Vec<FleetSim>) + 'static,
+) {
+    let runs: Vec<(FleetConfig, FleetSim)> =
+        sims.into_iter().map(|s| (s.config().clone(), s)).collect();
     status.set(RunStatus::Running {
         run: 0,
         runs: runs.len(),
@@ -77,14 +100,14 @@ pub fn run_fleets(
     });
     let job = Rc::new(RefCell::new(Job {
         runs,
-        reports: Vec::new(),
+        finished: 0,
         started: now_ms(),
         longest_ms: 0.0,
     }));
     request_animation_frame(move || slice(job, status, Box::new(done)));
 }
 
-type Done = Box<dyn FnOnce(Vec<(FleetConfig, FleetReport)>)>;
+type Done = Box<dyn FnOnce(Vec<FleetSim>)>;
 
 fn slice(job: Rc<RefCell<Job>>, status: RwSignal<RunStatus>, done: Done) {
     let t0 = now_ms();
@@ -92,18 +115,17 @@ fn slice(job: Rc<RefCell<Job>>, status: RwSignal<RunStatus>, done: Done) {
     {
         let mut j = job.borrow_mut();
         while now_ms() - t0 < SLICE_MS {
-            let cur = j.reports.len();
+            let cur = j.finished;
             let Some((_, sim)) = j.runs.get_mut(cur) else {
                 break;
             };
             sim.advance_for(500);
             if sim.is_done() {
-                let r = sim.report();
-                j.reports.push(r);
+                j.finished += 1;
             }
         }
         j.longest_ms = j.longest_ms.max(now_ms() - t0);
-        let (cur, runs) = (j.reports.len(), j.runs.len());
+        let (cur, runs) = (j.finished, j.runs.len());
         update = if cur >= runs {
             RunStatus::Done {
                 wall_ms: now_ms() - j.started,
@@ -126,8 +148,7 @@ fn slice(job: Rc<RefCell<Job>>, status: RwSignal<RunStatus>, done: Done) {
     if finished {
         let j = Rc::try_unwrap(job).map(RefCell::into_inner);
         if let Ok(j) = j {
-            let pairs = j.runs.into_iter().map(|(f, _)| f).zip(j.reports).collect();
-            done(pairs);
+            done(j.runs.into_iter().map(|(_, s)| s).collect());
         }
         return;
     }

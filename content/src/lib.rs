@@ -11,6 +11,7 @@
 //! **Invariant:** no dependency on a browser or on `trainer-core`: the app's build script
 //! compiles this crate for the host in seconds.
 
+pub mod buildup;
 pub mod doc;
 #[cfg(feature = "parse")]
 pub mod parse;

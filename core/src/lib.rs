@@ -4,6 +4,7 @@
 //! `app` crate drives, that the `trainer-sim` binary drives, and that the tests and
 //! benchmarks drive natively. One cost model ([`cost`]) serves every figure the product shows.
 
+pub mod buildup;
 pub mod catalog;
 pub mod cost;
 mod due;

@@ -111,8 +111,20 @@ pub fn RequestPath(
     /// The `data-testid` of the figure.
     #[prop(into)]
     testid: String,
+    /// The hop to highlight (its id: `client`, `gateway`, `quota`, `router`, `relay`,
+    /// `engine`, `autoscaler`, `overflow`), as a build-up follows a request; none by default.
+    #[prop(optional, into)]
+    highlight: Option<Signal<Option<&'static str>>>,
+    /// What each hop's clock reads now, by hop id, shown in place of the clock's name (for
+    /// hops without a clock too); none by default.
+    #[prop(optional, into)]
+    readings: Option<Signal<Vec<(&'static str, String)>>>,
 ) -> impl IntoView {
     let router = use_router();
+    let lit = move |id: &str| highlight.is_some_and(|h| h.get() == Some(id));
+    let reading = move |id: &str| {
+        readings.and_then(|r| r.with(|v| v.iter().find(|(h, _)| *h == id).map(|(_, t)| t.clone())))
+    };
     let hop_view = move |h: &'static Hop| {
         let go =
             move || router.navigate(Route::BuildUp("fleet".into()), &format!("step={}", h.step));
@@ -126,9 +138,16 @@ pub fn RequestPath(
             h.step
         );
         let (x, y, w) = (h.x, h.y, h.w);
+        let clock_line = move || {
+            reading(h.id)
+                .or_else(|| h.clock.map(|c| format!("clock: {c}")))
+                .map(|t| view! { <text x=x + 10.0 y=y + 59.0 class="hop-clock" data-testid=format!("clock-on-{}", h.id)>{t}</text> })
+        };
         view! {
             <g
                 class="hop"
+                class:lit=move || lit(h.id)
+                aria-current=move || lit(h.id).then_some("step")
                 role="link"
                 tabindex="0"
                 aria-label=label
@@ -140,7 +159,7 @@ pub fn RequestPath(
                 <rect x=x y=y width=w height=H rx="8"></rect>
                 <text x=x + 10.0 y=y + 24.0 class="hop-name">{h.name}</text>
                 <text x=x + 10.0 y=y + 44.0 class="hop-job">{h.job}</text>
-                {h.clock.map(|c| view! { <text x=x + 10.0 y=y + 59.0 class="hop-clock">{format!("clock: {c}")}</text> })}
+                {clock_line}
             </g>
         }
     };

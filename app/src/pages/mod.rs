@@ -1,5 +1,6 @@
 //! One module per page. [`render`] maps a route to its page.
 
+mod buildups;
 mod home;
 mod lab;
 mod lesson;
@@ -21,6 +22,8 @@ pub fn render(route: Route) -> AnyView {
         Route::Simulator => view! { <simulator::SimulatorPage/> }.into_any(),
         Route::Lab => view! { <lab::LabPage/> }.into_any(),
         Route::Lesson => view! { <lesson::LessonPage/> }.into_any(),
+        Route::BuildUps => view! { <buildups::BuildUpsIndex/> }.into_any(),
+        Route::BuildUp(id) => view! { <buildups::BuildUpPage id=id/> }.into_any(),
         Route::Moments => view! { <moments::MomentsIndex/> }.into_any(),
         Route::Moment(id) => view! { <moments::MomentPage id=id/> }.into_any(),
         other => planned::page(other.section()).into_any(),

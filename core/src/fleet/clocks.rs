@@ -266,6 +266,8 @@ pub struct RequestRecord {
     pub first_token: f64,
     /// The gateway writes the first byte of the reply.
     pub first_byte_written: f64,
+    /// The gateway writes the last byte (the stream closes).
+    pub last_byte_written: f64,
     /// The first byte reaches the client.
     pub first_byte_at_client: f64,
     /// The last byte reaches the client.

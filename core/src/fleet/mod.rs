@@ -36,7 +36,7 @@ pub use relay::{Buffering, RelayConfig};
 pub use report::{Cdf, Distributions, FleetReport, ReplicaSummary, CDF_QUANTILES};
 pub use router::{RouterConfig, RoutingPolicy};
 pub use scenario::FleetScenario;
-pub use sim::{FleetOverload, FleetSim, FleetSnapshot, FleetVerdict};
+pub use sim::{FleetOverload, FleetSim, FleetSnapshot, FleetVerdict, RouteCandidate, RouteTrace};
 
 use crate::error::{check_range, ConfigError};
 use crate::replica::ReplicaConfig;

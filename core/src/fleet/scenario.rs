@@ -31,7 +31,7 @@ use crate::replica::{ReplicaConfig, SchedulerConfig};
 use serde::{Deserialize, Serialize};
 
 /// The fleet scenarios shipped with the product, as (file name, TOML text).
-pub const BUILTIN: [(&str, &str); 7] = [
+pub const BUILTIN: [(&str, &str); 8] = [
     (
         "fleet-seed.toml",
         include_str!("../../../content/scenarios/fleet-seed.toml"),
@@ -59,6 +59,10 @@ pub const BUILTIN: [(&str, &str); 7] = [
     (
         "fleet-rag-70b.toml",
         include_str!("../../../content/scenarios/fleet-rag-70b.toml"),
+    ),
+    (
+        "fleet-follow-one-request.toml",
+        include_str!("../../../content/scenarios/fleet-follow-one-request.toml"),
     ),
 ];
 

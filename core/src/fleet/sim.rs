@@ -79,6 +79,31 @@ pub struct FleetSim {
     /// [`super::GatewayConfig::max_queued`]).
     gateway_queued: u32,
     verdict: Option<FleetVerdict>,
+    /// Routing decisions kept for a visualisation (see [`FleetSim::trace_routes`]).
+    route_trace: Vec<RouteTrace>,
+    /// How many `route_trace` keeps: 0 (the default) keeps none and costs one comparison
+    /// per decision.
+    route_trace_cap: usize,
+}
+
+/// One routing decision as the router saw it, kept by [`FleetSim::trace_routes`].
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct RouteTrace {
+    /// The request's arrival order (its [`RequestRecord::seq`]).
+    pub seq: u64,
+    pub t: f64,
+    /// The ready replicas of serving pools and their live load, as the router read them.
+    pub candidates: Vec<RouteCandidate>,
+    /// The replica it went to (`None`: refused, or sent to a hosted API).
+    pub chosen: Option<usize>,
+}
+
+/// One replica the router could have chosen, in a [`RouteTrace`].
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+pub struct RouteCandidate {
+    pub replica: usize,
+    pub load: ReplicaLoad,
+    pub cached_prefix_tokens: u32,
 }
 
 /// How a fleet run ended (or how it stands, while it runs).
@@ -399,6 +424,8 @@ impl FleetSim {
             slot_gen: Vec::new(),
             gateway_queued: 0,
             verdict: None,
+            route_trace: Vec::new(),
+            route_trace_cap: 0,
             cfg,
         };
         for p in 0..sim.cfg.pools.len() {
@@ -592,6 +619,17 @@ impl FleetSim {
     /// show its queues and block tables; it reflects the last time the fleet read it.
     pub fn replicas(&self) -> impl Iterator<Item = &Replica> {
         self.replicas.iter().map(|r| &r.replica)
+    }
+
+    /// Keeps the first `capacity` routing decisions (candidates with their live load, and
+    /// the choice) for a visualisation; call before running. Off by default.
+    pub fn trace_routes(&mut self, capacity: usize) {
+        self.route_trace_cap = capacity;
+    }
+
+    /// The routing decisions kept by [`FleetSim::trace_routes`], in decision order.
+    pub fn route_trace(&self) -> &[RouteTrace] {
+        &self.route_trace
     }
 
     /// Per-request records (only with `record_requests`), in the order streams closed.
@@ -798,6 +836,9 @@ impl FleetSim {
         let mut cands = std::mem::take(&mut self.cand_buf);
         self.route_candidates(slot, needs_prefix, &mut cands);
         let decision = self.decide_route(slot, t, &cands);
+        if self.route_trace.len() < self.route_trace_cap {
+            self.trace_route(slot, t, &cands, &decision);
+        }
         self.cand_buf = cands;
         match decision {
             RouteDecision::Answered => {}
@@ -812,6 +853,27 @@ impl FleetSim {
             }
             RouteDecision::Replica(r) => self.dispatch(slot, r, t, needs_prefix),
         }
+    }
+
+    /// Keeps one routing decision (only with [`FleetSim::trace_routes`]).
+    fn trace_route(&mut self, slot: usize, t: f64, cands: &[Candidate], decision: &RouteDecision) {
+        let chosen = match decision {
+            RouteDecision::Replica(r) => Some(*r),
+            _ => None,
+        };
+        self.route_trace.push(RouteTrace {
+            seq: self.live[slot].seq,
+            t,
+            candidates: cands
+                .iter()
+                .map(|c| RouteCandidate {
+                    replica: c.replica,
+                    load: c.load,
+                    cached_prefix_tokens: c.cached_prefix_tokens,
+                })
+                .collect(),
+            chosen,
+        });
     }
 
     /// Brings the replicas up to `t` before a routing decision. A policy that reads only the
@@ -1190,6 +1252,7 @@ impl FleetSim {
             engine_in: l.engine_in,
             first_token: l.first_token,
             first_byte_written: t,
+            last_byte_written: t,
             first_byte_at_client: t + half_rtt,
             last_byte_at_client: t + half_rtt,
             hops: l.hops,

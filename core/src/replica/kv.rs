@@ -396,6 +396,15 @@ impl BlockPool {
         self.total - self.num_free()
     }
 
+    /// Free blocks that still hold cached content, in block order. O(pool); for pictures.
+    pub(crate) fn free_cached(&self) -> impl Iterator<Item = u32> + '_ {
+        self.meta
+            .iter()
+            .enumerate()
+            .filter(|(_, m)| m.ref_cnt == 0 && m.cached().is_some())
+            .map(|(b, _)| b as u32)
+    }
+
     /// Whether block `b` is free (reference count zero) and would be taken out of the queue by a hit.
     pub(crate) fn is_free(&self, b: u32) -> bool {
         self.meta.get(b as usize).is_some_and(|m| m.ref_cnt == 0)

@@ -689,6 +689,12 @@ impl Replica {
         a
     }
 
+    /// Free blocks that still hold prefix-cache content a hit could reuse, in block order.
+    /// O(pool); for visualisations (the build-up's block grid), never the hot path.
+    pub fn free_cached_blocks(&self) -> Vec<u32> {
+        self.pool.free_cached().collect()
+    }
+
     /// The queues, every block table and the step in flight.
     pub fn snapshot(&self) -> ReplicaSnapshot {
         let bs = self.cfg.scheduler.block_size;

@@ -22,7 +22,7 @@ mod check;
 mod derive;
 mod drill;
 mod inputs;
-mod query;
+pub(crate) mod query;
 mod words;
 
 pub use check::{assumptions, check_fleets, fleet_config, Assumption, SimCheck, SimCheckConfig};

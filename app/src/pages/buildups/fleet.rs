@@ -1,0 +1,325 @@
+//! `/buildups/fleet`: one request through the fleet, hop by hop, on the lesson's
+//! request-path diagram, with its clocks starting and stopping. The fleet runs a slice per
+//! animation frame (`sim_runner::run_sims`); the story is read once it ends.
+
+use super::{script, text_for, UrlErrors, UrlState};
+use crate::components::{Narration, PlayerStep, RequestPath, StepPlayer};
+use crate::sim_runner::{failure, run_sims, RunStatus};
+use leptos::prelude::*;
+use trainer_content::buildup::Script;
+use trainer_core::buildup::fleet::{
+    clock_text, replica_name, Clock, ClockState, FleetStory, Moment, MomentKind,
+};
+use trainer_core::fleet::router::kv_usage;
+use trainer_core::fleet::{Outcome, RouteTrace};
+use trainer_core::format;
+
+/// A moment in a few words.
+fn moment_label(k: MomentKind) -> &'static str {
+    match k {
+        MomentKind::Sent => "The client sends the request",
+        MomentKind::AtGateway => "The gateway receives it and opens the stream",
+        MomentKind::QuotaChecked => "The quota store answers: within budget",
+        MomentKind::Refused => "Another tenant's request: 429 with Retry-After",
+        MomentKind::Routed => "The router picks a replica",
+        MomentKind::AtEngine => "The engine receives it",
+        MomentKind::FirstToken => "The engine samples the first token",
+        MomentKind::FirstByteWritten => "The gateway writes the first byte",
+        MomentKind::FirstByteAtClient => "The first byte reaches the client",
+        MomentKind::LastByte => "The last byte reaches the client",
+        MomentKind::ScaleDecision => "The autoscaler asks for more replicas",
+        MomentKind::ReplicaReady => "The new replicas are ready",
+        MomentKind::Spilled => "A request goes down the overflow path",
+        MomentKind::Nothing => "Nothing of the kind in this run",
+    }
+}
+
+fn clock_name(c: Clock) -> &'static str {
+    match c {
+        Clock::EngineTtft => "Engine TTFT",
+        Clock::ServerTtft => "Server TTFT",
+        Clock::UserTtft => "User TTFT",
+        Clock::GatewayItl => "ITL at the gateway",
+        Clock::ClientItl => "ITL at the client",
+    }
+}
+
+/// A clock as the diagram shows it under its hop, short enough for the box.
+fn reading(c: Clock, s: ClockState) -> String {
+    let name = match c {
+        Clock::EngineTtft => "engine TTFT",
+        Clock::ServerTtft => "server TTFT",
+        Clock::UserTtft => "user TTFT",
+        Clock::GatewayItl | Clock::ClientItl => "ITL",
+    };
+    match s {
+        ClockState::NotStarted => format!("{name} –"),
+        ClockState::Running { elapsed } => format!("{name} {}…", format::duration(elapsed, 3)),
+        ClockState::Stopped { value } => format!("{name} {}", format::duration(value, 3)),
+    }
+}
+
+#[component]
+pub fn FleetBuildUp() -> impl IntoView {
+    let script = StoredValue::new(script("fleet").unwrap_or(Script {
+        title: String::new(),
+        intro: String::new(),
+        steps: Vec::new(),
+    }));
+    let story = RwSignal::new(None::<Result<FleetStory, String>>);
+    let lasts = StoredValue::new(None::<Vec<usize>>);
+    let url = UrlState::install(
+        move |k| lasts.with_value(|l| l.as_ref().and_then(|l| l.get(k).copied())),
+        false,
+    );
+    let status = RwSignal::new(RunStatus::Idle);
+    match FleetStory::sim() {
+        Ok(sim) => run_sims(vec![sim], status, move |sims| {
+            let s = sims
+                .first()
+                .ok_or_else(|| "the fleet did not run".to_string())
+                .and_then(|sim| FleetStory::from_sim(sim).map_err(|e| failure(&e)));
+            if let Ok(s) = &s {
+                lasts.set_value(Some(s.chapters.iter().map(|c| c.len() - 1).collect()));
+                if let Some(m) = url.settle_with(|k| s.chapters.get(k).map(|c| c.len() - 1)) {
+                    url.errors.update(|e| e.push(m));
+                }
+            }
+            story.set(Some(s));
+        }),
+        Err(e) => story.set(Some(Err(failure(&e)))),
+    }
+    let steps = Signal::derive(move || {
+        story.with(|s| match s {
+            Some(Ok(s)) => s
+                .chapters
+                .iter()
+                .map(|c| PlayerStep {
+                    title: script.with_value(|sc| {
+                        sc.step(c.id).map(|st| st.title.clone()).unwrap_or_default()
+                    }),
+                    frames: c.len(),
+                })
+                .collect(),
+            _ => Vec::new(),
+        })
+    });
+    let (title, intro) = script.with_value(|s| (s.title.clone(), s.intro.clone()));
+    let body = move || match story.with(|s| s.as_ref().map(|r| r.as_ref().err().cloned())) {
+        None => {
+            let progress = move || match status.get() {
+                RunStatus::Running { progress, .. } => {
+                    format!("Running the fleet: {}", format::percent(progress))
+                }
+                _ => "Running the fleet".to_string(),
+            };
+            view! { <p class="running" data-testid="fleet-running" aria-live="polite">{progress}</p> }.into_any()
+        }
+        Some(Some(e)) => {
+            view! { <p class="notice" role="alert" data-testid="run-error">{e}</p> }.into_any()
+        }
+        Some(None) => view! {
+            <StepPlayer testid="player" steps=steps step=url.step sub=url.sub sub_label="Moment">
+                <FleetFrame story=story url=url script=script/>
+            </StepPlayer>
+        }
+        .into_any(),
+    };
+    view! {
+        <section class="buildup" data-testid="page-buildup-fleet">
+            <p class="eyebrow">"Build-up 2"</p>
+            <h1>{title}</h1>
+            <p class="lede">{intro}</p>
+            <UrlErrors errors=url.errors/>
+            {body}
+        </section>
+    }
+}
+
+#[component]
+fn FleetFrame(
+    story: RwSignal<Option<Result<FleetStory, String>>>,
+    url: UrlState,
+    script: StoredValue<Script>,
+) -> impl IntoView {
+    // The moment shown, with its chapter.
+    let current = Memo::new(move |_| {
+        let step = url.step.get();
+        let sub = url.sub.get();
+        story.with(|s| {
+            let s = s.as_ref()?.as_ref().ok()?;
+            let c = s.chapters.get(step)?;
+            let m = s.moments.get((c.first + sub).min(c.last))?.clone();
+            Some((c.clone(), m))
+        })
+    });
+    // A clock hovered or focused lights its hop.
+    let linked = RwSignal::new(None::<&'static str>);
+    let highlight = Signal::derive(move || {
+        linked
+            .get()
+            .or_else(|| current.with(|c| c.as_ref().map(|(_, m)| m.hop.id())))
+    });
+    let readings = Signal::derive(move || {
+        current.with(|c| {
+            let Some((_, m)) = c else { return Vec::new() };
+            let mut out: Vec<(&'static str, String)> = Vec::new();
+            for &(clock, state) in &m.clocks {
+                let hop = clock.hop().id();
+                let text = reading(clock, state);
+                match out.iter_mut().find(|(h, _)| *h == hop) {
+                    // The client shows its TTFT until its ITL starts.
+                    Some(e) => {
+                        if !matches!(state, ClockState::NotStarted) {
+                            e.1 = text;
+                        }
+                    }
+                    None => out.push((hop, text)),
+                }
+            }
+            out
+        })
+    });
+    let narration = move || {
+        let (c, _) = current.get()?;
+        let (title, text, watch) = script.with_value(|sc| {
+            let st = sc.step(c.id)?;
+            Some((
+                st.title.clone(),
+                text_for(st, &c).to_string(),
+                st.watch.clone(),
+            ))
+        })?;
+        Some(view! {
+            <div class="narration" data-testid="narration" data-step=c.id>
+                <h2 data-testid="step-title">{title}</h2>
+                <Narration testid="step-text" template=text figures=c.figures.clone()/>
+                {watch.map(|w| view! { <p class="watch" data-testid="step-watch">{w}</p> })}
+            </div>
+        })
+    };
+    let moment = move || {
+        let (_, m) = current.get()?;
+        Some(view! {
+            <p class="frame-head" data-testid="moment" data-kind=format!("{:?}", m.kind)>
+                {format!("{} · at {}", moment_label(m.kind), format::duration(m.t, 4))}
+            </p>
+        })
+    };
+    let clocks = move || {
+        let (_, m) = current.get()?;
+        Some(clock_table(&m, linked))
+    };
+    let extra = move || {
+        let (c, _) = current.get()?;
+        story.with(|s| {
+            let s = s.as_ref()?.as_ref().ok()?;
+            Some(match c.id {
+                "gateway" => s.refused.as_ref().map(|x| {
+                    let retry = match x.outcome {
+                        Outcome::Rejected { retry_after_s, .. } => retry_after_s,
+                        _ => 0,
+                    };
+                    view! {
+                        <div class="panel refused" data-testid="refused">
+                            <h3>{format!("Tenant {}: refused", x.tenant)}</h3>
+                            <p><code>{format!("HTTP/1.1 429 Too Many Requests · Retry-After: {retry}")}</code></p>
+                        </div>
+                    }
+                    .into_any()
+                }),
+                "router" => s.route.as_ref().map(|rt| candidates(rt, "candidates")),
+                "overflow" => s.spilled.as_ref().and_then(|(_, rt)| rt.as_ref()).map(|rt| candidates(rt, "spill-candidates")),
+                "autoscaler" => s.scale_up.map(|e| {
+                    view! {
+                        <div class="panel" data-testid="scale-up">
+                            <h3>"The scale-up"</h3>
+                            <p data-testid="scale-replicas">{format!("{} → {} replicas", e.from, e.to)}</p>
+                        </div>
+                    }
+                    .into_any()
+                }),
+                _ => None,
+            })
+            .flatten()
+        })
+    };
+    view! {
+        <div class="buildup-body">
+            {narration}
+            <div class="buildup-views">
+                {moment}
+                <RequestPath testid="fleet-diagram" highlight=highlight readings=readings/>
+                {clocks}
+                {extra}
+            </div>
+        </div>
+    }
+}
+
+fn clock_table(m: &Moment, linked: RwSignal<Option<&'static str>>) -> AnyView {
+    let rows = m
+        .clocks
+        .iter()
+        .map(|&(c, st)| {
+            let (state, value) = match st {
+                ClockState::NotStarted => ("not_started", String::new()),
+                ClockState::Running { elapsed } => ("running", elapsed.to_string()),
+                ClockState::Stopped { value } => ("stopped", value.to_string()),
+            };
+            let hop = c.hop().id();
+            view! {
+                <tr
+                    class=format!("clock {state}")
+                    tabindex="0"
+                    data-testid=format!("clock-{}", c.id())
+                    data-state=state
+                    data-value=value
+                    on:mouseenter=move |_| linked.set(Some(hop))
+                    on:mouseleave=move |_| linked.set(None)
+                    on:focus=move |_| linked.set(Some(hop))
+                    on:blur=move |_| linked.set(None)
+                >
+                    <th scope="row">{clock_name(c)}</th>
+                    <td>{clock_text(st)}</td>
+                </tr>
+            }
+        })
+        .collect_view();
+    view! {
+        <div class="panel">
+            <h3>"The followed request's clocks"</h3>
+            <table class="clock-table" data-testid="clocks"><tbody>{rows}</tbody></table>
+        </div>
+    }
+    .into_any()
+}
+
+fn candidates(rt: &RouteTrace, testid: &'static str) -> AnyView {
+    let rows = rt
+        .candidates
+        .iter()
+        .map(|c| {
+            let chosen = rt.chosen == Some(c.replica);
+            view! {
+                <tr class:chosen=chosen data-testid=format!("{testid}-{}", c.replica + 1) data-chosen=chosen.to_string()>
+                    <td>{replica_name(c.replica)}{chosen.then_some(" ✓")}</td>
+                    <td class="num">{c.load.running}</td>
+                    <td class="num">{c.load.waiting}</td>
+                    <td class="num" data-value=c.load.queued_prompt_tokens.to_string()>{format::int(c.load.queued_prompt_tokens as f64)}</td>
+                    <td class="num">{format::percent(kv_usage(&c.load))}</td>
+                </tr>
+            }
+        })
+        .collect_view();
+    view! {
+        <div class="panel">
+            <h3>{format!("What the router saw at {}", format::duration(rt.t, 4))}</h3>
+            <table class="batch" data-testid=testid>
+                <thead><tr><th>"Replica"</th><th class="num">"Running"</th><th class="num">"Waiting"</th><th class="num">"Queued prompt tokens"</th><th class="num">"KV used"</th></tr></thead>
+                <tbody>{rows}</tbody>
+            </table>
+        </div>
+    }
+    .into_any()
+}

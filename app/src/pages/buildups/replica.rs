@@ -1,0 +1,431 @@
+//! `/buildups/replica`: request D through one replica, frame by frame, with a panel that
+//! changes D's prompt, the token budget, the pool or prefix caching and runs it again.
+
+use super::{script, text_for, UrlErrors, UrlState};
+use crate::components::{ChoiceField, Narration, NumberField, PlayerStep, StepPlayer};
+use leptos::prelude::*;
+use trainer_core::buildup::replica::{Cell, ReplicaFrame, ReplicaParams, ReplicaStory, NAMES};
+use trainer_core::error::ConfigError;
+use trainer_core::format;
+use trainer_core::replica::TokenKind;
+
+/// The build-up's state: the run at the URL's parameters, and which request is highlighted.
+#[derive(Clone, Copy)]
+struct Replay {
+    /// The run, recomputed when the parameters change (a `Memo`: several views read it and
+    /// it costs a whole replica run).
+    story: Memo<Result<ReplicaStory, ConfigError>>,
+    url: UrlState,
+    /// The request whose name, blocks, batch row or clock is hovered or focused.
+    linked: RwSignal<Option<usize>>,
+    /// Each step's last sub-step in the current run (the URL names a sub-step only when it
+    /// is not the last).
+    lasts: StoredValue<Vec<usize>>,
+}
+
+impl Replay {
+    /// Runs the build-up again with `p`, landing on the current step's last frame: the one
+    /// its narration describes.
+    fn replay(&self, p: ReplicaParams) {
+        self.url.params.set(p);
+        let last = self.story.with_untracked(|s| {
+            let s = s.as_ref().ok()?;
+            self.lasts
+                .set_value(s.chapters.iter().map(|c| c.len() - 1).collect());
+            s.chapters
+                .get(self.url.step.get_untracked())
+                .map(|c| c.len() - 1)
+        });
+        if let Some(last) = last {
+            self.url.sub.set(last);
+        }
+    }
+
+    /// The frame the player shows (tracked).
+    fn frame(&self) -> Option<usize> {
+        let step = self.url.step.get();
+        let sub = self.url.sub.get();
+        self.story.with(|s| {
+            s.as_ref()
+                .ok()
+                .and_then(|s| s.chapters.get(step).map(|c| (c.first + sub).min(c.last)))
+        })
+    }
+}
+
+#[component]
+pub fn ReplicaBuildUp() -> impl IntoView {
+    let script = script("replica").unwrap_or_else(|| trainer_content::buildup::Script {
+        title: String::new(),
+        intro: String::new(),
+        steps: Vec::new(),
+    });
+    let params0 = trainer_core::buildup::query::BuildUpQuery::parse(
+        &crate::route::use_router().query.get_untracked(),
+    )
+    .params;
+    // The first run, for the URL's sub-step; later runs follow the parameters.
+    let first = ReplicaStory::run(params0).ok();
+    let lasts: Vec<usize> = first
+        .as_ref()
+        .map(|s| s.chapters.iter().map(|c| c.len() - 1).collect())
+        .unwrap_or_default();
+    let lasts = StoredValue::new(lasts);
+    let url = UrlState::install(move |k| lasts.with_value(|l| l.get(k).copied()), true);
+    let story = Memo::new(move |_| ReplicaStory::run(url.params.get()));
+    let r = Replay {
+        story,
+        url,
+        linked: RwSignal::new(None),
+        lasts,
+    };
+    let script = StoredValue::new(script);
+    let steps = Signal::derive(move || {
+        story.with(|s| match s {
+            Ok(s) => s
+                .chapters
+                .iter()
+                .map(|c| PlayerStep {
+                    title: script.with_value(|sc| {
+                        sc.step(c.id).map(|st| st.title.clone()).unwrap_or_default()
+                    }),
+                    frames: c.len(),
+                })
+                .collect(),
+            Err(_) => Vec::new(),
+        })
+    });
+    let (title, intro) = script.with_value(|s| (s.title.clone(), s.intro.clone()));
+    view! {
+        <section class="buildup" data-testid="page-buildup-replica">
+            <p class="eyebrow">"Build-up 1"</p>
+            <h1>{title}</h1>
+            <p class="lede">{intro}</p>
+            <UrlErrors errors=url.errors/>
+            <ChangeIt r=r/>
+            {move || match story.with(|s| s.as_ref().err().cloned()) {
+                Some(e) => view! {
+                    <p class="notice" role="alert" data-testid="run-error">
+                        {format!("This run cannot be shown: {} {}.", e.field, e.message)}
+                    </p>
+                }.into_any(),
+                None => view! {
+                    <StepPlayer testid="player" steps=steps step=url.step sub=url.sub sub_label="Scheduler step">
+                        <ReplicaFrameView r=r script=script/>
+                    </StepPlayer>
+                }.into_any(),
+            }}
+        </section>
+    }
+}
+
+/// The narration of the current step and the frame it shows.
+#[component]
+fn ReplicaFrameView(
+    r: Replay,
+    script: StoredValue<trainer_content::buildup::Script>,
+) -> impl IntoView {
+    let narration = move || {
+        let step = r.url.step.get();
+        r.story.with(|s| {
+            let s = s.as_ref().ok()?;
+            let c = s.chapters.get(step)?.clone();
+            let (title, text, watch) = script.with_value(|sc| {
+                let st = sc.step(c.id)?;
+                Some((
+                    st.title.clone(),
+                    text_for(st, &c).to_string(),
+                    st.watch.clone(),
+                ))
+            })?;
+            Some(view! {
+                <div class="narration" data-testid="narration" data-step=c.id>
+                    <h2 data-testid="step-title">{title}</h2>
+                    <Narration testid="step-text" template=text figures=c.figures.clone()/>
+                    {watch.map(|w| view! { <p class="watch" data-testid="step-watch">{w}</p> })}
+                </div>
+            })
+        })
+    };
+    let frame = move || {
+        let k = r.frame()?;
+        r.story.with(|s| {
+            let s = s.as_ref().ok()?;
+            Some(frame_view(r, s, k))
+        })
+    };
+    view! {
+        <div class="buildup-body">
+            {narration}
+            <div class="buildup-views" class:has-linked=move || r.linked.get().is_some()>{frame}</div>
+        </div>
+    }
+}
+
+/// A request's name, linked to its blocks, batch row and clock.
+fn who(r: Replay, i: usize) -> impl IntoView {
+    view! {
+        <span
+            class=format!("who who-{i}")
+            class:linked=move || r.linked.get() == Some(i)
+            tabindex="0"
+            data-testid=format!("who-{}", NAMES[i])
+            on:mouseenter=move |_| r.linked.set(Some(i))
+            on:mouseleave=move |_| r.linked.set(None)
+            on:focus=move |_| r.linked.set(Some(i))
+            on:blur=move |_| r.linked.set(None)
+        >
+            {NAMES[i]}
+        </span>
+    }
+}
+
+fn frame_view(r: Replay, s: &ReplicaStory, k: usize) -> AnyView {
+    let f: &ReplicaFrame = &s.frames[k];
+    let rows = f
+        .batch
+        .iter()
+        .map(|b| {
+            let i = b.who;
+            let kind = match b.kind {
+                TokenKind::Prefill => "prefill",
+                TokenKind::Decode => "decode",
+            };
+            view! {
+                <tr
+                    data-testid=format!("batch-row-{}", NAMES[i])
+                    class=format!("who-row who-{i}")
+                    class:linked=move || r.linked.get() == Some(i)
+                    on:mouseenter=move |_| r.linked.set(Some(i))
+                    on:mouseleave=move |_| r.linked.set(None)
+                >
+                    <td>{who(r, i)}</td>
+                    <td>{kind}</td>
+                    <td class="num" data-testid=format!("batch-tokens-{}", NAMES[i])>{format::int(b.tokens as f64)}</td>
+                    <td class="num">{format::int(b.context as f64)}</td>
+                    <td class="num">{b.blocks}</td>
+                </tr>
+            }
+        })
+        .collect_view();
+    let used = f.budget_used as f64 / f.budget.max(1) as f64;
+    let cells = f
+        .cells
+        .iter()
+        .map(|c| {
+            let (class, owner) = match *c {
+                Cell::Free => ("cell free".to_string(), None),
+                Cell::Cached => ("cell cached".to_string(), None),
+                Cell::Owned(o) => (format!("cell owned who-{o}"), Some(o)),
+                Cell::JustFreed(o) => (format!("cell freed who-{o}"), Some(o)),
+            };
+            view! {
+                <span
+                    class=class
+                    class:linked=move || owner.is_some() && r.linked.get() == owner
+                    on:mouseenter=move |_| if owner.is_some() { r.linked.set(owner) }
+                    on:mouseleave=move |_| r.linked.set(None)
+                ></span>
+            }
+        })
+        .collect_view();
+    let count = |p: &dyn Fn(&Cell) -> bool| f.cells.iter().filter(|c| p(c)).count();
+    let free = count(&|c| *c == Cell::Free);
+    let cached = count(&|c| *c == Cell::Cached);
+    let freed = count(&|c| matches!(c, Cell::JustFreed(_)));
+    let owners = (0..NAMES.len())
+        .map(|i| {
+            let n = count(&|c| *c == Cell::Owned(i));
+            view! {
+                <li class:linked=move || r.linked.get() == Some(i)>
+                    <span class=format!("swatch owned who-{i}")></span>
+                    {who(r, i)}
+                    " "
+                    <span data-testid=format!("blocks-{}", NAMES[i]) data-value=n.to_string()>{n}</span>
+                </li>
+            }
+        })
+        .collect_view();
+    let d = s.d_clock(k);
+    let show = |v: Option<f64>| v.map_or("–".to_string(), |x| format::duration(x, 3));
+    let waiting = if f.waiting.is_empty() {
+        view! { <span class="muted">"empty"</span> }.into_any()
+    } else {
+        f.waiting
+            .iter()
+            .map(|&i| who(r, i))
+            .collect_view()
+            .into_any()
+    };
+    let events = [
+        ("admitted", &f.admitted),
+        ("preempted", &f.preempted),
+        ("first token", &f.first_tokens),
+        ("finished", &f.finished),
+    ]
+    .into_iter()
+    .filter(|(_, v)| !v.is_empty())
+    .map(|(what, v)| {
+        let names = v.iter().map(|&i| NAMES[i]).collect::<Vec<_>>().join(", ");
+        view! { <li data-testid=format!("event-{}", what.replace(' ', "-"))>{format!("{what}: {names}")}</li> }
+    })
+    .collect_view();
+    view! {
+        <div class="frame" data-testid="frame" data-frame=k.to_string()>
+            <p class="frame-head" data-testid="frame-step" data-value=f.step.to_string()>
+                {format!("Engine step {} · {} to {}", f.step + 1, format::duration(f.start, 4), format::duration(f.end, 4))}
+            </p>
+            <ul class="frame-events">{events}</ul>
+            <div class="panel">
+                <h3>"The step's batch"</h3>
+                <table class="batch" data-testid="batch">
+                    <thead><tr><th>"Request"</th><th>"Kind"</th><th class="num">"Tokens"</th><th class="num">"Context"</th><th class="num">"Blocks"</th></tr></thead>
+                    <tbody>{rows}</tbody>
+                </table>
+                <div class="budget" data-testid="budget-used" data-value=f.budget_used.to_string()>
+                    <span>{format!("Token budget used: {} of {}", format::int(f.budget_used as f64), format::int(f.budget as f64))}</span>
+                    <div class="bar"><span style=format!("width: {:.1}%", 100.0 * used)></span></div>
+                </div>
+                <p class="queue" data-testid="waiting">"Waiting: " {waiting}</p>
+            </div>
+            <div class="panel">
+                <h3>"D's clocks"</h3>
+                <dl class="clocks" data-testid="d-clock"
+                    class:linked=move || r.linked.get() == Some(trainer_core::buildup::replica::D)
+                    on:mouseenter=move |_| r.linked.set(Some(trainer_core::buildup::replica::D))
+                    on:mouseleave=move |_| r.linked.set(None)>
+                    <dt>"Arrived"</dt><dd data-testid="d-arrival">{format::duration(d.arrival, 3)}</dd>
+                    <dt>"Waited"</dt><dd data-testid="d-waited">{show(d.waited)}</dd>
+                    <dt>"Prefill chunks"</dt><dd data-testid="d-chunks">{format!("{} of {}", d.chunks_done, d.chunks)}</dd>
+                    <dt>"TTFT"</dt><dd data-testid="d-ttft" data-value=d.ttft.map(|t| t.to_string()).unwrap_or_default()>{show(d.ttft)}</dd>
+                </dl>
+            </div>
+            <div class="panel kv">
+                <h3>{format!("KV blocks ({} tokens each)", s.block_size)}</h3>
+                <div class="kv-grid" data-testid="kv-grid" role="img"
+                    aria-label=format!("{} of {} blocks in use", f.kv_used, s.kv_blocks_total)>
+                    {cells}
+                </div>
+                <ul class="legend" data-testid="kv-legend">
+                    {owners}
+                    <li><span class="swatch cached"></span>"cached " <span data-testid="blocks-cached">{cached}</span></li>
+                    <li><span class="swatch freed"></span>"just freed " <span data-testid="blocks-freed">{freed}</span></li>
+                    <li><span class="swatch free"></span>"free " <span data-testid="blocks-free">{free}</span></li>
+                </ul>
+            </div>
+        </div>
+    }
+    .into_any()
+}
+
+/// The "change it" panel: D's prompt, the budget, the pool, prefix caching.
+#[component]
+fn ChangeIt(r: Replay) -> impl IntoView {
+    let p0 = r.url.params.get_untracked();
+    let texts = [
+        RwSignal::new(p0.d_prompt.to_string()),
+        RwSignal::new(p0.budget.to_string()),
+        RwSignal::new(p0.pool_blocks.to_string()),
+    ];
+    let errors = [
+        RwSignal::new(None::<String>),
+        RwSignal::new(None::<String>),
+        RwSignal::new(None::<String>),
+    ];
+    let apply = move || {
+        let mut p = r.url.params.get_untracked();
+        let mut ok = true;
+        for (i, (key, lo, hi)) in ReplicaParams::RANGES.iter().enumerate() {
+            let text = texts[i].get_untracked();
+            match text.trim().parse::<u32>() {
+                Ok(v) if (*lo..=*hi).contains(&v) => {
+                    errors[i].set(None);
+                    match i {
+                        0 => p.d_prompt = v,
+                        1 => p.budget = v,
+                        _ => p.pool_blocks = v,
+                    }
+                }
+                _ => {
+                    ok = false;
+                    errors[i].set(Some(format!("{key}: a whole number from {lo} to {hi}")));
+                }
+            }
+        }
+        if !ok {
+            return;
+        }
+        match p.validate() {
+            Ok(()) => r.replay(p),
+            Err(e) => errors[0].set(Some(e.message)),
+        }
+    };
+    let fields = [
+        ("prompt", "D's prompt", "tokens"),
+        ("budget", "Token budget per step", "tokens"),
+        ("pool", "KV pool", "blocks"),
+    ];
+    let fields = fields
+        .into_iter()
+        .enumerate()
+        .map(|(i, (key, label, unit))| {
+            let (_, lo, hi) = ReplicaParams::RANGES[i];
+            view! {
+                <NumberField
+                    id=format!("change-{key}")
+                    testid=format!("change-{key}")
+                    label=label
+                    unit=unit
+                    value=texts[i]
+                    hint=format!("{lo} to {hi}")
+                    integer=true
+                    error=errors[i]
+                    error_id=format!("change-{key}-error")
+                    error_testid=format!("change-{key}-error")
+                    on_input=Callback::new(move |t: String| { texts[i].set(t); apply(); })
+                />
+            }
+        })
+        .collect_view();
+    let cache = Signal::derive(move || {
+        if r.url.params.get().prefix_caching {
+            "on".to_string()
+        } else {
+            "off".to_string()
+        }
+    });
+    view! {
+        <details class="change-it" data-testid="change-it" open>
+            <summary>"Change it"</summary>
+            <div class="change-fields" data-keys-own="">
+                {fields}
+                <ChoiceField
+                    id="change-cache"
+                    testid="change-cache"
+                    label="Prefix caching"
+                    options=vec![("off".to_string(), "off".to_string()), ("on".to_string(), "on".to_string())]
+                    selected=cache
+                    error=Signal::derive(|| None::<String>)
+                    error_id="change-cache-error"
+                    error_testid="change-cache-error"
+                    on_change=Callback::new(move |v: String| {
+                        let mut p = r.url.params.get_untracked();
+                        p.prefix_caching = v == "on";
+                        r.replay(p);
+                    })
+                />
+                <button type="button" class="button" data-testid="change-reset"
+                    on:click=move |_| {
+                        let s = ReplicaParams::shipped();
+                        texts[0].set(s.d_prompt.to_string());
+                        texts[1].set(s.budget.to_string());
+                        texts[2].set(s.pool_blocks.to_string());
+                        for e in errors { e.set(None); }
+                        r.replay(s);
+                    }>
+                    "Back to the shipped run"
+                </button>
+            </div>
+        </details>
+    }
+}

@@ -1,0 +1,201 @@
+// The build-ups: both walk through six steps by keys and by buttons, keeping the step in the
+// URL; a deep link to step 5 names the preempted request; changing D's prompt replays the
+// replica with new figures (and a pool that never fills says there was no preemption); the
+// fleet's request lights its hop and its clocks stop in order; bad URL values get a message;
+// Space plays and pauses; reduced motion skips the animation; the layout fits 375 px.
+
+import { test, before, after } from "node:test";
+import assert from "node:assert/strict";
+import { start, open, shoot, DESKTOP, PHONE } from "./harness.mjs";
+
+let app;
+before(async () => { app = await start({ base: "/trainer/" }); });
+after(async () => { await app?.close(); });
+
+const position = (page) => page.textContent('[data-testid="player-position"]');
+const stepInUrl = (page) => page.evaluate(() => new URLSearchParams(location.search).get("step"));
+const fig = async (page, name) => Number(await page.getAttribute(`[data-testid="fig-${name}"]`, "data-value"));
+const figText = async (page, name) => (await page.textContent(`[data-testid="fig-${name}"]`)).trim();
+
+async function openBuildUp(page, rel) {
+  await open(page, app.url, rel);
+  await page.waitForSelector('[data-testid="player"]', { timeout: 30000 });
+}
+
+test("the replica build-up walks by keys and by buttons, with the step in the URL", async () => {
+  const page = await app.page();
+  await openBuildUp(page, "buildups/replica");
+  assert.equal(await position(page), "Step 1 of 6");
+  assert.equal(await page.getAttribute('[data-testid="narration"]', "data-step"), "arrive");
+  assert.equal(await figText(page, "d_prompt"), "2,000");
+  assert.equal(await page.locator('[data-testid="batch"] tbody tr').count() > 0, true);
+  // Keys: Right to the end, Home, End, Left.
+  for (let k = 2; k <= 6; k++) {
+    await page.keyboard.press("ArrowRight");
+    assert.equal(await position(page), `Step ${k} of 6`);
+  }
+  await page.waitForFunction(() => new URLSearchParams(location.search).get("step") === "6");
+  await page.keyboard.press("Home");
+  assert.equal(await position(page), "Step 1 of 6");
+  await page.keyboard.press("End");
+  assert.equal(await position(page), "Step 6 of 6");
+  await page.keyboard.press("ArrowLeft");
+  assert.equal(await stepInUrl(page), "5");
+  // Buttons, and the timeline.
+  await page.click('[data-testid="chapter-1"]');
+  assert.equal(await position(page), "Step 1 of 6");
+  assert.equal(await page.isDisabled('[data-testid="player-prev"]'), true);
+  for (let k = 2; k <= 6; k++) {
+    await page.click('[data-testid="player-next"]');
+    assert.equal(await position(page), `Step ${k} of 6`);
+  }
+  assert.equal(await page.isDisabled('[data-testid="player-next"]'), true);
+  await page.click('[data-testid="player-prev"]');
+  assert.equal(await position(page), "Step 5 of 6");
+  // D's TTFT is the wait plus the chunk steps, and D's clock shows it at step 4.
+  await page.click('[data-testid="chapter-4"]');
+  await page.waitForFunction(() => document.querySelector('[data-testid="d-ttft"]')?.dataset.value);
+  const ttft = await fig(page, "d_ttft");
+  assert.ok(Math.abs(ttft - (await fig(page, "d_wait")) - (await fig(page, "prefill_time"))) < 1e-9);
+  assert.equal(Number(await page.getAttribute('[data-testid="d-ttft"]', "data-value")), ttft);
+  assert.deepEqual(page.problems, []);
+  await page.context().close();
+});
+
+test("a deep link to step 5 names the preempted request and shows its blocks freed", async () => {
+  const page = await app.page();
+  await openBuildUp(page, "buildups/replica?step=5");
+  assert.equal(await position(page), "Step 5 of 6");
+  assert.equal(await figText(page, "victim"), "D");
+  assert.match(await page.textContent('[data-testid="event-preempted"]'), /preempted: D/);
+  // D's blocks are freed (some taken again at once by the request that needed them).
+  const freed = Number(await page.textContent('[data-testid="blocks-freed"]'));
+  assert.ok(freed > 0 && freed <= (await fig(page, "victim_blocks")), `${freed} freed`);
+  assert.equal(Number(await page.textContent('[data-testid="blocks-D"]')), 0);
+  // The sub-step scrubber shows the step before it too, where D holds them; the URL keeps it.
+  await page.fill('[data-testid="player-sub"]', "0");
+  await page.waitForFunction(() => new URLSearchParams(location.search).get("sub") === "1");
+  assert.equal(await page.locator('[data-testid="event-preempted"]').count(), 0);
+  assert.equal(Number(await page.textContent('[data-testid="blocks-D"]')), await fig(page, "victim_blocks"));
+  // Linked views: hovering D lights exactly D's blocks.
+  await page.hover('[data-testid="kv-legend"] [data-testid="who-D"]');
+  const lit = await page.locator(".kv-grid .cell.linked").count();
+  assert.equal(lit, Number(await page.textContent('[data-testid="blocks-D"]')));
+  assert.ok(lit > 0);
+  assert.deepEqual(page.problems, []);
+  await page.context().close();
+});
+
+test("changing D's prompt replays the run with new figures; a big pool has no preemption", async () => {
+  const page = await app.page();
+  await openBuildUp(page, "buildups/replica?step=2");
+  const chunks = await fig(page, "chunks");
+  await page.fill('[data-testid="change-prompt"]', "3000");
+  await page.waitForFunction(() => new URLSearchParams(location.search).get("prompt") === "3000");
+  assert.ok((await fig(page, "chunks")) > chunks, "more chunks for a longer prompt");
+  await page.click('[data-testid="chapter-1"]');
+  assert.equal(await fig(page, "d_prompt"), 3000);
+  await page.fill('[data-testid="change-pool"]', "4096");
+  await page.click('[data-testid="chapter-5"]');
+  assert.match(await page.textContent('[data-testid="step-text"]'), /No preemption/);
+  assert.equal(await page.locator('[data-testid="fig-victim"]').count(), 0);
+  // A value out of range is named under its field, and the run stays as it was.
+  await page.fill('[data-testid="change-budget"]', "5");
+  assert.match(await page.textContent('[data-testid="change-budget-error"]'), /16 to 8192/);
+  await page.click('[data-testid="change-reset"]');
+  await page.waitForFunction(() => !new URLSearchParams(location.search).has("prompt"));
+  assert.deepEqual(page.problems, []);
+  await page.context().close();
+});
+
+test("bad URL values get a message, never a broken page", async () => {
+  const page = await app.page();
+  await openBuildUp(page, "buildups/replica?step=9&pool=12&cache=maybe");
+  const msg = await page.textContent('[data-testid="url-errors"]');
+  assert.match(msg, /step=9/);
+  assert.match(msg, /pool=12/);
+  assert.match(msg, /cache=maybe/);
+  assert.equal(await position(page), "Step 1 of 6");
+  await open(page, app.url, "buildups/nope");
+  assert.match(await page.textContent('[data-testid="buildup-unknown"]'), /nope/);
+  assert.deepEqual(page.problems, []);
+  await page.context().close();
+});
+
+test("the fleet build-up follows one request hop by hop with its clocks", async () => {
+  const page = await app.page();
+  await openBuildUp(page, "buildups/fleet");
+  assert.equal(await position(page), "Step 1 of 6");
+  // Step 1: the gateway is lit; another tenant's 429 with Retry-After.
+  assert.match(await page.textContent('[data-testid="refused"]'), /429 Too Many Requests · Retry-After: \d+/);
+  assert.equal(await page.getAttribute('[data-testid="hop-quota"]', "aria-current"), "step");
+  assert.ok((await fig(page, "retry_after")) > 0);
+  // Step 2 by key: the router's choice, with the replicas' live load.
+  await page.keyboard.press("ArrowRight");
+  assert.equal(await page.getAttribute('[data-testid="hop-router"]', "aria-current"), "step");
+  const chosen = page.locator('[data-testid="candidates"] tr[data-chosen="true"]');
+  assert.equal(await chosen.count(), 1);
+  assert.match(await figText(page, "chosen"), /replica \d/);
+  // Step 3 by button: the engine clock runs, the others too; step 4: all three TTFTs stop.
+  await page.click('[data-testid="player-next"]');
+  await page.fill('[data-testid="player-sub"]', "0");
+  assert.equal(await page.getAttribute('[data-testid="clock-engine_ttft"]', "data-state"), "running");
+  assert.equal(await page.getAttribute('[data-testid="clock-server_ttft"]', "data-state"), "running");
+  await page.click('[data-testid="player-next"]');
+  await page.fill('[data-testid="player-sub"]', "2");
+  for (const c of ["engine_ttft", "server_ttft", "user_ttft", "gateway_itl", "client_itl"]) {
+    assert.equal(await page.getAttribute(`[data-testid="clock-${c}"]`, "data-state"), "stopped", c);
+  }
+  const engine = Number(await page.getAttribute('[data-testid="clock-engine_ttft"]', "data-value"));
+  const server = Number(await page.getAttribute('[data-testid="clock-server_ttft"]', "data-value"));
+  const user = Number(await page.getAttribute('[data-testid="clock-user_ttft"]', "data-value"));
+  assert.ok(engine < server && server < user, `${engine} < ${server} < ${user}`);
+  assert.equal(await fig(page, "server_ttft"), server);
+  // Steps 5 and 6: the scale-up with its lead time, the overflow path. (The scrubber keeps
+  // its arrow keys for itself; from anywhere else they move between steps.)
+  await page.evaluate(() => document.activeElement?.blur());
+  await page.keyboard.press("ArrowRight");
+  assert.match(await page.textContent('[data-testid="scale-replicas"]'), /\d+ → \d+ replicas/);
+  assert.equal((await fig(page, "ready_at")) - (await fig(page, "scale_at")), await fig(page, "lead_time"));
+  await page.keyboard.press("End");
+  assert.equal(await position(page), "Step 6 of 6");
+  assert.equal(await page.getAttribute('[data-testid="hop-overflow"]', "aria-current"), "step");
+  // A hop of the diagram opens its step.
+  await page.click('[data-testid="hop-router"]');
+  await page.waitForFunction(() => new URLSearchParams(location.search).get("step") === "2");
+  assert.equal(await position(page), "Step 2 of 6");
+  assert.deepEqual(page.problems, []);
+  await page.context().close();
+});
+
+test("Space plays and pauses; reduced motion shows each step's end at once", async () => {
+  const page = await app.page();
+  await page.emulateMedia({ reducedMotion: "reduce" });
+  await openBuildUp(page, "buildups/replica");
+  await page.keyboard.press("ArrowRight");
+  const sub = await page.textContent('[data-testid="player-sub-position"]');
+  const [at, of] = sub.split(" of ").map(Number);
+  assert.equal(at, of, `at the end of the step at once (${sub})`);
+  await page.focus("main h1");
+  await page.keyboard.press(" ");
+  assert.equal(await page.getAttribute('[data-testid="player-play"]', "aria-pressed"), "true");
+  await page.keyboard.press(" ");
+  assert.equal(await page.getAttribute('[data-testid="player-play"]', "aria-pressed"), "false");
+  assert.deepEqual(page.problems, []);
+  await page.context().close();
+});
+
+for (const viewport of [DESKTOP, PHONE]) {
+  test(`both build-ups fit ${viewport.width} px`, async () => {
+    for (const [rel, name] of [["buildups/replica?step=5", "replica"], ["buildups/fleet?step=4", "fleet"], ["buildups", "index"]]) {
+      const page = await app.page(viewport);
+      await open(page, app.url, rel);
+      if (name !== "index") await page.waitForSelector('[data-testid="player"]', { timeout: 30000 });
+      const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+      assert.ok(overflow <= 1, `${rel}: ${overflow}px wider than the viewport`);
+      await shoot(page, `buildup-${name}-${viewport.width}`);
+      assert.deepEqual(page.problems, [], rel);
+      await page.context().close();
+    }
+  });
+}
