@@ -21,6 +21,20 @@ pub struct Progress {
     pub inputs: std::collections::BTreeMap<String, String>,
     /// Estimates committed in the lesson before the answer was shown.
     pub estimates: Vec<EstimateRecord>,
+    /// Answers given to interview moments, oldest first.
+    pub moments: Vec<MomentAttempt>,
+}
+
+/// One answer to an interview moment.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct MomentAttempt {
+    pub moment: String,
+    pub option: String,
+    /// `weak`, `acceptable` or `strong`.
+    pub grade: String,
+    /// The learner's estimate, where the moment asks for one.
+    #[serde(default)]
+    pub estimate: Option<f64>,
 }
 
 /// One estimate, with the derived figure it was compared with.
@@ -111,6 +125,12 @@ impl ProgressStore {
                 derived,
             })
         });
+        self.save();
+    }
+
+    /// Records an answer to a moment, and saves.
+    pub fn record_moment(&self, attempt: MomentAttempt) {
+        self.progress.update(|p| p.moments.push(attempt));
         self.save();
     }
 

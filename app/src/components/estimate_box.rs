@@ -41,10 +41,12 @@ pub fn EstimateBox(
     derived: Signal<Option<Compared>>,
     /// Where the derivation lives (an href), for the "see the step" link.
     derived_href: Signal<String>,
-    /// The simulator's figure.
-    simulated: Signal<SimFigure>,
+    /// The simulator's figure; without it the box compares with the derivation alone.
+    #[prop(optional)]
+    simulated: Option<Signal<SimFigure>>,
     /// Starts the simulation.
-    on_simulate: Callback<()>,
+    #[prop(optional)]
+    on_simulate: Option<Callback<()>>,
     /// Why the derivation and the simulation differ, once both are known.
     gap: Signal<Option<String>>,
     /// Called with the estimate when the learner commits it.
@@ -75,9 +77,9 @@ pub fn EstimateBox(
             let t = t.clone();
             let derived = derived.get();
             let off = derived.as_ref().map(|d| off_by(est, d.value));
-            let sim = match simulated.get() {
+            let sim = simulated.map(|simulated| match simulated.get() {
                 SimFigure::NotRun => view! {
-                    <button class="button" data-testid=format!("{t}-simulate") on:click=move |_| on_simulate.run(())>
+                    <button class="button" data-testid=format!("{t}-simulate") on:click=move |_| if let Some(f) = on_simulate { f.run(()) }>
                         "Run the simulator"
                     </button>
                 }
@@ -92,7 +94,7 @@ pub fn EstimateBox(
                 }
                 .into_any(),
                 SimFigure::Failed(m) => view! { <span class="field-error" role="alert">{m}</span> }.into_any(),
-            };
+            });
             view! {
                 <dl class="est-compare" data-testid=format!("{t}-reveal") aria-live="polite">
                     <div>
@@ -108,10 +110,12 @@ pub fn EstimateBox(
                             })}
                         </dd>
                     </div>
-                    <div>
-                        <dt>"Simulated"</dt>
-                        <dd>{sim}</dd>
-                    </div>
+                    {sim.map(|sim| view! {
+                        <div>
+                            <dt>"Simulated"</dt>
+                            <dd>{sim}</dd>
+                        </div>
+                    })}
                 </dl>
                 {off.map(|o| view! { <p class="est-off" data-testid=format!("{t}-off")>{o}</p> })}
                 {move || gap.get().map(|g| view! { <p class="est-gap" data-testid=format!("{t}-gap")>{g}</p> })}

@@ -56,7 +56,7 @@ pub fn Home() -> impl IntoView {
         (Section::Lesson, "lesson", "Read the lesson", "The strong answer with every figure live, the request path hop by hop, which clock each latency is read on, the probes and the rubric.", true),
         (Section::Size, "size", "Size it up", "Tap through the back-of-the-envelope arithmetic with every input editable: tokens per phase, replicas, cost, open streams, KV pool.", true),
         (Section::BuildUps, "buildups", "Build-ups", "Step through one chat in a replica and one request through the fleet, every frame taken from a running simulation.", false),
-        (Section::Moments, "moments", "Interview moments", "Pick an approach to a hard follow-up question and see how it holds up, with figures from the simulator.", false),
+        (Section::Moments, "moments", "Interview moments", "Pick an approach to a hard follow-up question and see how it holds up, with figures from the simulator.", true),
         (Section::Lab, "lab", "Lab", "Every knob of the fleet simulator with live plots: change anything, compare two runs, share the link.", true),
         (Section::Mock, "mock", "Mock interview", "Practise the whole question against the clock, or run it as the interviewer with the rubric at hand.", false),
     ];

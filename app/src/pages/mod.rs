@@ -3,6 +3,7 @@
 mod home;
 mod lab;
 mod lesson;
+mod moments;
 mod not_found;
 pub mod planned;
 mod simulator;
@@ -20,6 +21,8 @@ pub fn render(route: Route) -> AnyView {
         Route::Simulator => view! { <simulator::SimulatorPage/> }.into_any(),
         Route::Lab => view! { <lab::LabPage/> }.into_any(),
         Route::Lesson => view! { <lesson::LessonPage/> }.into_any(),
+        Route::Moments => view! { <moments::MomentsIndex/> }.into_any(),
+        Route::Moment(id) => view! { <moments::MomentPage id=id/> }.into_any(),
         other => planned::page(other.section()).into_any(),
     }
 }

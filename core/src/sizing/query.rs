@@ -105,7 +105,7 @@ pub fn page_query(q: Question, inputs: &Inputs, reveal: Reveal, steps: usize) ->
 /// `+` is a space, `%XX` an escaped byte, a malformed escape stays as written and invalid
 /// UTF-8 is replaced). A leading `?` is ignored. **When a key repeats, the last value wins**,
 /// as it does for an object built from `URLSearchParams` entries.
-pub(crate) fn pairs(query: &str) -> BTreeMap<String, String> {
+pub fn pairs(query: &str) -> BTreeMap<String, String> {
     let query = query.trim().trim_start_matches('?');
     form_urlencoded::parse(query.as_bytes())
         .map(|(k, v)| (k.into_owned(), v.into_owned()))

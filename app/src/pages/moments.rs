@@ -1,0 +1,477 @@
+//! Interview moments: `/moments` lists them; `/moments/<id>` puts the interviewer's question,
+//! takes the learner's answer (and estimate, where the number is the point), then runs every
+//! option on the same traffic and sets them side by side against the SLO, with the verdict.
+//! The moments are `content/moments/*.toml`, read by `trainer_core::moments`. The committed
+//! choice lives in the URL (`?choice=<option>`) and each attempt in progress.
+
+use crate::components::{Card, Compared, EstimateBox, Link};
+use crate::progress::{use_progress, MomentAttempt};
+use crate::route::{use_router, Route};
+use crate::sim_runner::{run_fleets, RunStatus};
+use leptos::prelude::*;
+use trainer_core::format::{duration, fixed, int, money, percent, sig};
+use trainer_core::moments::{moment, moments, Grade, Moment, OptionOutcome};
+
+/// `/moments`: every moment, with the learner's last grade on it.
+#[component]
+pub fn MomentsIndex() -> impl IntoView {
+    let store = use_progress();
+    let list = match moments() {
+        Ok(m) => m,
+        Err(e) => {
+            return view! {
+                <section data-testid="page-moments">
+                    <h1>"Interview moments"</h1>
+                    <p class="field-error" role="alert">{format!("The moments could not be read: {e}")}</p>
+                </section>
+            }
+            .into_any()
+        }
+    };
+    let cards = list
+        .into_iter()
+        .enumerate()
+        .map(|(i, m)| {
+            let id = m.id.clone();
+            let status = move || {
+                store.progress.with(|p| {
+                    match p.moments.iter().rev().find(|a| a.moment == id) {
+                        Some(a) => format!("Last answer: {}", grade_word_str(&a.grade)),
+                        None => "Not answered yet".to_string(),
+                    }
+                })
+            };
+            view! {
+                <Card
+                    testid=format!("moment-card-{}", m.id)
+                    step=i + 1
+                    heading=view! { <Link to=Route::Moment(m.id.clone()) testid=format!("open-moment-{}", m.id)>{m.title.clone()}</Link> }.into_any()
+                >
+                    <p>{m.prompt.clone()}</p>
+                    <p class="size-card-status" data-testid=format!("moment-status-{}", m.id)>{status}</p>
+                </Card>
+            }
+        })
+        .collect_view();
+    view! {
+        <section data-testid="page-moments">
+            <p class="eyebrow">"Interview moments"</p>
+            <h1>"Interview moments"</h1>
+            <p class="lede">
+                "The follow-ups interviewers push on. Commit to an approach first; then every approach is run on the same traffic, side by side against the target, with the interviewer's verdict."
+            </p>
+            <ol class="cards">{cards}</ol>
+        </section>
+    }
+    .into_any()
+}
+
+/// The outcome of running every option.
+#[derive(Clone, Debug, PartialEq)]
+struct Runs {
+    outcomes: Vec<OptionOutcome>,
+    /// Options, best first (see `Moment::ranking`).
+    ranking: Vec<usize>,
+}
+
+/// `/moments/<id>`.
+#[component]
+pub fn MomentPage(id: String) -> impl IntoView {
+    let m = match moment(&id) {
+        Ok(m) => m,
+        Err(_) => {
+            return view! {
+                <section data-testid="moment-unknown">
+                    <p class="eyebrow"><Link to=Route::Moments>"Interview moments"</Link></p>
+                    <h1>"No such moment"</h1>
+                    <p>"There is no interview moment called " <code>{id}</code> ". "
+                        <Link to=Route::Moments testid="moments-list">"See the list of moments."</Link></p>
+                </section>
+            }
+            .into_any()
+        }
+    };
+    let router = use_router();
+    let store = use_progress();
+    let m = StoredValue::new(m);
+    // The choice committed, from the URL (a bad value is ignored with a note).
+    let query_choice = router
+        .query
+        .with_untracked(|q| form_value(q, "choice").filter(|c| !c.is_empty()));
+    let bad_choice = query_choice
+        .as_ref()
+        .filter(|c| m.with_value(|m| !m.options.iter().any(|o| &o.id == *c)))
+        .cloned();
+    let valid_choice = query_choice.filter(|c| bad_choice.as_ref() != Some(c));
+    let selected: RwSignal<Option<String>> = RwSignal::new(valid_choice.clone());
+    let committed: RwSignal<Option<String>> = RwSignal::new(valid_choice);
+    let estimate: RwSignal<Option<f64>> = RwSignal::new(None);
+    let status = RwSignal::new(RunStatus::Idle);
+    let runs: RwSignal<Option<Runs>> = RwSignal::new(None);
+
+    let start_runs = move || {
+        if runs.with_untracked(|r| r.is_some()) || status.get_untracked().running() {
+            return;
+        }
+        let mm = m.get_value();
+        if let Some(priced) = mm.break_even_outcomes() {
+            match priced {
+                Ok(outcomes) => {
+                    let ranking = mm.ranking(&outcomes);
+                    runs.set(Some(Runs { outcomes, ranking }));
+                    status.set(RunStatus::Done {
+                        wall_ms: 0.0,
+                        longest_ms: 0.0,
+                    });
+                }
+                Err(e) => status.set(RunStatus::Failed(e.to_string())),
+            }
+            return;
+        }
+        match mm.fleets() {
+            Ok(fleets) => run_fleets(fleets, status, move |done| {
+                let outcomes: Vec<OptionOutcome> =
+                    done.iter().map(|(_, r)| mm.read_report(r)).collect();
+                let ranking = mm.ranking(&outcomes);
+                let _ = runs.try_set(Some(Runs { outcomes, ranking }));
+            }),
+            Err(e) => status.set(RunStatus::Failed(e.to_string())),
+        }
+    };
+    // A deep link with a committed choice shows its comparison at once.
+    if committed.get_untracked().is_some() {
+        request_animation_frame(start_runs);
+    }
+    let commit = move || {
+        let Some(choice) = selected.get_untracked() else {
+            return;
+        };
+        committed.set(Some(choice.clone()));
+        router.replace_query(&format!("choice={choice}"));
+        let grade = m.with_value(|m| {
+            m.options
+                .iter()
+                .find(|o| o.id == choice)
+                .map(|o| grade_id(o.grade))
+                .unwrap_or("weak")
+        });
+        store.record_moment(MomentAttempt {
+            moment: m.with_value(|m| m.id.clone()),
+            option: choice,
+            grade: grade.to_string(),
+            estimate: estimate.get_untracked(),
+        });
+        start_runs();
+    };
+    let retry = move |_| {
+        committed.set(None);
+        selected.set(None);
+        router.replace_query("");
+    };
+
+    let (mid, title, prompt) = m.with_value(|m| (m.id.clone(), m.title.clone(), m.prompt.clone()));
+    let options = m.with_value(|m| m.options.clone());
+    let radios = options
+        .into_iter()
+        .map(|o| {
+            let oid = o.id.clone();
+            let oid2 = o.id.clone();
+            let input_id = format!("opt-{}", o.id);
+            view! {
+                <li class="moment-option">
+                    <input
+                        type="radio"
+                        name="moment-option"
+                        id=input_id.clone()
+                        data-testid=format!("option-{}", o.id)
+                        prop:checked=move || selected.get().as_deref() == Some(oid.as_str())
+                        disabled=move || committed.get().is_some()
+                        on:change=move |_| selected.set(Some(oid2.clone()))
+                    />
+                    <label for=input_id>{o.label.clone()}</label>
+                </li>
+            }
+        })
+        .collect_view();
+    let estimate_box = m.with_value(|m| m.estimate.clone()).map(|e| {
+        let answer = m.with_value(|m| m.estimate_answer().ok().flatten());
+        let unit = e.unit.clone();
+        let derived = Signal::derive(move || {
+            answer.map(|v| Compared {
+                value: v,
+                shown: format!("{} {unit}", sig(v, 3)),
+                note: "the calculator's arithmetic: tokens × 2 × parameters ÷ (GPUs × peak × MFU)"
+                    .into(),
+            })
+        });
+        let href = Signal::derive(move || router.href(&Route::Size("fleet".into())));
+        view! {
+            <EstimateBox
+                testid="moment-estimate"
+                prompt=e.prompt.clone()
+                unit=e.unit.clone()
+                derived=derived
+                derived_href=href
+                gap=Signal::derive(|| None)
+                on_commit=Callback::new(move |v| estimate.set(Some(v)))
+            />
+        }
+    });
+    let progress_view = move || {
+        match status.get() {
+        RunStatus::Running { run, runs: n, progress } => Some(view! {
+            <p class="sim-status" role="status" data-testid="moment-running">
+                {format!("Running option {} of {n}", run + 1)}
+                <progress max="1" value=progress></progress>
+            </p>
+        }.into_any()),
+        RunStatus::Failed(msg) => Some(view! { <p class="field-error" role="alert" data-testid="moment-error">{msg}</p> }.into_any()),
+        RunStatus::Done { wall_ms, longest_ms } if wall_ms > 0.0 => Some(view! {
+            <p class="muted sim-status" data-testid="moment-time" data-value=format!("{wall_ms}") data-longest=format!("{longest_ms}")>
+                {format!("Every option simulated in {} of wall time, in slices between frames.", duration(wall_ms / 1e3, 2))}
+            </p>
+        }.into_any()),
+        _ => None,
+    }
+    };
+    let results = move || {
+        let choice = committed.get()?;
+        let r = runs.get()?;
+        Some(results_view(&m.get_value(), &r, &choice, estimate.get()))
+    };
+    view! {
+        <section class="moment" data-testid=format!("page-moment-{mid}")>
+            <p class="eyebrow"><Link to=Route::Moments testid="moments-list">"Interview moments"</Link></p>
+            <h1>{title}</h1>
+            {bad_choice.map(|c| view! {
+                <p class="notice" role="status" data-testid="bad-choice">
+                    {format!("The link names an answer this moment does not have ({c}), so nothing is committed yet.")}
+                </p>
+            })}
+            <blockquote class="interviewer" data-testid="moment-prompt">
+                <p class="muted">"The interviewer asks:"</p>
+                <p>{prompt}</p>
+            </blockquote>
+            {estimate_box}
+            <fieldset class="moment-options">
+                <legend>"Your approach"</legend>
+                <ul>{radios}</ul>
+            </fieldset>
+            <div class="moment-actions">
+                <button
+                    class="button primary"
+                    data-testid="commit-answer"
+                    disabled=move || selected.get().is_none() || committed.get().is_some()
+                    on:click=move |_| commit()
+                >"Commit my answer"</button>
+                {move || committed.get().is_some().then(|| view! {
+                    <button class="button" data-testid="try-again" on:click=retry>"Try again"</button>
+                })}
+            </div>
+            {move || committed.get().is_none().then(|| view! {
+                <p class="muted">"Pick one and commit it: every approach is then run on the same traffic and compared."</p>
+            })}
+            {progress_view}
+            {results}
+        </section>
+    }
+    .into_any()
+}
+
+fn results_view(m: &Moment, r: &Runs, choice: &str, estimate: Option<f64>) -> AnyView {
+    let key = m.figure_index(&m.key).unwrap_or(0);
+    let winner = r.ranking.first().copied();
+    let chosen = m.options.iter().position(|o| o.id == choice);
+    let head = m
+        .figures
+        .iter()
+        .map(|f| view! { <th scope="col">{f.label.clone()}</th> })
+        .collect_view();
+    let rows = m
+        .options
+        .iter()
+        .zip(&r.outcomes)
+        .enumerate()
+        .map(|(i, (o, out))| {
+            let cells = m
+                .figures
+                .iter()
+                .zip(&out.figures)
+                .enumerate()
+                .map(|(j, (f, v))| {
+                    let miss = m
+                        .slo
+                        .as_ref()
+                        .is_some_and(|s| s.figure == f.id && v.is_some_and(|v| v > s.max));
+                    view! {
+                        <td class:key=j == key class:miss=miss data-testid=format!("result-{}-{}", o.id, f.id) data-value=format!("{}", v.unwrap_or(f64::NAN))>
+                            {v.map_or("—".to_string(), |v| show(&f.unit, v))}
+                            {miss.then(|| view! { <span class="mark">" misses"</span> })}
+                        </td>
+                    }
+                })
+                .collect_view();
+            let mark = if Some(i) == winner { "best" } else { "" };
+            view! {
+                <tr class:chosen=Some(i) == chosen class:winner=Some(i) == winner data-testid=format!("result-row-{}", o.id) data-rank=r.ranking.iter().position(|&k| k == i).unwrap_or(0).to_string()>
+                    <th scope="row">
+                        {o.label.clone()}
+                        {(Some(i) == chosen).then(|| view! { <span class="tag">" your answer"</span> })}
+                        {(!mark.is_empty()).then(|| view! { <span class="tag best">" best on the figure"</span> })}
+                    </th>
+                    {cells}
+                </tr>
+            }
+        })
+        .collect_view();
+    let chart = bar_chart(m, r, key);
+    let verdict = chosen.map(|i| {
+        let o = &m.options[i];
+        view! {
+            <section class=format!("verdict-box grade-{}", grade_id(o.grade)) data-testid="moment-verdict" data-grade=grade_id(o.grade) aria-live="polite">
+                <h2>{format!("Your answer: {}", grade_word(o.grade))}</h2>
+                <p>{o.why.clone()}</p>
+            </section>
+        }
+    });
+    let others = m
+        .options
+        .iter()
+        .filter(|o| o.id != choice)
+        .map(|o| {
+            view! {
+                <li data-testid=format!("why-{}", o.id)>
+                    <strong>{format!("{} ({}). ", o.label, grade_word(o.grade).to_lowercase())}</strong>
+                    {o.why.clone()}
+                </li>
+            }
+        })
+        .collect_view();
+    let slo = m.slo.as_ref().map(|s| {
+        let label = m
+            .figure_index(&s.figure)
+            .map(|i| m.figures[i].label.clone())
+            .unwrap_or_default();
+        let unit = m
+            .figure_index(&s.figure)
+            .map(|i| m.figures[i].unit.clone())
+            .unwrap_or_default();
+        format!("Target: {label} at most {}. ", show(&unit, s.max))
+    });
+    let lab = m.scenario.as_ref().map(|sc| {
+        let arm = m.options.iter().find(|o| o.id == choice).and_then(|o| o.arm.clone()).unwrap_or_default();
+        let q = format!("preset={sc}&arm={arm}");
+        view! { <Link to=Route::Lab query=q class="button" testid="open-in-lab">"Open your answer in the lab"</Link> }
+    });
+    let est = estimate.map(|v| {
+        view! { <p class="muted" data-testid="moment-your-estimate">{format!("Your estimate: {}", sig(v, 3))}</p> }
+    });
+    view! {
+        {verdict}
+        {est}
+        <div class="table-wrap">
+            <table class="moment-table" data-testid="moment-results">
+                <caption>{slo.unwrap_or_default()} "Every option ran on the same traffic with the same seed; the highlighted column is the figure this moment is about."</caption>
+                <thead><tr><th scope="col">"Approach"</th>{head}</tr></thead>
+                <tbody>{rows}</tbody>
+            </table>
+        </div>
+        {chart}
+        <section class="moment-others">
+            <h2>"Why the others fall short, or do not"</h2>
+            <ul>{others}</ul>
+        </section>
+        <blockquote class="interviewer" data-testid="moment-closing">
+            <p class="muted">"The interviewer sums up:"</p>
+            <p>{m.closing.clone()}</p>
+        </blockquote>
+        {lab}
+    }
+    .into_any()
+}
+
+/// Horizontal bars of the key figure, one per option, as SVG with a text alternative.
+fn bar_chart(m: &Moment, r: &Runs, key: usize) -> impl IntoView {
+    let f = &m.figures[key];
+    let vals: Vec<f64> = r
+        .outcomes
+        .iter()
+        .map(|o| o.figures[key].unwrap_or(0.0))
+        .collect();
+    let max = vals.iter().copied().fold(0.0, f64::max).max(1e-12);
+    let row_h = 34.0;
+    let h = row_h * vals.len() as f64 + 10.0;
+    let bars = m
+        .options
+        .iter()
+        .zip(&vals)
+        .enumerate()
+        .map(|(i, (o, &v))| {
+            let y = 5.0 + i as f64 * row_h;
+            let w = (v / max * 300.0).max(1.0);
+            let cls = if r.ranking.first() == Some(&i) { "bar best" } else { "bar" };
+            view! {
+                <g>
+                    <rect x="0" y=y width=w height=row_h - 12.0 class=cls rx="3"></rect>
+                    <text x=w + 6.0 y=y + row_h / 2.0 class="bar-label">{format!("{} · {}", show(&f.unit, v), o.id)}</text>
+                </g>
+            }
+        })
+        .collect_view();
+    let alt = m
+        .options
+        .iter()
+        .zip(&vals)
+        .map(|(o, &v)| format!("{}: {}", o.id, show(&f.unit, v)))
+        .collect::<Vec<_>>()
+        .join("; ");
+    view! {
+        <figure class="moment-chart" data-testid="moment-chart">
+            <svg viewBox=format!("0 0 520 {h}") role="img" aria-label=format!("{} by approach: {alt}", f.label)>
+                {bars}
+            </svg>
+            <figcaption class="muted">{format!("{} by approach ({} is better).", f.label, match m.better { trainer_core::moments::Better::Lower => "lower", trainer_core::moments::Better::Higher => "higher" })}</figcaption>
+        </figure>
+    }
+}
+
+fn show(unit: &str, v: f64) -> String {
+    match unit {
+        "s" => duration(v, 3),
+        "fraction" => percent(v),
+        "dollars" => money(v),
+        "gpu_hours" => format!("{} GPU-h", fixed(v, 2)),
+        "count" => int(v),
+        "rate" => format!("{} req/s", sig(v, 3)),
+        _ => sig(v, 3),
+    }
+}
+
+fn grade_id(g: Grade) -> &'static str {
+    match g {
+        Grade::Weak => "weak",
+        Grade::Acceptable => "acceptable",
+        Grade::Strong => "strong",
+    }
+}
+
+fn grade_word(g: Grade) -> &'static str {
+    match g {
+        Grade::Weak => "Weak",
+        Grade::Acceptable => "Acceptable",
+        Grade::Strong => "Strong",
+    }
+}
+
+fn grade_word_str(g: &str) -> &'static str {
+    match g {
+        "strong" => "Strong",
+        "acceptable" => "Acceptable",
+        _ => "Weak",
+    }
+}
+
+/// The value of `key` in a query string (decoded; the last one when it repeats).
+fn form_value(query: &str, key: &str) -> Option<String> {
+    trainer_core::sizing::query_pairs(query).remove(key)
+}

@@ -1,0 +1,142 @@
+// Interview moments: answer each one, see every option's figures and the verdict, try again,
+// reload and find the attempt kept; keyboard-only answering; the 375 px layout; and how long
+// each moment's runs take in the browser (printed, and bounded per slice).
+
+import { test, before, after } from "node:test";
+import assert from "node:assert/strict";
+import { start, open, shoot, DESKTOP, PHONE } from "./harness.mjs";
+
+let app;
+before(async () => { app = await start({ base: "/trainer/" }); });
+after(async () => { await app?.close(); });
+
+const KEY = "serving-trainer.progress.v1";
+const MOMENTS = ["routing", "autoscaler", "rag", "self-host", "long-prompts", "ttft-gap"];
+
+test("the list shows every moment and opens each", async () => {
+  const page = await app.page();
+  await open(page, app.url, "moments");
+  for (const id of MOMENTS) {
+    assert.equal(await page.locator(`[data-testid="moment-card-${id}"]`).count(), 1, id);
+  }
+  await page.click('[data-testid="open-moment-rag"]');
+  await page.waitForSelector('[data-testid="page-moment-rag"]');
+  assert.deepEqual(page.problems, []);
+  await page.context().close();
+});
+
+test("each moment: commit an answer, every option runs, the verdict and the winner show", async () => {
+  const page = await app.page();
+  const timings = [];
+  for (const id of MOMENTS) {
+    await open(page, app.url, `moments/${id}`);
+    // Nothing is revealed before an answer is committed.
+    assert.equal(await page.locator('[data-testid="moment-results"]').count(), 0);
+    assert.ok(await page.isDisabled('[data-testid="commit-answer"]'));
+    const options = await page.locator('[data-testid^="option-"]').evaluateAll((els) => els.map((e) => e.dataset.testid.slice(7)));
+    assert.ok(options.length >= 3 && options.length <= 4, `${id}: ${options}`);
+    // Answer with the first option (a weak one in every shipped moment).
+    await page.check(`[data-testid="option-${options[0]}"]`);
+    await page.click('[data-testid="commit-answer"]');
+    await page.waitForSelector('[data-testid="moment-results"]', { timeout: 120000 });
+    for (const o of options) {
+      assert.equal(await page.locator(`[data-testid="result-row-${o}"]`).count(), 1, `${id}: row ${o}`);
+      const cells = await page.locator(`[data-testid="result-row-${o}"] td`).evaluateAll((tds) => tds.map((t) => t.textContent));
+      assert.ok(cells.some((c) => /\d/.test(c)), `${id}/${o}: ${cells}`);
+    }
+    assert.equal(await page.getAttribute('[data-testid="moment-verdict"]', "data-grade"), "weak");
+    // The winner (rank 0) is the strong option, and the chart has one bar per option.
+    const winner = await page.locator('[data-testid^="result-row-"][data-rank="0"]').getAttribute("data-testid");
+    assert.ok(winner, `${id}: no winner`);
+    assert.equal(await page.locator('[data-testid="moment-chart"] rect').count(), options.length);
+    assert.ok((await page.textContent('[data-testid="moment-closing"]')).length > 100);
+    const t = await page.locator('[data-testid="moment-time"]').count()
+      ? Number(await page.getAttribute('[data-testid="moment-time"]', "data-value")) : 0;
+    const longest = t ? Number(await page.getAttribute('[data-testid="moment-time"]', "data-longest")) : 0;
+    timings.push(`${id}: ${Math.round(t)} ms in all, longest slice ${Math.round(longest)} ms`);
+    if (t) assert.ok(longest < 100, `${id}: a slice took ${longest} ms`);
+    assert.match(await page.evaluate(() => location.search), new RegExp(`choice=${options[0]}`));
+  }
+  console.log("moment runs in Chromium: " + timings.join("; "));
+  const stored = await page.evaluate((k) => JSON.parse(localStorage.getItem(k)), KEY);
+  assert.deepEqual(stored.moments.map((a) => a.moment), MOMENTS);
+  assert.deepEqual(page.problems, []);
+  await page.context().close();
+});
+
+test("try again, then the strong answer; a reload keeps the attempts and the committed choice", async () => {
+  const page = await app.page();
+  await open(page, app.url, "moments/ttft-gap");
+  await page.check('[data-testid="option-more-replicas"]');
+  await page.click('[data-testid="commit-answer"]');
+  await page.waitForSelector('[data-testid="moment-verdict"]', { timeout: 60000 });
+  await page.click('[data-testid="try-again"]');
+  assert.equal(await page.locator('[data-testid="moment-verdict"]').count(), 0);
+  await page.check('[data-testid="option-fixed"]');
+  await page.click('[data-testid="commit-answer"]');
+  await page.waitForSelector('[data-testid="moment-verdict"]');
+  assert.equal(await page.getAttribute('[data-testid="moment-verdict"]', "data-grade"), "strong");
+  assert.equal(await page.getAttribute('[data-testid="result-row-fixed"]', "data-rank"), "0");
+  const fixed = Number(await page.getAttribute('[data-testid="result-fixed-server_ttft_p99"]', "data-value"));
+  const more = Number(await page.getAttribute('[data-testid="result-more-replicas-server_ttft_p99"]', "data-value"));
+  assert.ok(fixed * 2 < more, `fixed ${fixed} against more replicas ${more}`);
+  await page.reload();
+  await page.waitForSelector('[data-testid="moment-verdict"]', { timeout: 60000 });
+  assert.equal(await page.getAttribute('[data-testid="moment-verdict"]', "data-grade"), "strong");
+  const stored = await page.evaluate((k) => JSON.parse(localStorage.getItem(k)), KEY);
+  assert.deepEqual(stored.moments.map((a) => [a.option, a.grade]), [["more-replicas", "weak"], ["fixed", "strong"]]);
+  // The list says how the last attempt went.
+  await page.click('[data-testid="moments-list"]');
+  await page.waitForSelector('[data-testid="page-moments"]');
+  assert.match(await page.textContent('[data-testid="moment-status-ttft-gap"]'), /Strong/);
+  // "Open in the lab" carries the configuration of the committed answer.
+  await open(page, app.url, "moments/ttft-gap?choice=fixed");
+  await page.waitForSelector('[data-testid="open-in-lab"]', { timeout: 60000 });
+  assert.match(await page.getAttribute('[data-testid="open-in-lab"]', "href"), /lab\?preset=fleet-ttft-gap&arm=fixed/);
+  assert.deepEqual(page.problems, []);
+  await page.context().close();
+});
+
+test("by keyboard alone: the estimate, an option and the commit; a bad link is named", async () => {
+  const page = await app.page();
+  await open(page, app.url, "moments/rag?choice=nonsense");
+  assert.match(await page.textContent('[data-testid="bad-choice"]'), /nonsense/);
+  await page.focus('[data-testid="moment-estimate-input"]');
+  await page.keyboard.type("600");
+  await page.keyboard.press("Enter");
+  await page.waitForSelector('[data-testid="moment-estimate-derived"]');
+  const derived = Number(await page.getAttribute('[data-testid="moment-estimate-derived"]', "data-value"));
+  assert.ok(Math.abs(derived - 8000 * 2 * 70553706496 / (4 * 989e12 * 0.5) * 1e3) < 1e-6, `${derived}`);
+  await page.focus('[data-testid="option-more-replicas"]');
+  await page.keyboard.press("ArrowDown");
+  await page.keyboard.press("ArrowDown");
+  await page.keyboard.press("ArrowDown");
+  assert.ok(await page.isChecked('[data-testid="option-trim-context"]'));
+  await page.keyboard.press("Tab");
+  await page.keyboard.press("Enter");
+  await page.waitForSelector('[data-testid="moment-verdict"]', { timeout: 60000 });
+  assert.equal(await page.getAttribute('[data-testid="moment-verdict"]', "data-grade"), "strong");
+  const stored = await page.evaluate((k) => JSON.parse(localStorage.getItem(k)), KEY);
+  assert.equal(stored.moments[0].estimate, 600);
+  assert.deepEqual(page.problems, []);
+  await page.context().close();
+});
+
+test("an unknown moment says so, and the page fits 375 px", async () => {
+  const page = await app.page(PHONE);
+  await open(page, app.url, "moments/nope");
+  assert.equal(await page.locator('[data-testid="moment-unknown"]').count(), 1);
+  await open(page, app.url, "moments/self-host?choice=api");
+  await page.waitForSelector('[data-testid="moment-results"]');
+  const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+  assert.ok(overflow <= 1, `the page scrolls sideways by ${overflow} px`);
+  await shoot(page, "moment-self-host-375");
+  const desk = await app.page(DESKTOP, { colorScheme: "dark" });
+  await open(desk, app.url, "moments/routing?choice=prefix-affinity");
+  await desk.waitForSelector('[data-testid="moment-results"]', { timeout: 60000 });
+  await shoot(desk, "moment-routing-1280-dark");
+  assert.deepEqual(page.problems, []);
+  assert.deepEqual(desk.problems, []);
+  await page.context().close();
+  await desk.context().close();
+});
