@@ -17,6 +17,7 @@ pub mod replica;
 pub mod scenario;
 pub mod sizing;
 pub mod stats;
+pub mod study;
 pub mod validation;
 pub mod workload;
 
