@@ -11,6 +11,7 @@ pub mod error;
 pub mod fleet;
 pub mod format;
 pub mod metrics;
+pub mod mock;
 pub mod moments;
 pub mod probes;
 pub mod replica;
