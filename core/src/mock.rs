@@ -7,8 +7,8 @@
 //! spares gone, and is graded by [`grade_replicas`]: weak if the SLO does not hold, strong if
 //! it holds at no more replicas than the derivation gives, acceptable if it holds but costs
 //! more. A `moment` curveball is an interview moment's options: every option runs, and the
-//! chosen one is graded by [`grade_option`]: weak if it misses the moment's SLO, strong if it
-//! ranks first, acceptable otherwise.
+//! chosen one is graded by [`grade_option`]: weak if it misses the moment's SLO or ranks last
+//! on the moment's key figure, strong if it ranks first, acceptable in between.
 
 use crate::error::ConfigError;
 use crate::fleet::FleetConfig;
@@ -187,12 +187,13 @@ impl Mock {
     }
 }
 
-const VERDICTS: [&str; 7] = [
+const VERDICTS: [&str; 8] = [
     "no_replica",
     "replicas_weak",
     "replicas_strong",
     "replicas_acceptable",
     "moment_weak",
+    "moment_last",
     "moment_strong",
     "moment_acceptable",
 ];
@@ -301,7 +302,8 @@ pub fn grade_option(
     let ranking = moment.ranking(outcomes);
     let outcome = &outcomes[chosen];
     let holds = moment.holds_slo(outcome);
-    let grade = if !holds {
+    let last = ranking.len() > 1 && ranking.last() == Some(&chosen);
+    let grade = if !holds || last {
         Grade::Weak
     } else if ranking.first() == Some(&chosen) {
         Grade::Strong
@@ -331,6 +333,7 @@ pub fn grade_option(
         None => Default::default(),
     };
     let key = match grade {
+        Grade::Weak if holds => "moment_last",
         Grade::Weak => "moment_weak",
         Grade::Strong => "moment_strong",
         Grade::Acceptable => "moment_acceptable",
@@ -341,7 +344,7 @@ pub fn grade_option(
             moment
                 .options
                 .get(chosen)
-                .map_or(String::new(), |o| o.label.clone()),
+                .map_or(String::new(), |o| o.label.trim_end_matches('.').to_string()),
         ),
         ("key_label", label(key_i)),
         (
@@ -512,5 +515,26 @@ mod tests {
         );
         assert_eq!(g(2).grade, Grade::Acceptable);
         assert_eq!(g(3).grade, Grade::Strong);
+        // Without an SLO every option holds, and the last on the key figure is weak.
+        let router = crate::moments::moment("long-prompts").unwrap();
+        assert!(router.slo.is_none());
+        let p95 = router.figure_index(&router.key).unwrap();
+        let outcomes: Vec<OptionOutcome> = [2.0, 1.0, 0.5]
+            .into_iter()
+            .map(|v| {
+                let mut figures = vec![None; router.figures.len()];
+                figures[p95] = Some(v);
+                OptionOutcome { figures }
+            })
+            .collect();
+        let g = |i| grade_option(&m, &router, &outcomes, i, shown);
+        assert_eq!(g(0).grade, Grade::Weak);
+        assert!(
+            g(0).summary.contains("2.00 against 0.50"),
+            "{}",
+            g(0).summary
+        );
+        assert_eq!(g(1).grade, Grade::Acceptable);
+        assert_eq!(g(2).grade, Grade::Strong);
     }
 }

@@ -37,6 +37,21 @@ pub fn day_from_ms(ms: f64) -> i64 {
     (ms / MS_PER_DAY).floor() as i64
 }
 
+/// A day number as a calendar date, `YYYY-MM-DD` (proleptic Gregorian, UTC), by Howard
+/// Hinnant's days-to-civil algorithm.
+pub fn date(day: i64) -> String {
+    let z = day + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = yoe + era * 400 + i64::from(m <= 2);
+    format!("{y:04}-{m:02}-{d:02}")
+}
+
 /// What the learner has done so far (schema [`SCHEMA_VERSION`]).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
@@ -212,10 +227,11 @@ impl Item {
         }
     }
 
-    /// The app path that practises the item (relative to the base, no leading slash).
+    /// The app path that practises the item (relative to the base, no leading slash): a
+    /// drill opens its question at the drill (`#drill-h`).
     pub fn path(&self) -> String {
         match self {
-            Item::Drill { question, .. } => format!("size/{question}"),
+            Item::Drill { question, .. } => format!("size/{question}#drill-h"),
             Item::Moment(id) => format!("moments/{id}"),
             Item::Curveball(id) => format!("mock?curveball={id}"),
         }
@@ -638,7 +654,7 @@ mod tests {
         ] {
             assert_eq!(Item::parse(&item.key()), Some(item.clone()));
         }
-        assert_eq!(drill("replicas").path(), "size/fleet");
+        assert_eq!(drill("replicas").path(), "size/fleet#drill-h");
         assert_eq!(Item::Moment("rag".into()).path(), "moments/rag");
         assert_eq!(Item::parse("nonsense"), None);
         assert_eq!(Item::parse("drill:no-step"), None);
@@ -720,5 +736,10 @@ mod tests {
         assert_eq!(day_from_ms(0.0), 0);
         assert_eq!(day_from_ms(MS_PER_DAY - 1.0), 0);
         assert_eq!(day_from_ms(MS_PER_DAY * 3.5), 3);
+        assert_eq!(date(0), "1970-01-01");
+        assert_eq!(date(59), "1970-03-01");
+        assert_eq!(date(11_016), "2000-02-29");
+        assert_eq!(date(20_423), "2025-12-01");
+        assert_eq!(date(-1), "1969-12-31");
     }
 }

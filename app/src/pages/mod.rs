@@ -1,7 +1,9 @@
 //! One module per page. [`render`] maps a route to its page.
 
 mod home;
+mod home_progress;
 mod lesson;
+mod mock;
 mod moments;
 mod not_found;
 pub mod planned;
@@ -21,6 +23,8 @@ pub fn render(route: Route) -> AnyView {
         Route::Lesson => view! { <lesson::LessonPage/> }.into_any(),
         Route::Moments => view! { <moments::MomentsIndex/> }.into_any(),
         Route::Moment(id) => view! { <moments::MomentPage id=id/> }.into_any(),
+        Route::Mock => view! { <mock::MockPage/> }.into_any(),
+        Route::MockReport => view! { <mock::MockReport/> }.into_any(),
         other => planned::page(other.section()).into_any(),
     }
 }
