@@ -41,7 +41,6 @@ pub struct LessonWords {
     pub sheet_probe_gap: String,
     pub sheet_probe_stutter: String,
     pub sheet_probe_long: String,
-    pub sheet_bound: String,
 }
 
 /// Replaces each `{name}` in `template` by its value; a name without a value stays visible

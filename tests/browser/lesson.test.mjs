@@ -133,7 +133,7 @@ test("a probe runs the broken and the fixed design and links into the lab", asyn
   assert.ok(Math.abs(pre - 32000 * per) < 1e-9, `${pre} against ${32000 * per}`);
   await page.click('[data-testid="probe-ttft-gap-lab"]');
   await page.waitForFunction(() => location.pathname.endsWith("/lab"));
-  assert.match(await page.evaluate(() => location.search), /scenario=fleet-ttft-gap/);
+  assert.match(await page.evaluate(() => location.search), /preset=fleet-ttft-gap&arm=slow-router-cold-pool/);
   assert.deepEqual(page.problems, []);
   await page.context().close();
 });

@@ -92,7 +92,7 @@ test("try again, then the strong answer; a reload keeps the attempts and the com
   // "Open in the lab" carries the configuration of the committed answer.
   await open(page, app.url, "moments/ttft-gap?choice=fixed");
   await page.waitForSelector('[data-testid="open-in-lab"]', { timeout: 60000 });
-  assert.match(await page.getAttribute('[data-testid="open-in-lab"]', "href"), /lab\?scenario=fleet-ttft-gap&arm=fixed/);
+  assert.match(await page.getAttribute('[data-testid="open-in-lab"]', "href"), /lab\?preset=fleet-ttft-gap&arm=fixed/);
   assert.deepEqual(page.problems, []);
   await page.context().close();
 });

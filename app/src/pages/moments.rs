@@ -361,7 +361,7 @@ fn results_view(m: &Moment, r: &Runs, choice: &str, estimate: Option<f64>) -> An
     });
     let lab = m.scenario.as_ref().map(|sc| {
         let arm = m.options.iter().find(|o| o.id == choice).and_then(|o| o.arm.clone()).unwrap_or_default();
-        let q = format!("scenario={sc}&arm={arm}");
+        let q = format!("preset={sc}&arm={arm}");
         view! { <Link to=Route::Lab query=q class="button" testid="open-in-lab">"Open your answer in the lab"</Link> }
     });
     let est = estimate.map(|v| {

@@ -23,6 +23,7 @@ mod derive;
 mod drill;
 mod inputs;
 mod query;
+mod words;
 
 pub use check::{assumptions, check_fleets, fleet_config, Assumption, SimCheck, SimCheckConfig};
 
@@ -158,49 +159,14 @@ impl Question {
         Question::ALL.into_iter().find(|q| q.id() == id)
     }
 
-    /// The question as a heading.
+    /// The question as a heading (from `content/sizing.toml`).
     pub fn title(self) -> &'static str {
-        match self {
-            Question::Fleet => "Size the fleet",
-            Question::ChatsPerReplica => "How many 4K-token chats fit on a four-GPU 70B replica?",
-            Question::GpuHours => "How many GPU-hours does a million output tokens take?",
-            Question::Batch => "The same load as batch work",
-        }
+        words::question(self.id()).map_or(self.id(), |w| w.title.as_str())
     }
 
-    /// The question as the learner is given it, in one paragraph.
+    /// The question as the learner is given it, in one paragraph (from `content/sizing.toml`).
     pub fn prompt(self) -> &'static str {
-        match self {
-            Question::Fleet => {
-                "A chat product takes 50 requests a second. Each brings about 1,000 tokens of \
-                 prompt and streams back about 250 tokens of answer. It runs Llama 3.1 8B in BF16, \
-                 one H100 per replica, and each output token should arrive within 20 ms. Turn the \
-                 traffic into tokens for each phase, find how many replica-seconds each second of \
-                 traffic costs, keep replicas below a utilisation ceiling, and then check the \
-                 answer against concurrent streams and the KV cache."
-            }
-            Question::ChatsPerReplica => {
-                "Llama 3.1 70B runs in BF16 across four H100s. After the weights and a per-GPU \
-                 reserve, whatever memory the engine may use holds the KV cache. How many chats of \
-                 4,096 tokens can it hold at once, and could it decode all of them within the \
-                 per-token latency target?"
-            }
-            Question::GpuHours => {
-                "A replica decodes a steady batch of sequences. From the time one decode step \
-                 takes and the number of sequences in the batch, work out how many tokens it \
-                 produces per second, how many GPU-hours a million output tokens need, and what \
-                 they cost at the hourly price of a GPU."
-            }
-            Question::Batch => {
-                "Take the seed load again, 50 requests a second of about 1,000 prompt tokens and \
-                 250 output tokens on Llama 3.1 8B, but as non-streaming batch jobs: nobody \
-                 watches the tokens arrive, so time to first token stops mattering, the gateway \
-                 holds no streams, and the target becomes the time to complete a job. Size the \
-                 fleet for full decode batches at a higher utilisation ceiling, check the batch \
-                 against the KV cache and the completion time against its target, and set the \
-                 answer beside the streaming fleet for the same traffic."
-            }
-        }
+        words::question(self.id()).map_or("", |w| w.prompt.as_str())
     }
 
     /// The inputs of this question with their default values (those of its default presets).

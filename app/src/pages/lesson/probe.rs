@@ -123,10 +123,7 @@ pub fn ProbeRun(id: String) -> impl IntoView {
                 })
         }
     });
-    let lab_query = format!(
-        "scenario={}&arm={}&compare={}",
-        p.scenario, p.broken, p.fixed
-    );
+    let lab_query = format!("preset={}&arm={}", p.scenario, p.broken);
     view! {
         <section class="probe" data-testid=testid.clone() aria-label=format!("Live run: {}", p.scenario)>
             {prefill}

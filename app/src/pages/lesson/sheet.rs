@@ -60,7 +60,7 @@ pub fn CheatSheet() -> impl IntoView {
                 .collect_view();
             view! {
                 <div class="sheet-grid">{groups}</div>
-                <p class="sheet-bound" data-testid="sheet-bound">{d.verdict.headline.clone()} " " {w.sheet_bound.clone()}</p>
+                <p class="sheet-bound" data-testid="sheet-bound">{d.verdict.summary.clone()}</p>
                 <section class="sheet-group">
                     <h3>{w.sheet_clocks.clone()}</h3>
                     <p>{w.sheet_clocks_text.clone()}</p>
