@@ -32,6 +32,8 @@ pub const CHECK: SimCheckConfig = SimCheckConfig {
 pub struct Mock {
     /// The clock's default length, minutes.
     pub minutes: u32,
+    /// What the setup page says first.
+    pub intro: String,
     pub rubric: Vec<RubricLine>,
     #[serde(rename = "prompt")]
     pub prompts: Vec<Prompt>,
@@ -118,6 +120,9 @@ impl Mock {
         let err = |field: &str, msg: String| Err(ConfigError::new(format!("mock {field}"), msg));
         if !(1..=180).contains(&self.minutes) {
             return err("minutes", format!("must be 1 to 180, got {}", self.minutes));
+        }
+        if self.intro.trim().is_empty() {
+            return err("intro", "is empty".into());
         }
         for r in &self.rubric {
             if !matches!(r.level.as_str(), "hire" | "strong") {

@@ -197,9 +197,7 @@ fn Setup(s: Session) -> impl IntoView {
     };
     let past = move || store.progress.with(|p| p.mocks.len());
     view! {
-        <p class="lede">
-            "The whole question, the way an interviewer runs it: the opening, clarifying questions, sizing, the request path, the clocks, the probes and one curveball that the simulator grades. Then you assess yourself against the rubric with what you said as evidence."
-        </p>
+        <p class="lede" data-testid="mock-intro">{s.mock.with_value(|m| m.intro.clone())}</p>
         <form class="mock-setup" data-testid="mock-setup" on:submit=start>
             <fieldset>
                 <legend>"Mode"</legend>
