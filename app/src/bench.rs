@@ -62,3 +62,17 @@ pub fn run_scenario(
 pub fn panic_for_test() {
     panic!("panic_for_test: a deliberate panic from the browser tests");
 }
+
+/// Makes the mock interview's clock run `factor` times faster, so a browser test sees a
+/// whole mock time out without sleeping through it.
+#[wasm_bindgen]
+pub fn mock_clock_speed(factor: f64) {
+    crate::components::set_clock_speed(factor);
+}
+
+/// Moves the app's "today" by `days`, so a browser test can see what the schedule brings back
+/// on a later day. Applies to what is recorded and shown from the next page drawn.
+#[wasm_bindgen]
+pub fn progress_day_offset(days: i32) {
+    crate::progress::set_day_offset(days as i64);
+}

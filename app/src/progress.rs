@@ -1,56 +1,39 @@
-//! The learner's progress, kept in the browser's `localStorage`.
+//! The learner's progress, kept in the browser's `localStorage` under a versioned schema.
 //!
-//! Stored progress is untrusted input: a missing key means a fresh start, and anything that
-//! does not parse is reported once and replaced, never allowed to break the app.
+//! The schema, its migrations and the spaced-repetition schedule are plain Rust in
+//! `trainer_core::study`; this module only reads and writes storage, exports and imports a
+//! file, and holds the progress in a signal. Stored progress is untrusted input: a missing
+//! key means a fresh start; schema 1 (stored under [`LEGACY_KEY`]) is migrated; anything that
+//! cannot be read gets a notice and a clean start, and the unreadable text is kept aside
+//! under [`ASIDE_KEY`] rather than lost.
 
 use leptos::prelude::*;
-use serde::{Deserialize, Serialize};
+use std::cell::Cell;
+use trainer_core::study::{self, day_from_ms};
+pub use trainer_core::study::{MockRecord, MomentAttempt, Progress, PushbackRecord};
+use wasm_bindgen::JsCast;
 
-const KEY: &str = "serving-trainer.progress.v1";
+/// Where the current schema lives.
+pub const KEY: &str = "serving-trainer.progress";
+/// Where schema 1 lived.
+pub const LEGACY_KEY: &str = "serving-trainer.progress.v1";
+/// Where unreadable progress is kept aside.
+pub const ASIDE_KEY: &str = "serving-trainer.progress.unreadable";
 
-/// What the learner has done so far.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-#[serde(default)]
-pub struct Progress {
-    /// Ids of the parts visited or completed, e.g. `lesson`, `size/fleet`, `moments/routing`.
-    pub done: Vec<String>,
-    /// Drill attempts: (question id, step id, within the band).
-    pub drills: Vec<DrillResult>,
-    /// The inputs last used in each calculator, as its query string (question id to query):
-    /// the lesson's live figures are computed from them.
-    pub inputs: std::collections::BTreeMap<String, String>,
-    /// Estimates committed in the lesson before the answer was shown.
-    pub estimates: Vec<EstimateRecord>,
-    /// Answers given to interview moments, oldest first.
-    pub moments: Vec<MomentAttempt>,
+thread_local! {
+    /// Days added to the clock's date (only the test exports change it).
+    static DAY_OFFSET: Cell<i64> = const { Cell::new(0) };
 }
 
-/// One answer to an interview moment.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct MomentAttempt {
-    pub moment: String,
-    pub option: String,
-    /// `weak`, `acceptable` or `strong`.
-    pub grade: String,
-    /// The learner's estimate, where the moment asks for one.
-    #[serde(default)]
-    pub estimate: Option<f64>,
+/// Today's day number, from the browser's clock.
+pub fn today() -> i64 {
+    day_from_ms(js_sys::Date::now()) + DAY_OFFSET.with(Cell::get)
 }
 
-/// One estimate, with the derived figure it was compared with.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct EstimateRecord {
-    pub question: String,
-    pub step: String,
-    pub estimate: f64,
-    pub derived: f64,
-}
-
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct DrillResult {
-    pub question: String,
-    pub step: String,
-    pub correct: bool,
+/// Moves "today" by `days` (the browser tests' time travel).
+#[cfg(feature = "test-exports")]
+pub fn set_day_offset(days: i64) {
+    DAY_OFFSET.with(|d| d.set(days));
 }
 
 /// The progress signal plus what went wrong reading it, provided as context at the root.
@@ -63,10 +46,7 @@ pub struct ProgressStore {
 
 impl ProgressStore {
     pub fn install() -> ProgressStore {
-        let (progress, problem) = match load() {
-            Ok(p) => (p, None),
-            Err(msg) => (Progress::default(), Some(msg)),
-        };
+        let (progress, problem) = load();
         let store = ProgressStore {
             progress: RwSignal::new(progress),
             problem: RwSignal::new(problem),
@@ -89,15 +69,11 @@ impl ProgressStore {
         }
     }
 
-    /// Records one drill attempt, and saves.
+    /// Records one drill attempt, schedules its step, and saves.
     pub fn record_drill(&self, question: &str, step: &str, correct: bool) {
-        self.progress.update(|p| {
-            p.drills.push(DrillResult {
-                question: question.to_string(),
-                step: step.to_string(),
-                correct,
-            })
-        });
+        let day = today();
+        self.progress
+            .update(|p| p.record_drill(question, step, correct, day));
         self.save();
     }
 
@@ -118,7 +94,7 @@ impl ProgressStore {
     /// Records an estimate committed in the lesson, and saves.
     pub fn record_estimate(&self, question: &str, step: &str, estimate: f64, derived: f64) {
         self.progress.update(|p| {
-            p.estimates.push(EstimateRecord {
+            p.estimates.push(study::EstimateRecord {
                 question: question.to_string(),
                 step: step.to_string(),
                 estimate,
@@ -128,9 +104,17 @@ impl ProgressStore {
         self.save();
     }
 
-    /// Records an answer to a moment, and saves.
+    /// Records an answer to a moment, schedules the moment, and saves.
     pub fn record_moment(&self, attempt: MomentAttempt) {
-        self.progress.update(|p| p.moments.push(attempt));
+        let day = today();
+        self.progress.update(|p| p.record_moment(attempt, day));
+        self.save();
+    }
+
+    /// Records a finished mock interview, schedules its curveball, and saves.
+    pub fn record_mock(&self, mock: MockRecord) {
+        let day = today();
+        self.progress.update(|p| p.record_mock(mock, day));
         self.save();
     }
 
@@ -141,10 +125,23 @@ impl ProgressStore {
         self.save();
     }
 
+    /// Replaces the progress with an exported file's, or says why not (and keeps the current).
+    pub fn import(&self, text: &str) -> Result<(), String> {
+        let p = study::import(text, today())?;
+        self.progress.set(p);
+        self.save();
+        Ok(())
+    }
+
+    /// Offers the progress as a JSON file download.
+    pub fn export(&self) -> Result<(), String> {
+        let text = self.progress.with_untracked(Progress::to_pretty_json);
+        download("serving-trainer-progress.json", &text)
+            .map_err(|_| "This browser refused to save the file.".to_string())
+    }
+
     fn save(&self) {
-        let text = self
-            .progress
-            .with_untracked(|p| serde_json::to_string(p).unwrap_or_default());
+        let text = self.progress.with_untracked(Progress::to_json);
         let saved = storage()
             .map(|s| s.set_item(KEY, &text).is_ok())
             .unwrap_or(false);
@@ -162,13 +159,52 @@ fn storage() -> Option<web_sys::Storage> {
     web_sys::window().and_then(|w| w.local_storage().ok().flatten())
 }
 
-fn load() -> Result<Progress, String> {
+/// Reads the current key, else schema 1's; unreadable text is set aside with a notice.
+fn load() -> (Progress, Option<String>) {
     let Some(s) = storage() else {
-        return Ok(Progress::default());
+        return (Progress::default(), None);
     };
-    match s.get_item(KEY) {
-        Ok(Some(text)) => serde_json::from_str(&text)
-            .map_err(|_| "Your saved progress could not be read, so this session starts fresh. It will be saved again as you go.".to_string()),
-        _ => Ok(Progress::default()),
+    let (key, text) = match s.get_item(KEY) {
+        Ok(Some(t)) => (KEY, t),
+        _ => match s.get_item(LEGACY_KEY) {
+            Ok(Some(t)) => (LEGACY_KEY, t),
+            _ => return (Progress::default(), None),
+        },
+    };
+    let result = study::read(&text, today());
+    let outcome = match result {
+        Ok(p) => (p, None),
+        Err(e) => {
+            let _ = s.set_item(ASIDE_KEY, &text);
+            (Progress::default(), Some(e.notice()))
+        }
+    };
+    // Whatever was read now lives under the current key; schema 1's key is retired.
+    let _ = s.set_item(KEY, &outcome.0.to_json());
+    if key == LEGACY_KEY {
+        let _ = s.remove_item(LEGACY_KEY);
     }
+    outcome
+}
+
+/// Saves `text` as a file called `name` through a temporary link.
+fn download(name: &str, text: &str) -> Result<(), wasm_bindgen::JsValue> {
+    let doc = web_sys::window()
+        .and_then(|w| w.document())
+        .ok_or(wasm_bindgen::JsValue::NULL)?;
+    let parts = js_sys::Array::of1(&wasm_bindgen::JsValue::from_str(text));
+    let opts = web_sys::BlobPropertyBag::new();
+    opts.set_type("application/json");
+    let blob = web_sys::Blob::new_with_str_sequence_and_options(&parts, &opts)?;
+    let url = web_sys::Url::create_object_url_with_blob(&blob)?;
+    let a: web_sys::HtmlAnchorElement = doc.create_element("a")?.dyn_into()?;
+    a.set_href(&url);
+    a.set_download(name);
+    a.click();
+    // The download has started once the click returns; the URL is released a moment later.
+    gloo_timers::callback::Timeout::new(1_000, move || {
+        let _ = web_sys::Url::revoke_object_url(&url);
+    })
+    .forget();
+    Ok(())
 }

@@ -18,6 +18,8 @@ pub enum Route {
     Moment(String),
     Lab,
     Mock,
+    /// `/mock/report`: the last mock interview as a printable report.
+    MockReport,
     /// How close the simulator comes to published measurements.
     Simulator,
     NotFound(String),
@@ -57,6 +59,7 @@ impl Route {
             ["moments", id] => Route::Moment((*id).to_string()),
             ["lab"] => Route::Lab,
             ["mock"] => Route::Mock,
+            ["mock", "report"] => Route::MockReport,
             ["simulator"] => Route::Simulator,
             _ => Route::NotFound(rel.to_string()),
         }
@@ -75,6 +78,7 @@ impl Route {
             Route::Moment(id) => format!("moments/{id}"),
             Route::Lab => "lab".into(),
             Route::Mock => "mock".into(),
+            Route::MockReport => "mock/report".into(),
             Route::Simulator => "simulator".into(),
             Route::NotFound(p) => p.clone(),
         }
@@ -89,7 +93,7 @@ impl Route {
             Route::BuildUps | Route::BuildUp(_) => Section::BuildUps,
             Route::Moments | Route::Moment(_) => Section::Moments,
             Route::Lab => Section::Lab,
-            Route::Mock => Section::Mock,
+            Route::Mock | Route::MockReport => Section::Mock,
         }
     }
 
@@ -99,6 +103,7 @@ impl Route {
             Route::Home => return "Serving LLMs: the interview trainer".into(),
             Route::NotFound(_) => "Page not found",
             Route::Simulator => "How close is the simulator?",
+            Route::MockReport => "Mock interview report",
             _ => self.section().label(),
         };
         format!("{page} · Serving LLMs")

@@ -13,12 +13,14 @@ pub mod fleet;
 pub mod format;
 pub mod lab;
 pub mod metrics;
+pub mod mock;
 pub mod moments;
 pub mod probes;
 pub mod replica;
 pub mod scenario;
 pub mod sizing;
 pub mod stats;
+pub mod study;
 pub mod validation;
 pub mod workload;
 

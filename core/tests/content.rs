@@ -325,3 +325,41 @@ fn every_moment_runs_each_option_and_its_strong_option_wins() {
         }
     }
 }
+
+#[test]
+fn every_link_of_the_mock_interview_resolves() {
+    let m = trainer_core::mock::mock().expect("content/mock.toml reads");
+    let lesson = docs()
+        .into_iter()
+        .find(|(n, _)| n == "lesson.md")
+        .unwrap()
+        .1;
+    let headings: BTreeSet<String> = lesson
+        .all_blocks()
+        .into_iter()
+        .filter_map(|b| match b {
+            Block::Heading { id, .. } => Some(id.clone()),
+            _ => None,
+        })
+        .collect();
+    let mut links: Vec<(String, &str)> = Vec::new();
+    links.extend(m.rubric.iter().map(|r| (r.id.clone(), r.train.as_str())));
+    links.extend(m.prompts.iter().map(|p| (p.id.clone(), p.train.as_str())));
+    for c in &m.curveballs {
+        links.push((c.id.clone(), c.train.as_str()));
+        links.push((c.id.clone(), c.lab.as_str()));
+    }
+    let mut problems = Vec::new();
+    for (id, to) in links {
+        let to = to.strip_prefix('/').unwrap_or(to);
+        if let Err(e) = link_resolves(to) {
+            problems.push(format!("{id}: {to}: {e}"));
+        }
+        if let Some(frag) = to.strip_prefix("lesson#") {
+            if !headings.contains(frag) {
+                problems.push(format!("{id}: the lesson has no section #{frag}"));
+            }
+        }
+    }
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+}

@@ -12,7 +12,7 @@ let app;
 before(async () => { app = await start({ base: "/trainer/" }); });
 after(async () => { await app?.close(); });
 
-const KEY = "serving-trainer.progress.v1";
+const KEY = "serving-trainer.progress";
 
 test("every live figure renders a number and links to a step the calculator shows", async () => {
   const page = await app.page();

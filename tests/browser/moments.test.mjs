@@ -10,7 +10,7 @@ let app;
 before(async () => { app = await start({ base: "/trainer/" }); });
 after(async () => { await app?.close(); });
 
-const KEY = "serving-trainer.progress.v1";
+const KEY = "serving-trainer.progress";
 const MOMENTS = ["routing", "autoscaler", "rag", "self-host", "long-prompts", "ttft-gap"];
 
 test("the list shows every moment and opens each", async () => {

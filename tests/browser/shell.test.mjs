@@ -89,7 +89,7 @@ test("unreadable stored progress gets a message and the app keeps working", asyn
   // Both visits count: the lesson's card and the calculator's say so.
   assert.equal(await page.textContent('[data-testid="status-lesson"]'), "Started");
   assert.equal(await page.textContent('[data-testid="status-size"]'), "Started");
-  const stored = await page.evaluate(() => JSON.parse(localStorage.getItem("serving-trainer.progress.v1")));
+  const stored = await page.evaluate(() => JSON.parse(localStorage.getItem("serving-trainer.progress")));
   assert.deepEqual(stored.done, ["lesson", "size"]);
   assert.deepEqual(page.problems, []);
   await page.context().close();

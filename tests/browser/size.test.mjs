@@ -110,7 +110,7 @@ test("the right arrow reveals steps one by one, but not while typing in a field"
   await page.click('[data-testid="show-all"]');
   await page.waitForSelector('[data-testid="verdict"]');
   assert.equal(query(page).get("reveal"), "all");
-  const progress = await page.evaluate(() => JSON.parse(localStorage.getItem("serving-trainer.progress.v1")));
+  const progress = await page.evaluate(() => JSON.parse(localStorage.getItem("serving-trainer.progress")));
   assert.ok(progress.done.includes("size/fleet"), "reaching the last step marks the question done");
   await page.click('[data-testid="start-over"]');
   assert.equal(await page.locator(".steps > li").count(), 0);
@@ -257,8 +257,10 @@ test("a drill is graded, shows its worked steps and goes to progress", async () 
   await page.waitForSelector('[data-testid="drill-worked"]');
   const correct = await page.getAttribute('[data-testid="drill-result"]', "data-correct");
   assert.ok(await page.isVisible(`[data-testid="drill-step-${target}"]`));
-  const progress = await page.evaluate(() => JSON.parse(localStorage.getItem("serving-trainer.progress.v1")));
-  assert.deepEqual(progress.drills.at(-1), { question: "fleet", step: target, correct: correct === "true" });
+  const progress = await page.evaluate(() => JSON.parse(localStorage.getItem("serving-trainer.progress")));
+  const last = progress.drills.at(-1);
+  assert.deepEqual({ question: last.question, step: last.step, correct: last.correct }, { question: "fleet", step: target, correct: correct === "true" });
+  assert.equal(typeof last.day, "number");
   // Loading the drill's inputs puts them in the calculator.
   await page.click('[data-testid="drill-load"]');
   await page.waitForFunction(() => new URL(location.href).search.length > 1);

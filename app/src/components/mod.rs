@@ -5,26 +5,34 @@
 mod card;
 mod chart;
 mod choice_field;
+mod countdown;
 mod estimate_box;
 mod field_error;
 mod inline_figure;
 mod link;
 mod live_figure;
 mod narration;
+mod notes_box;
 mod number_field;
 mod param_field;
+mod path_link;
 mod request_path;
 mod step_player;
 
 pub use card::Card;
 pub use chart::{Chart, ChartData, Format, Line};
 pub use choice_field::ChoiceField;
+#[cfg(feature = "test-exports")]
+pub use countdown::set_speed as set_clock_speed;
+pub use countdown::Countdown;
 pub use estimate_box::{Compared, EstimateBox, SimFigure};
 pub use inline_figure::InlineFigure;
 pub use link::Link;
 pub use live_figure::LiveFigure;
 pub use narration::Narration;
+pub use notes_box::NotesBox;
 pub use number_field::NumberField;
 pub use param_field::{ParamField, ParamKind};
+pub use path_link::PathLink;
 pub use request_path::RequestPath;
 pub use step_player::{PlayerStep, StepPlayer};

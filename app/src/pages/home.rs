@@ -58,7 +58,7 @@ pub fn Home() -> impl IntoView {
         (Section::BuildUps, "buildups", "Build-ups", "Step through one chat in a replica and one request through the fleet, every frame taken from a running simulation.", true),
         (Section::Moments, "moments", "Interview moments", "Pick an approach to a hard follow-up question and see how it holds up, with figures from the simulator.", true),
         (Section::Lab, "lab", "Lab", "Every knob of the fleet simulator with live plots: change anything, compare two runs, share the link.", true),
-        (Section::Mock, "mock", "Mock interview", "Practise the whole question against the clock, or run it as the interviewer with the rubric at hand.", false),
+        (Section::Mock, "mock", "Mock interview", "Practise the whole question against the clock, or run it as the interviewer with the rubric at hand.", true),
     ];
     let cards = parts
         .into_iter()
@@ -87,16 +87,6 @@ pub fn Home() -> impl IntoView {
             }
         })
         .collect_view();
-    let progress_count = move || store.progress.with(|p| p.done.len());
-    let drills = move || {
-        store.progress.with(|p| {
-            (
-                p.drills.iter().filter(|d| d.correct).count(),
-                p.drills.len(),
-            )
-        })
-    };
-
     view! {
         <section class="hero" data-testid="page-home">
             <p class="eyebrow">"System design, in depth"</p>
@@ -117,23 +107,12 @@ pub fn Home() -> impl IntoView {
             <p class="muted">"Llama 3.1 8B in BF16 on one H100 SXM, at 50 % of peak FLOP/s and 75 % of HBM bandwidth."</p>
             <div class="figures">{figures}</div>
         </section>
+        <super::home_progress::DueToday/>
         <section aria-labelledby="start">
             <h2 id="start">"Where to start"</h2>
             <ol class="cards">{cards}</ol>
         </section>
-        <section aria-labelledby="progress" class="progress-panel">
-            <h2 id="progress">"Your progress"</h2>
-            <p data-testid="progress-summary">
-                {move || {
-                    let (right, tried) = drills();
-                    match progress_count() {
-                        0 if tried == 0 => "Nothing yet: pick a part above. Progress is kept in this browser only.".to_string(),
-                        n => format!("{n} part{} started, {right} of {tried} drills answered within the band.", if n == 1 { "" } else { "s" }),
-                    }
-                }}
-            </p>
-            <button class="link-button" data-testid="progress-reset" on:click=move |_| store.reset()>"Reset progress"</button>
-        </section>
+        <super::home_progress::ProgressPanel/>
     }
 }
 

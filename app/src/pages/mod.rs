@@ -2,11 +2,12 @@
 
 mod buildups;
 mod home;
+mod home_progress;
 mod lab;
 mod lesson;
+mod mock;
 mod moments;
 mod not_found;
-pub mod planned;
 mod simulator;
 mod size;
 
@@ -26,6 +27,7 @@ pub fn render(route: Route) -> AnyView {
         Route::BuildUp(id) => view! { <buildups::BuildUpPage id=id/> }.into_any(),
         Route::Moments => view! { <moments::MomentsIndex/> }.into_any(),
         Route::Moment(id) => view! { <moments::MomentPage id=id/> }.into_any(),
-        other => planned::page(other.section()).into_any(),
+        Route::Mock => view! { <mock::MockPage/> }.into_any(),
+        Route::MockReport => view! { <mock::MockReport/> }.into_any(),
     }
 }

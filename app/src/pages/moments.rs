@@ -160,6 +160,7 @@ pub fn MomentPage(id: String) -> impl IntoView {
             option: choice,
             grade: grade.to_string(),
             estimate: estimate.get_untracked(),
+            day: None,
         });
         start_runs();
     };
@@ -435,7 +436,8 @@ fn bar_chart(m: &Moment, r: &Runs, key: usize) -> impl IntoView {
     }
 }
 
-fn show(unit: &str, v: f64) -> String {
+/// A moment's figure in its unit (the mock's curveballs show the same figures).
+pub(super) fn show(unit: &str, v: f64) -> String {
     match unit {
         "s" => duration(v, 3),
         "fraction" => percent(v),

@@ -1,0 +1,191 @@
+//! The home page's progress panel: what is due today in the spaced-repetition schedule (with
+//! a link straight to the first item), progress across every section, and the learner's own
+//! copy of it: export to a JSON file, import one, reset with confirmation.
+
+use crate::components::PathLink;
+use crate::progress::{today, use_progress};
+use leptos::prelude::*;
+use trainer_core::sizing::{derive, Inputs, Question};
+use trainer_core::study::{date, Item};
+use wasm_bindgen::JsCast;
+
+/// What the learner reads for a scheduled item.
+fn label(item: &Item) -> String {
+    match item {
+        Item::Drill { question, step } => {
+            let Some(q) = Question::from_id(question) else {
+                return format!("Drill: {question}, {step}");
+            };
+            let step_label = derive(q, &Inputs::defaults(q))
+                .ok()
+                .and_then(|d| d.step(step).map(|s| s.label.to_string()))
+                .unwrap_or_else(|| step.clone());
+            format!("Drill: {}, {}", q.title(), step_label.to_lowercase())
+        }
+        Item::Moment(id) => match trainer_core::moments::moment(id) {
+            Ok(m) => format!("Interview moment: {}", m.title),
+            Err(_) => format!("Interview moment: {id}"),
+        },
+        Item::Curveball(id) => match trainer_core::mock::mock()
+            .ok()
+            .and_then(|m| m.curveball(id).map(|c| c.title.clone()))
+        {
+            Some(t) => format!("Mock curveball: {t}"),
+            None => format!("Mock curveball: {id}"),
+        },
+    }
+}
+
+/// A key as a `data-testid` suffix (`drill:fleet/replicas` to `drill-fleet-replicas`).
+fn key_id(key: &str) -> String {
+    key.replace([':', '/'], "-")
+}
+
+/// What is due today, first item first.
+#[component]
+pub fn DueToday() -> impl IntoView {
+    let store = use_progress();
+    let day = today();
+    let due = move || store.progress.with(|p| p.due(day));
+    let next = move || store.progress.with(|p| p.next_due_after(day));
+    view! {
+        <section aria-labelledby="due-h" class="due-panel" data-testid="due-today">
+            <h2 id="due-h">"Due today"</h2>
+            {move || {
+                let items = due();
+                if items.is_empty() {
+                    let later = next().map_or(
+                        "Nothing is due. Drills, interview moments and mock curveballs you answer come back here: what you miss the same day, what you get right after a few days, then longer.".to_string(),
+                        |d| format!("Nothing is due today; the next review is on {}.", date(d)),
+                    );
+                    return view! { <p data-testid="due-none">{later}</p> }.into_any();
+                }
+                let first = items[0].item.path();
+                let count = items.len();
+                let list = items
+                    .into_iter()
+                    .map(|i| {
+                        let when = match (i.overdue, i.card.lapses) {
+                            (0, 0) => "due today".to_string(),
+                            (0, _) => "missed last time".to_string(),
+                            (n, _) => format!("{n} day{} overdue", if n == 1 { "" } else { "s" }),
+                        };
+                        view! {
+                            <li data-testid=format!("due-{}", key_id(&i.key)) data-box=i.card.box_.to_string()>
+                                <PathLink to=i.item.path()>{label(&i.item)}</PathLink>
+                                <span class="muted">{format!(" · box {} · {when}", i.card.box_)}</span>
+                            </li>
+                        }
+                    })
+                    .collect_view();
+                view! {
+                    <p data-testid="due-count" data-value=count.to_string()>
+                        {format!("{count} item{} to practise today.", if count == 1 { "" } else { "s" })}
+                    </p>
+                    <ol class="due-list">{list}</ol>
+                    <p><PathLink to=first testid="due-start">"Start with the first"</PathLink></p>
+                }
+                .into_any()
+            }}
+        </section>
+    }
+}
+
+/// Progress across every section, and the learner's copy of it.
+#[component]
+pub fn ProgressPanel() -> impl IntoView {
+    let store = use_progress();
+    let confirming = RwSignal::new(false);
+    let message: RwSignal<Option<(bool, String)>> = RwSignal::new(None);
+    let summary = move || {
+        store.progress.with(|p| {
+            let right = p.drills.iter().filter(|d| d.correct).count();
+            let strong = p.moments.iter().filter(|m| m.grade == "strong").count();
+            format!(
+                "{} part{} started; {right} of {} drills within the band; {strong} of {} moment answers strong; {} mock interview{} finished; {} item{} in the review schedule.",
+                p.done.len(),
+                if p.done.len() == 1 { "" } else { "s" },
+                p.drills.len(),
+                p.moments.len(),
+                p.mocks.len(),
+                if p.mocks.len() == 1 { "" } else { "s" },
+                p.schedule.len(),
+                if p.schedule.len() == 1 { "" } else { "s" },
+            )
+        })
+    };
+    let empty = move || {
+        store.progress.with(|p| {
+            p.done.is_empty() && p.drills.is_empty() && p.moments.is_empty() && p.mocks.is_empty()
+        })
+    };
+    let export = move |_| {
+        message.set(match store.export() {
+            Ok(()) => Some((
+                true,
+                "Progress saved as serving-trainer-progress.json.".into(),
+            )),
+            Err(e) => Some((false, e)),
+        })
+    };
+    let import = move |ev: leptos::ev::Event| {
+        let Some(input) = ev
+            .target()
+            .and_then(|t| t.dyn_into::<web_sys::HtmlInputElement>().ok())
+        else {
+            return;
+        };
+        let Some(file) = input.files().and_then(|f| f.get(0)) else {
+            return;
+        };
+        input.set_value("");
+        leptos::task::spawn_local(async move {
+            let text = wasm_bindgen_futures::JsFuture::from(file.text())
+                .await
+                .ok()
+                .and_then(|v| v.as_string());
+            let result = match text {
+                Some(t) => store
+                    .import(&t)
+                    .map(|()| "Progress imported from the file.".to_string()),
+                None => Err("The file could not be read.".to_string()),
+            };
+            let _ = message.try_set(Some(match result {
+                Ok(m) => (true, m),
+                Err(e) => (false, e),
+            }));
+        });
+    };
+    view! {
+        <section aria-labelledby="progress" class="progress-panel">
+            <h2 id="progress">"Your progress"</h2>
+            <p data-testid="progress-summary">
+                {move || if empty() {
+                    "Nothing yet: pick a part above. Progress is kept in this browser only; export it to keep a copy.".to_string()
+                } else {
+                    summary()
+                }}
+            </p>
+            <div class="progress-actions">
+                <button class="button" type="button" data-testid="progress-export" on:click=export>"Export progress"</button>
+                <input id="progress-import" class="visually-hidden-file" type="file" accept="application/json,.json"
+                    data-testid="progress-import" on:change=import/>
+                <label class="button" for="progress-import">"Import progress"</label>
+                <button class="button" type="button" data-testid="progress-reset"
+                    aria-expanded=move || confirming.get().to_string()
+                    on:click=move |_| confirming.set(true)>"Reset progress"</button>
+            </div>
+            {move || message.get().map(|(ok, m)| view! {
+                <p class=if ok { "notice" } else { "field-error" } role="status" data-testid="progress-message" data-ok=ok.to_string()>{m}</p>
+            })}
+            <Show when=move || confirming.get()>
+                <div class="confirm" role="alertdialog" aria-labelledby="reset-q" data-testid="reset-confirm">
+                    <p id="reset-q">"Forget every step seen, drill, moment, mock and review in this browser? Export first to keep a copy."</p>
+                    <button class="button danger" type="button" data-testid="reset-yes"
+                        on:click=move |_| { store.reset(); confirming.set(false); message.set(Some((true, "Progress reset.".into()))); }>"Yes, forget it"</button>
+                    <button class="button" type="button" data-testid="reset-no" on:click=move |_| confirming.set(false)>"Keep it"</button>
+                </div>
+            </Show>
+        </section>
+    }
+}

@@ -1,0 +1,118 @@
+//! `/mock/report`: the last finished mock interview as a report that prints on A4 (see
+//! `style/mock.css`): the session, each rubric line with the self-assessment, the evidence
+//! and where to train it, the curveball's graded answer and what to study next.
+
+use super::assess::{evidence, study_next};
+use crate::components::{Link, PathLink};
+use crate::progress::use_progress;
+use crate::route::Route;
+use leptos::prelude::*;
+use trainer_core::format::duration;
+use trainer_core::mock::mock;
+use trainer_core::study::date;
+
+#[component]
+pub fn MockReport() -> impl IntoView {
+    let store = use_progress();
+    let last = store.progress.with_untracked(|p| p.mocks.last().cloned());
+    let (Some(r), Ok(m)) = (last, mock()) else {
+        return view! {
+            <section class="narrow" data-testid="page-mock-report">
+                <h1>"Mock interview report"</h1>
+                <p data-testid="report-empty">"No mock interview has been finished in this browser yet. "
+                    <Link to=Route::Mock testid="report-start">"Start one."</Link></p>
+            </section>
+        }
+        .into_any();
+    };
+    let session = format!(
+        "{} · {}{}{}",
+        date(r.day),
+        if r.mode == "mock" {
+            "against the clock"
+        } else {
+            "practice"
+        },
+        if r.interviewer {
+            " · with an interviewer"
+        } else {
+            ""
+        },
+        if r.limit_s > 0.0 {
+            format!(
+                " · {} of {} used",
+                duration(r.used_s.max(0.0), 2),
+                duration(r.limit_s, 2)
+            )
+        } else {
+            String::new()
+        }
+    );
+    let rows = m
+        .rubric
+        .iter()
+        .map(|line| {
+            let mark = r
+                .assessment
+                .get(&line.id)
+                .cloned()
+                .unwrap_or_else(|| "not assessed".into());
+            let ev = evidence(&m, &line.id, &r.notes, r.pushback.as_ref());
+            let ev = if ev.is_empty() {
+                view! { <span class="muted">"Nothing noted."</span> }.into_any()
+            } else {
+                ev.into_iter()
+                    .map(|(k, v)| view! { <p><strong>{k}": "</strong>{v}</p> })
+                    .collect_view()
+                    .into_any()
+            };
+            let shown = mark.clone();
+            view! {
+                <tr data-testid=format!("report-line-{}", line.id) data-mark=mark>
+                    <th scope="row">{line.text.clone()}</th>
+                    <td>{shown}</td>
+                    <td>{ev}</td>
+                    <td><PathLink to=line.train.clone()>"Train"</PathLink></td>
+                </tr>
+            }
+        })
+        .collect_view();
+    let next = study_next(&m, &r.assessment)
+        .into_iter()
+        .map(|(line, why)| view! { <li>{line.text.clone()}<span class="muted">{format!(" ({why})")}</span></li> })
+        .collect_view();
+    let pushback = r.pushback.clone().map(|p| {
+        let title = m
+            .curveball(&p.curveball)
+            .map_or(p.curveball.clone(), |c| c.title.clone());
+        view! {
+            <p data-testid="report-pushback" data-grade=p.grade.clone()>
+                <strong>{format!("{title}: {}. ", super::curveball::grade_word(&p.grade))}</strong>{p.summary}
+            </p>
+        }
+        .into_any()
+    });
+    let print = move |_| {
+        if let Some(w) = web_sys::window() {
+            let _ = w.print();
+        }
+    };
+    view! {
+        <section class="mock-report" data-testid="page-mock-report">
+            <p class="eyebrow no-print"><Link to=Route::Mock testid="report-back">"Mock interview"</Link></p>
+            <h1>"Mock interview report"</h1>
+            <p class="muted" data-testid="report-session">{session}</p>
+            <button class="button no-print" type="button" data-testid="report-print" on:click=print>"Print the report"</button>
+            <h2>"Against the rubric"</h2>
+            <table class="report-table">
+                <thead><tr><th scope="col">"Rubric line"</th><th scope="col">"Self-assessed"</th><th scope="col">"Evidence"</th><th scope="col">"Where"</th></tr></thead>
+                <tbody>{rows}</tbody>
+            </table>
+            <h2>"The curveball"</h2>
+            {pushback.unwrap_or_else(|| view! { <p data-testid="report-pushback" data-grade="none">"No answer was run."</p> }.into_any())}
+            <h2>"What to study next"</h2>
+            <ol data-testid="report-next">{next}</ol>
+        </section>
+    }
+    .into_any()
+}

@@ -1,0 +1,545 @@
+//! The mock interview (`content/mock.toml`): the interviewer's sequence of prompts, the rubric,
+//! the curveballs, and the grading of a curveball's answer by a simulator run.
+//!
+//! A curveball is one of two kinds. A `replicas` curveball changes the fleet question's load
+//! (the rate times `rate_factor`) and takes `spare` replicas away; the candidate answers a
+//! replica count, which runs through [`crate::sizing::fleet_config`] at the new rate with the
+//! spares gone, and is graded by [`grade_replicas`]: weak if the SLO does not hold, strong if
+//! it holds at no more replicas than the derivation gives, acceptable if it holds but costs
+//! more. A `moment` curveball is an interview moment's options: every option runs, and the
+//! chosen one is graded by [`grade_option`]: weak if it misses the moment's SLO or ranks last
+//! on the moment's key figure, strong if it ranks first, acceptable in between.
+
+use crate::error::ConfigError;
+use crate::fleet::FleetConfig;
+use crate::format::{duration, int, money, sig};
+use crate::moments::{Grade, Moment, OptionOutcome};
+use crate::sizing::{derive, fleet_config, Inputs, Question, SimCheck, SimCheckConfig};
+use serde::Deserialize;
+use std::collections::BTreeMap;
+
+/// The shipped mock interview.
+pub const BUILTIN: &str = include_str!("../../content/mock.toml");
+
+/// How long a curveball's check simulates, seconds of traffic (the browser runs it in slices).
+pub const CHECK: SimCheckConfig = SimCheckConfig {
+    duration_s: 40.0,
+    ..SimCheckConfig::DEFAULT
+};
+
+#[derive(Clone, Debug, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Mock {
+    /// The clock's default length, minutes.
+    pub minutes: u32,
+    /// What the setup page says first.
+    pub intro: String,
+    pub rubric: Vec<RubricLine>,
+    #[serde(rename = "prompt")]
+    pub prompts: Vec<Prompt>,
+    #[serde(rename = "curveball")]
+    pub curveballs: Vec<Curveball>,
+    pub verdicts: BTreeMap<String, String>,
+}
+
+/// One line of the rubric the candidate assesses themselves against.
+#[derive(Clone, Debug, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RubricLine {
+    pub id: String,
+    /// `hire` or `strong`.
+    pub level: String,
+    pub text: String,
+    /// The app path that trains it.
+    pub train: String,
+}
+
+/// One step of the interviewer's sequence.
+#[derive(Clone, Debug, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Prompt {
+    pub id: String,
+    pub stage: String,
+    /// The interviewer's words.
+    pub ask: String,
+    /// Shown in practice mode.
+    pub hint: String,
+    /// The points a strong answer makes (interviewer mode shows them).
+    pub expect: Vec<String>,
+    /// Rubric lines this prompt gives evidence for.
+    pub rubric: Vec<String>,
+    pub train: String,
+}
+
+#[derive(Clone, Debug, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Curveball {
+    pub id: String,
+    pub title: String,
+    pub ask: String,
+    pub hint: String,
+    /// `replicas` or `moment`.
+    pub kind: String,
+    #[serde(default)]
+    pub rate_factor: Option<f64>,
+    #[serde(default)]
+    pub spare: Option<u32>,
+    /// For a `moment` curveball: the moment whose options are the answers.
+    #[serde(default)]
+    pub moment: Option<String>,
+    pub train: String,
+    /// The lab, set up for this curveball.
+    pub lab: String,
+}
+
+/// A graded answer to a curveball.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Pushback {
+    pub grade: Grade,
+    /// Whether the SLO held in the run.
+    pub holds: bool,
+    /// The interviewer's sentence, with the run's figures.
+    pub summary: String,
+}
+
+/// The shipped mock interview, checked.
+pub fn mock() -> Result<Mock, ConfigError> {
+    parse(BUILTIN)
+}
+
+/// Reads a mock file and checks it hangs together.
+pub fn parse(text: &str) -> Result<Mock, ConfigError> {
+    let m: Mock =
+        toml::from_str(text).map_err(|e| ConfigError::new("mock", e.message().to_string()))?;
+    m.check()?;
+    Ok(m)
+}
+
+impl Mock {
+    fn check(&self) -> Result<(), ConfigError> {
+        let err = |field: &str, msg: String| Err(ConfigError::new(format!("mock {field}"), msg));
+        if !(1..=180).contains(&self.minutes) {
+            return err("minutes", format!("must be 1 to 180, got {}", self.minutes));
+        }
+        if self.intro.trim().is_empty() {
+            return err("intro", "is empty".into());
+        }
+        for r in &self.rubric {
+            if !matches!(r.level.as_str(), "hire" | "strong") {
+                return err(
+                    &r.id,
+                    format!("level must be hire or strong, got {}", r.level),
+                );
+            }
+        }
+        for p in &self.prompts {
+            if let Some(bad) = p.rubric.iter().find(|r| self.line(r).is_none()) {
+                return err(&p.id, format!("names no rubric line called {bad}"));
+            }
+            if p.expect.is_empty() {
+                return err(&p.id, "lists no expected points".into());
+            }
+        }
+        for c in &self.curveballs {
+            match c.kind.as_str() {
+                "replicas" => {
+                    if !c.rate_factor.is_some_and(|f| f > 0.0 && f <= 10.0) || c.spare.is_none() {
+                        return err(
+                            &c.id,
+                            "a replicas curveball needs rate_factor (0 to 10) and spare".into(),
+                        );
+                    }
+                }
+                "moment" => {
+                    let Some(id) = &c.moment else {
+                        return err(&c.id, "a moment curveball needs moment".into());
+                    };
+                    crate::moments::moment(id)?;
+                }
+                k => return err(&c.id, format!("kind must be replicas or moment, got {k}")),
+            }
+        }
+        for key in VERDICTS {
+            if !self.verdicts.contains_key(key) {
+                return err("verdicts", format!("has no {key}"));
+            }
+        }
+        Ok(())
+    }
+
+    pub fn line(&self, id: &str) -> Option<&RubricLine> {
+        self.rubric.iter().find(|r| r.id == id)
+    }
+
+    pub fn curveball(&self, id: &str) -> Option<&Curveball> {
+        self.curveballs.iter().find(|c| c.id == id)
+    }
+
+    /// The prompts that give evidence for rubric line `id`.
+    pub fn prompts_for(&self, id: &str) -> Vec<&Prompt> {
+        self.prompts
+            .iter()
+            .filter(|p| p.rubric.iter().any(|r| r == id))
+            .collect()
+    }
+
+    fn say(&self, key: &str, fill: &[(&str, String)]) -> String {
+        let mut s = self.verdicts.get(key).cloned().unwrap_or_default();
+        for (name, value) in fill {
+            s = s.replace(&format!("{{{name}}}"), value);
+        }
+        s
+    }
+}
+
+const VERDICTS: [&str; 8] = [
+    "no_replica",
+    "replicas_weak",
+    "replicas_strong",
+    "replicas_acceptable",
+    "moment_weak",
+    "moment_last",
+    "moment_strong",
+    "moment_acceptable",
+];
+
+/// The fleet question's inputs for a `replicas` curveball: `base` with the rate scaled.
+pub fn curveball_inputs(c: &Curveball, base: &Inputs) -> Result<Inputs, ConfigError> {
+    let mut inputs = base.clone();
+    let rate = base.get("rate").unwrap_or(0.0) * c.rate_factor.unwrap_or(1.0);
+    inputs.set(Question::Fleet, "rate", rate)?;
+    Ok(inputs)
+}
+
+/// The replicas the derivation gives for a `replicas` curveball, spares included.
+pub fn reference_replicas(c: &Curveball, base: &Inputs) -> Result<u32, ConfigError> {
+    let inputs = curveball_inputs(c, base)?;
+    let d = derive(Question::Fleet, &inputs).map_err(|mut e| e.remove(0))?;
+    let n = d
+        .answer()
+        .map(|s| s.value)
+        .ok_or_else(|| ConfigError::new("replicas", "the derivation gave no answer"))?;
+    Ok(n.ceil() as u32 + c.spare.unwrap_or(0))
+}
+
+/// The fleet that runs an answer of `answer` replicas to a `replicas` curveball: the scaled
+/// load on the replicas left once the spares are gone (None when none is left).
+pub fn replicas_fleet(
+    c: &Curveball,
+    base: &Inputs,
+    answer: u32,
+) -> Result<Option<FleetConfig>, ConfigError> {
+    let serving = answer.saturating_sub(c.spare.unwrap_or(0));
+    if serving == 0 {
+        return Ok(None);
+    }
+    fleet_config(&curveball_inputs(c, base)?, serving, &CHECK).map(Some)
+}
+
+/// Grades an answer of `answer` replicas by the run of [`replicas_fleet`] (`check`: None when
+/// no replica was left to run).
+pub fn grade_replicas(
+    m: &Mock,
+    c: &Curveball,
+    base: &Inputs,
+    answer: u32,
+    check: Option<&SimCheck>,
+) -> Result<Pushback, ConfigError> {
+    let spare = c.spare.unwrap_or(0);
+    let Some(check) = check else {
+        return Ok(Pushback {
+            grade: Grade::Weak,
+            holds: false,
+            summary: m.say(
+                "no_replica",
+                &[("answer", int(answer as f64)), ("spare", int(spare as f64))],
+            ),
+        });
+    };
+    let inputs = curveball_inputs(c, base)?;
+    let price = inputs.get("price").unwrap_or(0.0);
+    let reference = reference_replicas(c, base)?;
+    let holds = check.passes();
+    let grade = if !holds {
+        Grade::Weak
+    } else if answer <= reference {
+        Grade::Strong
+    } else {
+        Grade::Acceptable
+    };
+    let key = match grade {
+        Grade::Weak => "replicas_weak",
+        Grade::Strong => "replicas_strong",
+        Grade::Acceptable => "replicas_acceptable",
+    };
+    let fill = [
+        ("answer", int(answer as f64)),
+        ("serving", int(check.replicas as f64)),
+        (
+            "rate",
+            format!("{} req/s", sig(inputs.get("rate").unwrap_or(0.0), 3)),
+        ),
+        ("ttft", duration(check.ttft_p99_s, 3)),
+        ("tpot", duration(check.tpot_p99_s, 3)),
+        ("ttft_target", duration(check.ttft_target_s, 3)),
+        ("tpot_target", duration(check.tpot_target_s, 3)),
+        ("lost", int((check.timed_out + check.rejected) as f64)),
+        ("reference", int(reference as f64)),
+        ("cost", money(answer as f64 * price)),
+        ("reference_cost", money(reference as f64 * price)),
+    ];
+    Ok(Pushback {
+        grade,
+        holds,
+        summary: m.say(key, &fill),
+    })
+}
+
+/// Grades option `chosen` of a `moment` curveball from every option's outcome (`shown`
+/// formats a figure of the moment by its index).
+pub fn grade_option(
+    m: &Mock,
+    moment: &Moment,
+    outcomes: &[OptionOutcome],
+    chosen: usize,
+    shown: impl Fn(usize, Option<f64>) -> String,
+) -> Pushback {
+    let ranking = moment.ranking(outcomes);
+    let outcome = &outcomes[chosen];
+    let holds = moment.holds_slo(outcome);
+    let last = ranking.len() > 1 && ranking.last() == Some(&chosen);
+    let grade = if !holds || last {
+        Grade::Weak
+    } else if ranking.first() == Some(&chosen) {
+        Grade::Strong
+    } else {
+        Grade::Acceptable
+    };
+    let key_i = moment.figure_index(&moment.key).unwrap_or(0);
+    let label = |i: usize| {
+        moment
+            .figures
+            .get(i)
+            .map_or(String::new(), |f| f.label.clone())
+    };
+    let best = ranking
+        .first()
+        .map(|b| shown(key_i, outcomes[*b].figures.get(key_i).copied().flatten()))
+        .unwrap_or_default();
+    let (slo_label, slo, slo_max) = match &moment.slo {
+        Some(s) => {
+            let i = moment.figure_index(&s.figure).unwrap_or(0);
+            (
+                label(i),
+                shown(i, outcome.figures.get(i).copied().flatten()),
+                shown(i, Some(s.max)),
+            )
+        }
+        None => Default::default(),
+    };
+    let key = match grade {
+        Grade::Weak if holds => "moment_last",
+        Grade::Weak => "moment_weak",
+        Grade::Strong => "moment_strong",
+        Grade::Acceptable => "moment_acceptable",
+    };
+    let fill = [
+        (
+            "option",
+            moment
+                .options
+                .get(chosen)
+                .map_or(String::new(), |o| o.label.trim_end_matches('.').to_string()),
+        ),
+        ("key_label", label(key_i)),
+        (
+            "key",
+            shown(key_i, outcome.figures.get(key_i).copied().flatten()),
+        ),
+        ("best", best),
+        ("slo_label", slo_label),
+        ("slo", slo),
+        ("slo_max", slo_max),
+    ];
+    Pushback {
+        grade,
+        holds,
+        summary: m.say(key, &fill),
+    }
+}
+
+/// The grade's id, as progress stores it.
+pub fn grade_id(g: Grade) -> &'static str {
+    match g {
+        Grade::Weak => "weak",
+        Grade::Acceptable => "acceptable",
+        Grade::Strong => "strong",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::fleet::FleetSim;
+
+    fn run(fleet: &FleetConfig) -> SimCheck {
+        let mut sim = FleetSim::new(fleet.clone()).expect("sim");
+        sim.run();
+        SimCheck::from_report(fleet, &sim.report())
+    }
+
+    /// Runs an answer to a replicas curveball and grades it.
+    fn answer(id: &str, n: u32) -> Pushback {
+        let m = mock().expect("mock");
+        let c = m.curveball(id).expect(id).clone();
+        let base = Inputs::defaults(Question::Fleet);
+        let check = replicas_fleet(&c, &base, n)
+            .expect("fleet")
+            .map(|f| run(&f));
+        grade_replicas(&m, &c, &base, n, check.as_ref()).expect("grade")
+    }
+
+    #[test]
+    fn the_shipped_mock_reads_and_every_curveball_is_set_up() {
+        let m = mock().expect("mock");
+        assert_eq!(m.minutes, 45);
+        let ids: Vec<&str> = m.prompts.iter().map(|p| p.id.as_str()).collect();
+        assert_eq!(
+            ids,
+            ["opening", "clarify", "sizing", "path", "clocks", "probes"]
+        );
+        // Every rubric line has a prompt or the curveball that gives evidence for it.
+        for r in &m.rubric {
+            assert!(
+                r.id == "pushback" || !m.prompts_for(&r.id).is_empty(),
+                "{}",
+                r.id
+            );
+        }
+        let base = Inputs::defaults(Question::Fleet);
+        let triple = m.curveball("traffic-triples").unwrap();
+        // Three times the seed's replica-seconds per second at the same ceiling.
+        assert_eq!(reference_replicas(triple, &base).unwrap(), 23);
+        let fails = m.curveball("replica-fails").unwrap();
+        assert_eq!(reference_replicas(fails, &base).unwrap(), 9);
+    }
+
+    #[test]
+    fn a_file_that_does_not_hang_together_is_refused() {
+        let good = BUILTIN.to_string();
+        for (from, to) in [
+            ("minutes = 45", "minutes = 0"),
+            ("rubric = [\"load-tokens\"]", "rubric = [\"nowhere\"]"),
+            (
+                "kind = \"moment\"\nmoment = \"autoscaler\"",
+                "kind = \"moment\"\nmoment = \"nope\"",
+            ),
+            (
+                "kind = \"replicas\"\nrate_factor = 3.0",
+                "kind = \"dice\"\nrate_factor = 3.0",
+            ),
+            ("no_replica =", "no_replicas ="),
+        ] {
+            assert!(good.contains(from), "{from}");
+            assert!(parse(&good.replacen(from, to, 1)).is_err(), "{to}");
+        }
+    }
+
+    #[test]
+    fn too_few_replicas_after_traffic_triples_miss_the_slo_and_grade_weak() {
+        // The simulated replicas batch far deeper than the estimate's 32, so the failure point
+        // sits well under the derived count; four replicas are far short of it.
+        let p = answer("traffic-triples", 4);
+        assert_eq!(p.grade, Grade::Weak, "{p:?}");
+        assert!(!p.holds);
+        assert!(
+            p.summary.contains("do not hold") && p.summary.contains("150 req/s"),
+            "{}",
+            p.summary
+        );
+    }
+
+    #[test]
+    fn the_derived_count_after_traffic_triples_holds_and_grades_strong() {
+        let p = answer("traffic-triples", 23);
+        assert_eq!(p.grade, Grade::Strong, "{p:?}");
+        assert!(p.summary.contains("$57.50"), "{}", p.summary);
+    }
+
+    #[test]
+    fn more_than_needed_holds_but_costs_more_and_grades_acceptable() {
+        let p = answer("replica-fails", 14);
+        assert_eq!(p.grade, Grade::Acceptable, "{p:?}");
+        assert!(
+            p.summary.contains("$35 an hour") && p.summary.contains("$22.50"),
+            "{}",
+            p.summary
+        );
+        // One spare on top of the seed's eight holds the load with one replica gone.
+        assert_eq!(answer("replica-fails", 9).grade, Grade::Strong);
+        // With one replica and one lost, nothing runs.
+        let none = answer("replica-fails", 1);
+        assert_eq!(none.grade, Grade::Weak);
+        assert!(none.summary.contains("nothing is left"), "{}", none.summary);
+    }
+
+    #[test]
+    fn a_moment_answer_is_graded_by_its_rank_among_the_runs() {
+        let m = mock().unwrap();
+        let moment = crate::moments::moment("autoscaler").unwrap();
+        let (ttft, hours) = (
+            moment.figure_index("server_ttft_p99").unwrap(),
+            moment.figure_index("gpu_hours").unwrap(),
+        );
+        // Four options: the first misses the SLO, the last holds it most cheaply.
+        let outcome = |t: f64, h: f64| {
+            let mut figures = vec![None; moment.figures.len()];
+            figures[ttft] = Some(t);
+            figures[hours] = Some(h);
+            OptionOutcome { figures }
+        };
+        let outcomes = vec![
+            outcome(0.9, 10.0),
+            outcome(0.4, 30.0),
+            outcome(0.45, 20.0),
+            outcome(0.3, 15.0),
+        ];
+        let shown = |_: usize, v: Option<f64>| format!("{:.2}", v.unwrap_or(0.0));
+        let g = |i| grade_option(&m, &moment, &outcomes, i, shown);
+        assert_eq!(g(0).grade, Grade::Weak);
+        assert!(
+            g(0).summary.contains("0.90") && g(0).summary.contains("0.50"),
+            "{}",
+            g(0).summary
+        );
+        assert_eq!(g(1).grade, Grade::Acceptable);
+        assert!(
+            g(1).summary.contains("30.00 against 15.00"),
+            "{}",
+            g(1).summary
+        );
+        assert_eq!(g(2).grade, Grade::Acceptable);
+        assert_eq!(g(3).grade, Grade::Strong);
+        // Without an SLO every option holds, and the last on the key figure is weak.
+        let router = crate::moments::moment("long-prompts").unwrap();
+        assert!(router.slo.is_none());
+        let p95 = router.figure_index(&router.key).unwrap();
+        let outcomes: Vec<OptionOutcome> = [2.0, 1.0, 0.5]
+            .into_iter()
+            .map(|v| {
+                let mut figures = vec![None; router.figures.len()];
+                figures[p95] = Some(v);
+                OptionOutcome { figures }
+            })
+            .collect();
+        let g = |i| grade_option(&m, &router, &outcomes, i, shown);
+        assert_eq!(g(0).grade, Grade::Weak);
+        assert!(
+            g(0).summary.contains("2.00 against 0.50"),
+            "{}",
+            g(0).summary
+        );
+        assert_eq!(g(1).grade, Grade::Acceptable);
+        assert_eq!(g(2).grade, Grade::Strong);
+    }
+}
