@@ -261,6 +261,20 @@ impl<'a> Ctx<'a> {
         }
     }
 
+    /// The decode chain every question walks the same way: bytes read per step, the step's
+    /// time, and the replica's throughput at that batch; returns the step cost, the throughput and the bytes per step.
+    fn decode_steps(&self, s: &mut Vec<Step>, batch: u32, context: u32) -> (StepCost, f64, f64) {
+        let bytes_step = self.decode_bytes_step(batch, context);
+        let bytes = bytes_step.value;
+        s.push(bytes_step);
+        let sc = self.cost.decode_step(batch, context);
+        s.push(self.decode_step_step("decode_step", "Decode step time", &sc, bytes));
+        let thr_step = self.decode_throughput_step(batch, context, sc.total_s);
+        let thr = thr_step.value;
+        s.push(thr_step);
+        (sc, thr, bytes)
+    }
+
     fn decode_throughput_step(&self, batch: u32, context: u32, step_s: f64) -> Step {
         let thr = self.cost.decode_throughput(batch, context);
         Step {
@@ -543,14 +557,7 @@ fn fleet(c: &Ctx) -> Derivation {
     let (avg_ctx, ctx) = c.avg_context_step(&mut s);
     s.push(c.weight_bytes_step());
     s.push(c.kv_per_token_step());
-    let bytes_step = c.decode_bytes_step(batch, ctx);
-    let bytes = bytes_step.value;
-    s.push(bytes_step);
-    let sc = c.cost.decode_step(batch, ctx);
-    s.push(c.decode_step_step("decode_step", "Decode step time", &sc, bytes));
-    let thr_step = c.decode_throughput_step(batch, ctx, sc.total_s);
-    let thr = thr_step.value;
-    s.push(thr_step);
+    let (sc, thr, bytes) = c.decode_steps(&mut s, batch, ctx);
     let sized = c.replica_steps(
         &mut s,
         &load,
@@ -889,14 +896,7 @@ fn gpu_hours(c: &Ctx) -> Derivation {
     let price = c.v("price");
     let tp = c.tp as f64;
     let mut s = vec![c.weight_bytes_step(), c.kv_per_token_step()];
-    let bytes_step = c.decode_bytes_step(batch, ctx);
-    let bytes = bytes_step.value;
-    s.push(bytes_step);
-    let sc = c.cost.decode_step(batch, ctx);
-    s.push(c.decode_step_step("decode_step", "Decode step time", &sc, bytes));
-    let thr_step = c.decode_throughput_step(batch, ctx, sc.total_s);
-    let thr = thr_step.value;
-    s.push(thr_step);
+    let (sc, thr, bytes) = c.decode_steps(&mut s, batch, ctx);
     let replica_s = 1e6 / thr;
     s.push(fig(
         "replica_seconds_per_million",
@@ -1022,14 +1022,7 @@ fn batch(c: &Ctx) -> Derivation {
         kv_ok,
         "A batch whose context outgrows the pool cannot run whole: the engine would preempt jobs and prefill them again.",
     ));
-    let bytes_step = c.decode_bytes_step(batch, ctx);
-    let bytes = bytes_step.value;
-    s.push(bytes_step);
-    let sc = c.cost.decode_step(batch, ctx);
-    s.push(c.decode_step_step("decode_step", "Decode step time", &sc, bytes));
-    let thr_step = c.decode_throughput_step(batch, ctx, sc.total_s);
-    let thr = thr_step.value;
-    s.push(thr_step);
+    let (sc, thr, bytes) = c.decode_steps(&mut s, batch, ctx);
     let sized = c.replica_steps(
         &mut s,
         &load,
