@@ -31,6 +31,13 @@ pub struct Segment {
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Prompt {
     pub segments: Vec<Segment>,
+    /// Its content was made for this one request ([`Prompt::fresh`]): no other prompt starts
+    /// with any of it, and it reaches an engine once. Only this request could then hit its
+    /// cached blocks, so the engine keeps them out of the shared prefix index (same answers,
+    /// less work). Wrong when set on a shared prompt, so only the generator sets it: never
+    /// read from a file nor written to one.
+    #[serde(skip)]
+    pub fresh: bool,
 }
 
 /// When requests arrive.
@@ -168,6 +175,16 @@ impl Prompt {
     pub fn unique(content: u64, len: u32) -> Prompt {
         Prompt {
             segments: vec![Segment { content, len }],
+            fresh: false,
+        }
+    }
+
+    /// [`Prompt::unique`] for content no other prompt will ever carry, submitted once (see
+    /// [`Prompt::fresh`](Prompt#structfield.fresh)).
+    pub fn fresh(content: u64, len: u32) -> Prompt {
+        Prompt {
+            fresh: true,
+            ..Prompt::unique(content, len)
         }
     }
 }
@@ -580,8 +597,9 @@ impl RequestStream {
         let user = self.draw_len(Length::Prompt);
         let output_len = self.draw_len(Length::Output);
         let Some(sc) = self.cfg.sessions.clone() else {
+            // A content id is drawn once and never resent (no sessions): fresh.
             let content = self.content_id();
-            return self.emit(t, Prompt::unique(content, user), output_len, tenant, None);
+            return self.emit(t, Prompt::fresh(content, user), output_len, tenant, None);
         };
         let session = self.next_session;
         self.next_session += 1;

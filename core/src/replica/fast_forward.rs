@@ -347,8 +347,12 @@ impl Replica {
                     let slot = self.running[self.ff.order[j] as usize];
                     let s = &mut self.seqs[slot as usize];
                     let full = s.blocks.len();
-                    if full > 0 && full <= s.hashes.len() {
-                        self.pool.cache_one(&s.blocks, &s.hashes, full - 1);
+                    if full > 0 && full <= s.hash_blocks as usize {
+                        if s.fresh {
+                            self.pool.cache_private(&s.blocks, &s.held, full - 1..full);
+                        } else {
+                            self.pool.cache_one(&s.blocks, &s.hashes, full - 1);
+                        }
                         s.num_cached = s.num_cached.max(full as u32);
                     }
                 }

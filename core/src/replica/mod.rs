@@ -309,9 +309,18 @@ struct Seq {
     /// Sampled at least once since it was last (re)admitted: now one token per step.
     in_decode: bool,
     blocks: Vec<u32>,
-    /// Chained hashes of the prompt's full blocks (computed once, when prefix caching is on).
+    /// Chained hashes of the sequence's full blocks (computed once, when prefix caching is on;
+    /// left empty for a fresh prompt, whose blocks no other request can hit).
     hashes: Vec<u64>,
     hashed: bool,
+    /// Full blocks of the sequence, prompt and reply: `hashes.len()` once hashed (and what it
+    /// would be for a fresh prompt).
+    hash_blocks: u32,
+    /// The prompt is fresh ([`Prompt::fresh`]): its blocks are cached out of the shared index.
+    fresh: bool,
+    /// A fresh prompt's blocks as it let them go when preempted, by block index (see
+    /// `BlockPool::holder_of`): the hits its next admission may find.
+    held: Vec<(u32, u32)>,
     /// Leading blocks registered in the prefix cache.
     num_cached: u32,
     preemptions: u32,
@@ -441,9 +450,11 @@ impl Replica {
         let s = &mut self.seqs[slot as usize];
         let mut blocks = std::mem::take(&mut s.blocks);
         let mut hashes = std::mem::take(&mut s.hashes);
+        let mut held = std::mem::take(&mut s.held);
         let mut times = std::mem::take(&mut s.token_times);
         blocks.clear();
         hashes.clear();
+        held.clear();
         times.clear();
         if record {
             times.reserve(req.output_len.min(1 << 16) as usize);
@@ -452,11 +463,13 @@ impl Replica {
             id: req.id,
             tenant: req.tenant,
             arrival: t,
-            prompt: req.prompt,
             prompt_len,
             output_len: req.output_len,
+            fresh: req.prompt.fresh,
+            prompt: req.prompt,
             blocks,
             hashes,
+            held,
             token_times: times,
             ..Seq::default()
         };
@@ -719,7 +732,7 @@ impl Replica {
             };
             let cached_blocks = if caching && s.running {
                 s.num_cached
-                    .max(((s.computed + lag + scheduled) / bs).min(s.hashes.len() as u32))
+                    .max(((s.computed + lag + scheduled) / bs).min(s.hash_blocks))
             } else {
                 s.num_cached
             };
@@ -920,10 +933,14 @@ impl Replica {
             return false;
         }
         if self.cfg.scheduler.enable_prefix_caching {
-            let full = bsz.full(target).min(s.hashes.len() as u32);
+            let full = bsz.full(target).min(s.hash_blocks);
             if full > s.num_cached {
                 let run = s.num_cached as usize..full as usize;
-                self.pool.cache_run(&s.blocks, &s.hashes, run);
+                if s.fresh {
+                    self.pool.cache_private(&s.blocks, &s.held, run);
+                } else {
+                    self.pool.cache_run(&s.blocks, &s.hashes, run);
+                }
                 s.num_cached = full;
             }
         }
@@ -994,13 +1011,31 @@ impl Replica {
         let caching = self.cfg.scheduler.enable_prefix_caching;
         let s = &mut self.seqs[slot as usize];
         if caching && !s.hashed {
-            sequence_block_hashes(&s.prompt, s.output_len - 1, bs, &mut s.hashes);
+            if s.fresh {
+                // As many as `sequence_block_hashes` would give: the full blocks of the prompt
+                // and the reply but its last token.
+                s.hash_blocks = (s.prompt_len + s.output_len - 1) / bs;
+            } else {
+                sequence_block_hashes(&s.prompt, s.output_len - 1, bs, &mut s.hashes);
+                s.hash_blocks = s.hashes.len() as u32;
+            }
             s.hashed = true;
         }
         let total = s.prompt_len + s.generated;
         self.scratch_blocks.clear();
         let mut free_hits = 0u32;
-        if caching {
+        if caching && s.fresh {
+            // Only its own blocks, left when it was preempted, can hold its content: the
+            // leading ones still holding it are the hit, as a lookup by hash would find.
+            let max_hit = ((total - 1) / bs) as usize;
+            for &e in s.held.iter().take(max_hit) {
+                if !self.pool.holds(e) {
+                    break;
+                }
+                free_hits += self.pool.is_free(e.0) as u32;
+                self.scratch_blocks.push(e.0);
+            }
+        } else if caching {
             // vLLM caps a hit at num_tokens - 1: the last token is always computed.
             let max_hit = ((total - 1) / bs) as usize;
             let mut prev = None;
@@ -1056,6 +1091,20 @@ impl Replica {
     fn preempt(&mut self, slot: u32, t: f64, events: &mut Vec<ReplicaEvent>) {
         let s = &mut self.seqs[slot as usize];
         self.pool.release_table(&s.blocks);
+        if s.fresh && self.cfg.scheduler.enable_prefix_caching {
+            // Remember which block holds each of its blocks' content now: the one just let
+            // go, else one left from an earlier preemption that still holds it.
+            let n = s.blocks.len().max(s.held.len());
+            for k in 0..n {
+                let now = s.blocks.get(k).and_then(|&b| self.pool.holder_of(b));
+                let before = s.held.get(k).copied().filter(|&e| self.pool.holds(e));
+                let e = now.or(before).unwrap_or((u32::MAX, 0));
+                match s.held.get_mut(k) {
+                    Some(h) => *h = e,
+                    None => s.held.push(e),
+                }
+            }
+        }
         s.blocks.clear();
         s.num_cached = 0;
         // The tokens to recompute return to the prefill queue.
