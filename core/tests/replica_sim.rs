@@ -286,3 +286,34 @@ fn the_report_carries_vllm_bench_metrics_that_agree_with_its_own_clocks() {
         assert!(json["vllm"][key].is_number(), "{key}");
     }
 }
+
+/// The seed replica scenario's description: on the brief's assumptions, decode-only steps come
+/// in under the brief's decode step at batch 32 (a smaller batch reads less KV cache), steps
+/// carrying a prompt's chunk over it, and the mean near it.
+#[test]
+fn seed_replica_scenario_tells_its_decode_step_story() {
+    use trainer_core::cost::{CostModel, Efficiency};
+    use trainer_core::scenario::ReplicaScenario;
+    let s = ReplicaScenario::builtin("replica-seed").unwrap();
+    let mut cfg = s.config.clone();
+    cfg.workload.duration_s = 600.0;
+    let e = cfg.replica.efficiency;
+    assert_eq!(
+        (e.mfu, e.mbu),
+        (Efficiency::REFERENCE.mfu, Efficiency::REFERENCE.mbu)
+    );
+    assert_eq!((e.step_overhead_s, e.cpu_overhead_s), (0.0, 0.0));
+    // The brief's step: batch 32 at the mean context of a 1,000 + 250 request.
+    let brief = CostModel::new(cfg.replica.deployment.clone(), Efficiency::REFERENCE)
+        .unwrap()
+        .decode_step(32, 1_125)
+        .total_s;
+    let r = ReplicaSim::new(cfg).unwrap().run();
+    assert!(r.itl.p50 < brief, "median ITL {} vs {brief}", r.itl.p50);
+    assert!(r.itl.p99 > brief, "p99 ITL {} vs {brief}", r.itl.p99);
+    assert!(
+        (r.itl.mean / brief - 1.0).abs() < 0.1,
+        "mean ITL {} vs {brief}",
+        r.itl.mean
+    );
+}

@@ -322,3 +322,22 @@ for (const [viewport, scheme] of [[PHONE, "light"], [PHONE, "dark"], [DESKTOP, "
     await done(page);
   });
 }
+
+test("the fixed costs per step turn on the calibrated engine, and travel in the link", async () => {
+  const page = await app.page();
+  await openLab(page, "preset=fleet-seed&duration=20");
+  // The presets run the brief's assumptions: no fixed cost per step.
+  assert.equal(await page.inputValue(tid("param-step_overhead")), "0");
+  assert.equal(await page.inputValue(tid("param-cpu_overhead")), "0");
+  const plain = await num(page, "itl-engine-p50");
+  await typeInto(page, "step_overhead", "1.2");
+  await page.waitForFunction(() => new URL(location.href).searchParams.get("step_overhead") === "1.2");
+  await page.click(tid("lab-run"));
+  await waitDone(page);
+  const costly = await num(page, "itl-engine-p50");
+  // Every decode step pays the fixed GPU time, so the median inter-token gap grows by about it.
+  assert.ok(costly > plain + 0.001, `median ITL ${plain} -> ${costly}`);
+  await typeInto(page, "cpu_overhead", "-1");
+  await page.waitForSelector(tid("param-cpu_overhead-error"));
+  await done(page);
+});

@@ -125,8 +125,13 @@ pub struct PoolSpec {
     pub max_replicas: Option<u32>,
     pub serving: bool,
     pub gpu_hour_price: f64,
+    /// The brief's assumptions when absent ([`Efficiency::REFERENCE`]: no fixed cost per
+    /// step), so the teaching scenarios agree with the calculator; a file sets its own to run
+    /// the calibrated engine ([`Efficiency::CALIBRATED`]).
     pub efficiency: Efficiency,
+    /// The brief's split when absent ([`MemoryConfig::REFERENCE`]), for the same reason.
     pub memory: MemoryConfig,
+    /// `vllm serve`'s scheduler on an H100 when absent.
     pub scheduler: SchedulerConfig,
     pub kv_blocks_override: Option<u32>,
 }

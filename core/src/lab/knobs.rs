@@ -79,6 +79,8 @@ pub enum Knob {
     Chunked,
     Mfu,
     Mbu,
+    StepOverhead,
+    CpuOverhead,
     Replicas,
     Policy,
     LoadBound,
@@ -104,7 +106,7 @@ pub const MAX_LAB_DURATION: f64 = 86_400.0;
 
 impl Knob {
     /// Every knob, in the order they are applied and shown.
-    pub const ALL: [Knob; 40] = [
+    pub const ALL: [Knob; 42] = [
         Knob::Arrival,
         Knob::Rate,
         Knob::Cv,
@@ -130,6 +132,8 @@ impl Knob {
         Knob::Chunked,
         Knob::Mfu,
         Knob::Mbu,
+        Knob::StepOverhead,
+        Knob::CpuOverhead,
         Knob::Replicas,
         Knob::Policy,
         Knob::LoadBound,
@@ -175,6 +179,8 @@ impl Knob {
             Knob::Chunked => "chunked",
             Knob::Mfu => "mfu",
             Knob::Mbu => "mbu",
+            Knob::StepOverhead => "step_overhead",
+            Knob::CpuOverhead => "cpu_overhead",
             Knob::Replicas => "replicas",
             Knob::Policy => "policy",
             Knob::LoadBound => "load_bound",
@@ -203,9 +209,8 @@ impl Knob {
         match self {
             Rate | Arrival | Cv | Duration | Prompt | PromptA | PromptB | Output | OutputA
             | OutputB | Turns | Think | SystemPrompt | Tenants | Seed => Section::Workload,
-            Model | Gpu | Tp | Budget | MaxSeqs | MemUtil | PrefixCache | Chunked | Mfu | Mbu => {
-                Section::Replica
-            }
+            Model | Gpu | Tp | Budget | MaxSeqs | MemUtil | PrefixCache | Chunked | Mfu | Mbu
+            | StepOverhead | CpuOverhead => Section::Replica,
             _ => Section::Fleet,
         }
     }
@@ -254,6 +259,8 @@ impl Knob {
             Knob::Chunked => "Chunked prefill",
             Knob::Mfu => "MFU (prefill)",
             Knob::Mbu => "MBU (decode)",
+            Knob::StepOverhead => "Fixed GPU time per step",
+            Knob::CpuOverhead => "CPU time per step",
             Knob::Replicas => "Replicas at the start",
             Knob::Policy => "Router policy",
             Knob::LoadBound => "Affinity load bound",
@@ -286,6 +293,7 @@ impl Knob {
             Knob::Replicas | Knob::MinReplicas | Knob::MaxReplicas => "replicas",
             Knob::LoadBound => "× mean",
             Knob::RouterMs | Knob::SloTtft | Knob::SloTpot => "ms",
+            Knob::StepOverhead | Knob::CpuOverhead => "ms",
             Knob::Quota => "tokens/min",
             Knob::OverflowWaiting => "requests",
             Knob::ScaleTarget => match cfg.autoscaler.signal {
@@ -316,6 +324,8 @@ impl Knob {
             Knob::MaxSeqs => n(true, 1.0, 65_536.0),
             Knob::MemUtil => n(false, 10.0, 99.0),
             Knob::Mfu | Knob::Mbu => n(false, 1.0, 100.0),
+            // The engine's own bound on either: one second a step.
+            Knob::StepOverhead | Knob::CpuOverhead => n(false, 0.0, 1_000.0),
             Knob::Replicas | Knob::MinReplicas | Knob::MaxReplicas => n(true, 0.0, 256.0),
             Knob::LoadBound => n(false, 1.0, 10.0),
             Knob::RouterMs => n(false, 0.0, 10_000.0),
@@ -497,6 +507,8 @@ impl Knob {
             Knob::Chunked => on_off(r.scheduler.chunked_prefill),
             Knob::Mfu => num(r.efficiency.mfu * 100.0),
             Knob::Mbu => num(r.efficiency.mbu * 100.0),
+            Knob::StepOverhead => num(r.efficiency.step_overhead_s * 1e3),
+            Knob::CpuOverhead => num(r.efficiency.cpu_overhead_s * 1e3),
             Knob::Replicas => p.replicas.to_string(),
             Knob::Policy => cfg.router.policy.name().into(),
             Knob::LoadBound => match cfg.router.policy {
@@ -726,6 +738,8 @@ impl Knob {
             Knob::MemUtil => cfg.pools[0].replica.memory.gpu_memory_utilization = v / 100.0,
             Knob::Mfu => cfg.pools[0].replica.efficiency.mfu = v / 100.0,
             Knob::Mbu => cfg.pools[0].replica.efficiency.mbu = v / 100.0,
+            Knob::StepOverhead => cfg.pools[0].replica.efficiency.step_overhead_s = v / 1e3,
+            Knob::CpuOverhead => cfg.pools[0].replica.efficiency.cpu_overhead_s = v / 1e3,
             Knob::Replicas => {
                 let p = &mut cfg.pools[0];
                 if u == 0 && p.max_replicas == 0 {
@@ -938,7 +952,7 @@ impl Knob {
     /// The knob whose field a validation error belongs to, from the error's field path
     /// (`traffic[0].workload.arrival.rate`, `pools[0].replica.scheduler.max_num_seqs`, ...).
     pub fn for_error_field(field: &str) -> Option<Knob> {
-        let table: [(&str, Knob); 29] = [
+        let table: [(&str, Knob); 31] = [
             ("arrival.rate", Knob::Rate),
             ("arrival.cv", Knob::Cv),
             ("arrival", Knob::Arrival),
@@ -956,6 +970,8 @@ impl Knob {
             ("memory", Knob::MemUtil),
             ("mfu", Knob::Mfu),
             ("mbu", Knob::Mbu),
+            ("step_overhead_s", Knob::StepOverhead),
+            ("cpu_overhead_s", Knob::CpuOverhead),
             (".tp", Knob::Tp),
             ("deployment", Knob::Model),
             ("min_replicas", Knob::MinReplicas),
