@@ -2,7 +2,7 @@
 //! arithmetic here is only what sits around it (rates times lengths, demand over a ceiling,
 //! Little's law, money, shares).
 
-use super::{Derivation, Inputs, Limit, LimitReading, Pressure, Question, Step, Verdict};
+use super::{words, Derivation, Inputs, Limit, LimitReading, Pressure, Question, Step, Verdict};
 use crate::cost::{CostModel, Efficiency, MemoryConfig, StepCost};
 use crate::error::ConfigError;
 use crate::format::{self, duration, fixed, gb, int, money, num, percent, sig};
@@ -17,12 +17,20 @@ pub fn derive(q: Question, inputs: &Inputs) -> Result<Derivation, Vec<ConfigErro
         return Err(errors);
     }
     let ctx = Ctx::new(q, inputs).map_err(|e| vec![e])?;
-    Ok(match q {
+    let mut d = match q {
         Question::Fleet => fleet(&ctx),
         Question::ChatsPerReplica => chats_per_replica(&ctx),
         Question::GpuHours => gpu_hours(&ctx),
         Question::Batch => batch(&ctx),
-    })
+    };
+    // A step's sentence comes from `content/sizing-why.toml`, unless it names a figure of
+    // this derivation (then the step composed it from the file's parts).
+    for s in &mut d.steps {
+        if s.why.is_empty() {
+            s.why = words::why(q.id(), s.id).to_string();
+        }
+    }
+    Ok(d)
 }
 
 /// Validated inputs with the cost model built from them.
@@ -131,9 +139,7 @@ impl<'a> Ctx<'a> {
             value: w,
             unit: "B",
             display: gb(w, 4),
-            why: "Every decode step reads all the weights once, and they take their share of \
-                  memory before any KV cache does."
-                .into(),
+            why: "".into(),
             check: None,
         }
     }
@@ -159,9 +165,7 @@ impl<'a> Ctx<'a> {
             value: kv,
             unit: "B",
             display: format!("{} B{kib}", int(kv)),
-            why: "Each token of context keeps a key and a value vector in every layer; grouped-query \
-                  attention stores them only for the KV heads."
-                .into(),
+            why: "".into(),
             check: None,
         }
     }
@@ -185,9 +189,7 @@ impl<'a> Ctx<'a> {
             value: bytes,
             unit: "B",
             display: gb(bytes, 4),
-            why: "A decode step produces one token per sequence but must stream every weight and \
-                  every cached K and V of the batch out of HBM to do it."
-                .into(),
+            why: "".into(),
             check: None,
         }
     }
@@ -211,11 +213,6 @@ impl<'a> Ctx<'a> {
         if sc.comm_s > 0.0 {
             substituted.push_str(&format!(" + {} all-reduce", duration(sc.comm_s, 2)));
         }
-        let bound = if sc.memory_bound() {
-            "memory-bound"
-        } else {
-            "compute-bound"
-        };
         Step {
             id,
             label,
@@ -236,27 +233,28 @@ impl<'a> Ctx<'a> {
             } else {
                 duration(sc.total_s, 2)
             },
-            why: format!(
-                "This step is {bound}: the time to move its bytes through HBM outweighs the time \
-                 to do its arithmetic{}.{}",
-                if sc.memory_bound() {
-                    ""
-                } else {
-                    " only when it does not"
-                },
+            why: {
+                let mut why = words::part(
+                    if sc.memory_bound() {
+                        "decode_memory_bound"
+                    } else {
+                        "decode_compute_bound"
+                    },
+                    &[],
+                );
                 if sc.comm_s > 0.0 {
-                    format!(
-                        " The textbook formula stops at max(compute, memory) = {}; this \
-                         calculator adds the tensor-parallel all-reduce ({} a step), which \
-                         splitting the model over {} GPUs costs in every layer.",
-                        duration(textbook_step_s(sc), 2),
-                        duration(sc.comm_s, 2),
-                        self.tp
-                    )
-                } else {
-                    String::new()
+                    why.push(' ');
+                    why.push_str(&words::part(
+                        "decode_all_reduce",
+                        &[
+                            ("textbook", duration(textbook_step_s(sc), 2)),
+                            ("all_reduce", duration(sc.comm_s, 2)),
+                            ("gpus", self.tp.to_string()),
+                        ],
+                    ));
                 }
-            ),
+                why
+            },
             check: None,
         }
     }
@@ -285,9 +283,7 @@ impl<'a> Ctx<'a> {
             value: thr,
             unit: "tok/s",
             display: format!("{} tok/s", count(thr)),
-            why: "Each step emits one token for every sequence in the batch, so a bigger batch \
-                  spreads the same weight reads over more tokens."
-                .into(),
+            why: "".into(),
             check: None,
         }
     }
@@ -308,9 +304,7 @@ impl<'a> Ctx<'a> {
             value: t,
             unit: "s",
             display: duration(t, 3),
-            why: "Prefill runs the whole prompt through the model at once, so it is limited by \
-                  arithmetic: two FLOPs per parameter per token at the throughput the engine reaches."
-                .into(),
+            why: "".into(),
             check: None,
         }
     }
@@ -361,7 +355,7 @@ impl Ctx<'_> {
             prompt_tps,
             "tok/s",
             format!("{} tok/s", count(prompt_tps)),
-            "Prefill work scales with prompt tokens, not with requests, so the load is counted in tokens.",
+            "",
         ));
         let output_tps = rate * lo;
         s.push(fig(
@@ -372,7 +366,7 @@ impl Ctx<'_> {
             output_tps,
             "tok/s",
             format!("{} tok/s", count(output_tps)),
-            "Decode work scales with the tokens the fleet must generate, one step per token per sequence.",
+            "",
         ));
         let pf = self.prefill_per_token_step();
         let t_prefill = pf.value;
@@ -386,7 +380,7 @@ impl Ctx<'_> {
             prefill_demand,
             "replica-s/s",
             format!("{} replica-s/s", sig(prefill_demand, 3)),
-            "Each second of traffic brings this many seconds of prefill work for one replica.",
+            "",
         ));
         Load {
             output_tps,
@@ -409,7 +403,7 @@ impl Ctx<'_> {
             avg_ctx,
             "tokens",
             format!("{} tokens", int(avg_ctx)),
-            "A reply's context grows from the prompt to prompt plus output, so on average it sits halfway.",
+            "",
         ));
         (avg_ctx, avg_ctx.round().clamp(1.0, u32::MAX as f64) as u32)
     }
@@ -437,7 +431,7 @@ impl Ctx<'_> {
             decode_demand,
             "replica-s/s",
             format!("{} replica-s/s", sig(decode_demand, 3)),
-            "Each second of traffic brings this many seconds of decode work for one replica.",
+            "",
         ));
         let replicas_exact = (prefill_demand + decode_demand) / ceiling;
         s.push(fig(
@@ -476,14 +470,15 @@ impl Ctx<'_> {
                 None => plural(replicas, "replica"),
             },
             &match textbook {
-                Some(r) => format!(
-                    "Replicas come whole, so the fleet rounds up. The textbook decode step, \
-                     without the tensor-parallel all-reduce, would give {}; the all-reduce's \
-                     {} a step is what adds the rest.",
-                    plural(r, "replica"),
-                    duration(sc.comm_s, 2)
+                Some(r) => words::part(
+                    "replicas_textbook",
+                    &[
+                        ("replicas", plural(r, "replica")),
+                        ("all_reduce", duration(sc.comm_s, 2)),
+                    ],
                 ),
-                None => "Replicas come whole, so the fleet rounds up.".to_string(),
+                // The sentence of the file (`[steps] replicas`), filled in by `derive`.
+                None => String::new(),
             },
         ));
         let gpus = replicas * tp;
@@ -495,7 +490,7 @@ impl Ctx<'_> {
             gpus,
             "GPUs",
             plural(gpus, "GPU"),
-            "The bill and the capacity plan count GPUs, and each replica holds G of them.",
+            "",
         ));
         let cost_per_hour = gpus * price;
         s.push(fig(
@@ -506,7 +501,7 @@ impl Ctx<'_> {
             cost_per_hour,
             "$/h",
             format!("{}/h", money(cost_per_hour)),
-            "The fleet costs the same each hour whether its GPUs are busy or idle.",
+            "",
         ));
         let cost_per_million = cost_per_hour / (output_tps * 3600.0 / 1e6);
         s.push(fig(
@@ -521,7 +516,7 @@ impl Ctx<'_> {
             cost_per_million,
             "$",
             money(cost_per_million),
-            "Dividing the hourly bill by the tokens served in that hour gives the figure to compare with a hosted API's price.",
+            "",
         ));
         Sized {
             decode_demand,
@@ -552,7 +547,7 @@ fn fleet(c: &Ctx) -> Derivation {
         ttft,
         "s",
         duration(ttft, 2),
-        "This is the floor under time to first token: queueing and routing only add to it.",
+        "",
     ));
     let (avg_ctx, ctx) = c.avg_context_step(&mut s);
     s.push(c.weight_bytes_step());
@@ -567,7 +562,7 @@ fn fleet(c: &Ctx) -> Derivation {
             step: &sc,
             throughput: thr,
         },
-        "Running replicas below full use leaves headroom for bursts, so queues stay short.",
+        "",
     );
     let (decode_demand, replicas) = (sized.decode_demand, sized.replicas);
     let reply_s = lo * tpot;
@@ -579,7 +574,7 @@ fn fleet(c: &Ctx) -> Derivation {
         reply_s,
         "s",
         duration(reply_s, 2),
-        "A streamed reply stays open for as long as it takes to produce its last token.",
+        "",
     ));
     let tpot_ok = sc.total_s <= tpot;
     s.push(check(
@@ -589,7 +584,7 @@ fn fleet(c: &Ctx) -> Derivation {
         format!("{} ≤ {}", duration(sc.total_s, 2), duration(tpot, 3)),
         sc.total_s / tpot,
         tpot_ok,
-        "A decode step is the gap between two tokens of a stream, so it must fit inside the per-token target.",
+        "",
     ));
     let open = rate * reply_s;
     s.push(fig(
@@ -600,7 +595,7 @@ fn fleet(c: &Ctx) -> Derivation {
         open,
         "streams",
         format!("{} streams", sig(open, 3)),
-        "Little's law: what is in flight equals the arrival rate times how long each stays, so the gateway holds hundreds of streams, not thousands.",
+        "",
     ));
     let spr = open / replicas;
     // One rounding for both this step and the KV step that uses it (half away from zero).
@@ -618,7 +613,7 @@ fn fleet(c: &Ctx) -> Derivation {
         spr,
         "streams",
         format!("{} streams{about}", fixed(spr, 2)),
-        "These are the sequences each replica decodes at once: its real batch.",
+        "",
     ));
     let batch_ok = spr <= batch as f64;
     s.push(check(
@@ -628,7 +623,7 @@ fn fleet(c: &Ctx) -> Derivation {
         format!("{} ≤ {}", fixed(spr, 2), int(batch as f64)),
         spr / batch as f64,
         batch_ok,
-        "The throughput above assumed a batch of B; a replica holding more streams than that would decode them more slowly.",
+        "",
     ));
     let pool = c.cost.kv_pool_tokens(&c.memory);
     s.push(kv_pool_step(c, pool));
@@ -641,7 +636,7 @@ fn fleet(c: &Ctx) -> Derivation {
         in_use,
         "tokens",
         format!("{} tokens", int(in_use)),
-        "Each open stream keeps its whole context cached for as long as it decodes.",
+        "",
     ));
     let share = in_use / pool;
     s.push(fig(
@@ -652,7 +647,7 @@ fn fleet(c: &Ctx) -> Derivation {
         share,
         "",
         percent(share),
-        "A small share means memory is not what limits the fleet; a share near one means preemptions.",
+        "",
     ));
 
     // The verdict: which resource the load leans on, and whether latency or KV presses.
@@ -768,7 +763,7 @@ fn chats_per_replica(c: &Ctx) -> Derivation {
         pool_bytes,
         "B",
         gb(pool_bytes, 4),
-        "Whatever the engine may use, less the reserve for activations and the weights, is the KV cache.",
+        "",
     ));
     let pool = c.cost.kv_pool_tokens(&c.memory);
     s.push(fig(
@@ -783,7 +778,7 @@ fn chats_per_replica(c: &Ctx) -> Derivation {
         pool,
         "tokens",
         format!("{} tokens", int(pool)),
-        "The pool is counted in tokens because every cached token costs the same bytes.",
+        "",
     ));
     let chats = (pool / len).floor().min(u32::MAX as f64);
     s.push(fig(
@@ -794,7 +789,7 @@ fn chats_per_replica(c: &Ctx) -> Derivation {
         chats,
         "chats",
         plural(chats, "chat"),
-        "Each chat at full length holds its whole context in the cache at once.",
+        "",
     ));
     let full = c.cost.decode_step(chats as u32, len_u);
     let full_bytes = c.cost.decode_bytes(chats as u32, len_u);
@@ -812,18 +807,23 @@ fn chats_per_replica(c: &Ctx) -> Derivation {
         format!("{} ≤ {}", duration(full.total_s, 2), duration(tpot, 3)),
         full.total_s / tpot,
         full_ok,
-        "Holding chats is one thing; decoding all of them at once must still keep each token within the target.",
+        "",
     ));
     let within = largest_batch_within(&c.cost, chats as u32, len_u, tpot);
     s.push(fig(
         "chats_within_tpot",
         "Chats that decode within the target",
         "largest B with t_step(B, chat length) ≤ TPOT",
-        format!("largest B ≤ {} with t_step(B, {}) ≤ {}", int(chats), num(len), duration(tpot, 3)),
+        format!(
+            "largest B ≤ {} with t_step(B, {}) ≤ {}",
+            int(chats),
+            num(len),
+            duration(tpot, 3)
+        ),
         within as f64,
         "chats",
         plural(within as f64, "chat"),
-        "Every chat in the batch adds its KV reads to each step, so the latency target caps the batch too.",
+        "",
     ));
 
     let latency_binds = (within as f64) < chats;
@@ -906,7 +906,7 @@ fn gpu_hours(c: &Ctx) -> Derivation {
         replica_s,
         "s",
         duration(replica_s, 3),
-        "At a steady batch the replica's output rate sets how long a million tokens take.",
+        "",
     ));
     let gpu_h = replica_s * tp / 3600.0;
     s.push(fig(
@@ -917,7 +917,7 @@ fn gpu_hours(c: &Ctx) -> Derivation {
         gpu_h,
         "GPU-h",
         format!("{} GPU-h", sig(gpu_h, 3)),
-        "Every GPU of the replica is paid for while it works.",
+        "",
     ));
     let per_million = gpu_h * price;
     s.push(fig(
@@ -928,7 +928,7 @@ fn gpu_hours(c: &Ctx) -> Derivation {
         per_million,
         "$",
         money(per_million),
-        "This is a floor: it assumes a full batch all the time and leaves out prefill and headroom, which a real fleet pays for.",
+        "",
     ));
 
     let pool = c.cost.kv_pool_tokens(&c.memory);
@@ -1010,7 +1010,7 @@ fn batch(c: &Ctx) -> Derivation {
         batch_kv,
         "tokens",
         format!("{} tokens", int(batch_kv)),
-        "Every job in the batch keeps its whole context cached while it decodes, so a bigger batch needs a bigger share of the pool.",
+        "",
     ));
     let kv_ok = batch_kv <= pool;
     s.push(check(
@@ -1020,7 +1020,7 @@ fn batch(c: &Ctx) -> Derivation {
         format!("{} ≤ {}", int(batch_kv), int(pool)),
         batch_kv / pool,
         kv_ok,
-        "A batch whose context outgrows the pool cannot run whole: the engine would preempt jobs and prefill them again.",
+        "",
     ));
     let (sc, thr, bytes) = c.decode_steps(&mut s, batch, ctx);
     let sized = c.replica_steps(
@@ -1032,7 +1032,7 @@ fn batch(c: &Ctx) -> Derivation {
             step: &sc,
             throughput: thr,
         },
-        "A queue of jobs can keep replicas busy without hurting anyone's wait for a first token, so the ceiling sits higher than a streaming fleet's.",
+        "",
     );
     let (decode_demand, replicas) = (sized.decode_demand, sized.replicas);
     let service = lp * t_pf + lo * sc.total_s;
@@ -1050,7 +1050,7 @@ fn batch(c: &Ctx) -> Derivation {
         service,
         "s",
         duration(service, 3),
-        "This is the least a job can take at this batch: its own prefill, then one decode step per output token with nothing in between.",
+        "",
     ));
     let in_flight = replicas * batch as f64;
     s.push(fig(
@@ -1061,7 +1061,7 @@ fn batch(c: &Ctx) -> Derivation {
         in_flight,
         "jobs",
         format!("{} jobs", int(in_flight)),
-        "Full batches on every replica mean this many jobs admitted at once, each waiting its turn between the others' prefills and steps.",
+        "",
     ));
     let completion = in_flight / rate;
     s.push(fig(
@@ -1072,7 +1072,7 @@ fn batch(c: &Ctx) -> Derivation {
         completion,
         "s",
         duration(completion, 3),
-        "Little's law turns the jobs held into the time each one stays: a bigger batch holds more jobs at the same rate, so each takes longer to come back.",
+        "",
     ));
     let completion_ok = completion <= target;
     s.push(check(
@@ -1082,7 +1082,7 @@ fn batch(c: &Ctx) -> Derivation {
         format!("{} ≤ {}", duration(completion, 3), duration(target, 3)),
         completion / target,
         completion_ok,
-        "Batch work is judged by when each job is done, not by its first token or the gap between tokens, so this is the one latency check left.",
+        "",
     ));
 
     // The streaming answer for the same inputs, worked by the fleet question's own code.
@@ -1107,7 +1107,7 @@ fn batch(c: &Ctx) -> Derivation {
         stream_replicas,
         "replicas",
         plural(stream_replicas, "replica"),
-        "The fleet question's answer for the same traffic: small batches keep each token within its target, and a lower ceiling keeps queues short.",
+        "",
     ));
     let saved = (stream_replicas - replicas) * tp;
     s.push(fig(
@@ -1127,7 +1127,7 @@ fn batch(c: &Ctx) -> Derivation {
             plural(saved, "GPU"),
             percent(saved / (stream_replicas * tp))
         ),
-        "Every replica the batch answer does without is G GPUs no longer paid for, every hour.",
+        "",
     ));
     let stream_per_million = sv("cost_per_million");
     s.push(fig(
@@ -1142,7 +1142,7 @@ fn batch(c: &Ctx) -> Derivation {
             money(stream_per_million),
             money(sized.cost_per_million)
         ),
-        "The same tokens cost more when every reply streams under a per-token target.",
+        "",
     ));
     s.push(fig(
         "gateway_streams",
@@ -1156,7 +1156,7 @@ fn batch(c: &Ctx) -> Derivation {
         0.0,
         "streams",
         format!("0 streams (streaming: {})", sig(sv("open_streams"), 3)),
-        "A batch job is queued and its result fetched when it is done, so the gateway holds no connection per reply; the streaming fleet holds one for every reply in progress.",
+        "",
     ));
 
     // The verdict: which resource the work at the larger batch leans on, and how the KV pool
@@ -1264,7 +1264,7 @@ fn kv_pool_step(c: &Ctx, pool: f64) -> Step {
         pool,
         "tokens",
         format!("{} tokens", int(pool)),
-        "The memory the engine may use, less the reserve and the weights, holds this many tokens of context.",
+        "",
     )
 }
 

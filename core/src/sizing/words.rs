@@ -24,6 +24,47 @@ pub fn question(id: &str) -> Option<&'static QuestionWords> {
         .get(id)
 }
 
+/// The steps' sentences, as shipped.
+pub const WHY: &str = include_str!("../../../content/sizing-why.toml");
+
+/// `content/sizing-why.toml`.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct WhyWords {
+    /// By step id, for every question.
+    pub steps: BTreeMap<String, String>,
+    /// By question id, then step id: where a question's sentence differs.
+    #[serde(default)]
+    pub questions: BTreeMap<String, BTreeMap<String, String>>,
+    /// Pieces of the sentences that name a figure, with `{name}` placeholders.
+    pub parts: BTreeMap<String, String>,
+}
+
+fn why_words() -> &'static WhyWords {
+    static WORDS: OnceLock<WhyWords> = OnceLock::new();
+    WORDS.get_or_init(|| toml::from_str(WHY).unwrap_or_default())
+}
+
+/// Why step `step` of question `question` comes out as it does ("" when the file has no
+/// sentence for it, which a test rules out).
+pub fn why(question: &str, step: &str) -> &'static str {
+    let w = why_words();
+    w.questions
+        .get(question)
+        .and_then(|q| q.get(step))
+        .or_else(|| w.steps.get(step))
+        .map_or("", String::as_str)
+}
+
+/// The piece `name` with each `{key}` replaced by its value.
+pub fn part(name: &str, values: &[(&str, String)]) -> String {
+    let mut out = why_words().parts.get(name).cloned().unwrap_or_default();
+    for (k, v) in values {
+        out = out.replace(&format!("{{{k}}}"), v);
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -43,5 +84,55 @@ mod tests {
             );
             assert_eq!(q.title(), w.title);
         }
+    }
+
+    #[test]
+    fn every_step_of_every_question_has_its_sentence_and_every_sentence_is_used() {
+        use crate::sizing::{derive, Drill, Inputs};
+        let file: WhyWords = toml::from_str(WHY).expect("content/sizing-why.toml parses");
+        let mut used = std::collections::BTreeSet::new();
+        for q in Question::ALL {
+            let mut runs = vec![derive(q, &Inputs::defaults(q)).expect("defaults derive")];
+            runs.extend((0..60).map(|seed| Drill::new(q, seed).derivation));
+            for d in runs {
+                for s in &d.steps {
+                    assert!(
+                        s.why.len() > 20 && !s.why.contains('{'),
+                        "{} / {}: {:?}",
+                        q.id(),
+                        s.id,
+                        s.why
+                    );
+                    let own = file.questions.get(q.id()).and_then(|m| m.get(s.id));
+                    used.insert(match own {
+                        Some(_) => format!("{}/{}", q.id(), s.id),
+                        None => s.id.to_string(),
+                    });
+                }
+            }
+        }
+        for id in file.steps.keys() {
+            assert!(
+                used.contains(id),
+                "step {id} has a sentence no question uses"
+            );
+        }
+        for (q, m) in &file.questions {
+            for id in m.keys() {
+                assert!(
+                    used.contains(&format!("{q}/{id}")),
+                    "{q}/{id} is never used"
+                );
+            }
+        }
+        for p in [
+            "decode_memory_bound",
+            "decode_compute_bound",
+            "decode_all_reduce",
+            "replicas_textbook",
+        ] {
+            assert!(file.parts.contains_key(p), "part {p}");
+        }
+        assert_eq!(file.parts.len(), 4, "a part the calculator does not use");
     }
 }
