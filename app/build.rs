@@ -34,6 +34,14 @@ fn main() {
         toml::from_str(&text).unwrap_or_else(|e| panic!("content/lesson-words.toml: {e}"));
     let json = serde_json::to_string(&words).expect("the words serialise");
     std::fs::write(Path::new(&out).join("lesson-words.json"), json).expect("OUT_DIR is writable");
+    // The start page's words.
+    let src = Path::new("../content/home.toml");
+    println!("cargo:rerun-if-changed={}", src.display());
+    let text = std::fs::read_to_string(src).expect("content/home.toml is readable");
+    let home: trainer_content::words::HomeWords =
+        toml::from_str(&text).unwrap_or_else(|e| panic!("content/home.toml: {e}"));
+    let json = serde_json::to_string(&home).expect("the words serialise");
+    std::fs::write(Path::new(&out).join("home-words.json"), json).expect("OUT_DIR is writable");
     // The build-ups' scripts: every key known, checked against the simulator natively.
     for id in trainer_content::buildup::IDS {
         let src = Path::new("../content/buildups").join(format!("{id}.toml"));

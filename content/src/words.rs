@@ -43,6 +43,38 @@ pub struct LessonWords {
     pub sheet_probe_long: String,
 }
 
+/// The start page's words (`content/home.toml`); `{name}`s are filled from the seed.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct HomeWords {
+    pub eyebrow: String,
+    pub title: String,
+    pub lede: String,
+    pub start_sizing: String,
+    pub read_lesson: String,
+    pub glance_title: String,
+    pub glance_note: String,
+    pub fig_prefill: String,
+    pub fig_decode: String,
+    pub fig_throughput: String,
+    pub fig_kv: String,
+    pub start_title: String,
+    pub status_started: String,
+    pub status_not_started: String,
+    /// The parts of the trainer, in the order a learner might take them; `id` is the part's
+    /// section (`route::Section::id`).
+    pub parts: Vec<HomePart>,
+}
+
+/// One part of the trainer on the start page.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct HomePart {
+    pub id: String,
+    pub title: String,
+    pub blurb: String,
+}
+
 /// Replaces each `{name}` in `template` by its value; a name without a value stays visible
 /// as `{name}`, so a mistake shows instead of vanishing.
 pub fn fill(template: &str, values: &[(&str, String)]) -> String {

@@ -363,3 +363,65 @@ fn every_link_of_the_mock_interview_resolves() {
     }
     assert!(problems.is_empty(), "{}", problems.join("\n"));
 }
+
+/// The start page's words: one card per part of the trainer (every section but home, once
+/// each), placeholders the page fills, and no figure typed into the text.
+#[test]
+fn the_start_page_names_every_part_and_types_no_figure() {
+    use trainer_content::route::Section;
+    use trainer_content::words::{placeholders, HomeWords};
+    let text = include_str!("../../content/home.toml");
+    let w: HomeWords = toml::from_str(text).expect("content/home.toml parses");
+    let ids: Vec<&str> = w.parts.iter().map(|p| p.id.as_str()).collect();
+    let want: Vec<&str> = Section::NAV
+        .into_iter()
+        .filter(|s| *s != Section::Home)
+        .map(|s| s.id())
+        .collect();
+    assert_eq!(ids, want, "one card per part, in the menu's order");
+    const FILLED: [&str; 10] = [
+        "model",
+        "gpu",
+        "gpu_short",
+        "dtype",
+        "rate",
+        "prompt",
+        "output",
+        "mfu",
+        "mbu",
+        "batch",
+    ];
+    let mut all = vec![
+        &w.eyebrow,
+        &w.title,
+        &w.lede,
+        &w.start_sizing,
+        &w.read_lesson,
+        &w.glance_title,
+        &w.glance_note,
+        &w.fig_prefill,
+        &w.fig_decode,
+        &w.fig_throughput,
+        &w.fig_kv,
+        &w.start_title,
+        &w.status_started,
+        &w.status_not_started,
+    ];
+    for p in &w.parts {
+        all.push(&p.title);
+        all.push(&p.blurb);
+    }
+    for t in all {
+        assert!(!t.trim().is_empty());
+        for name in placeholders(t) {
+            assert!(
+                FILLED.contains(&name.as_str()),
+                "{{{name}}} in “{t}” is not filled"
+            );
+        }
+        assert!(
+            !t.chars().any(|c| c.is_ascii_digit()),
+            "“{t}” types a figure: use a placeholder"
+        );
+    }
+}

@@ -102,6 +102,10 @@ test("the home page's figures come from the cost model", async () => {
   assert.match(await page.textContent('[data-testid="fig-decode"]'), /8\.3 ms/);
   assert.match(await page.textContent('[data-testid="fig-throughput"]'), /3,869/);
   assert.match(await page.textContent('[data-testid="fig-kv"]'), /416,103/);
+  // The words around them are filled from the seed inputs (content/home.toml types no figure).
+  assert.match(await page.textContent('[data-testid="fig-decode"]'), /per decode step at batch 32/);
+  assert.match(await page.textContent('[data-testid="page-home"]'), /about 1,000 prompt tokens and streams back about 250/);
+  assert.match(await page.textContent("#glance + p"), /Llama 3\.1 8B in BF16 on one H100 SXM 80 GB, at 50 % of peak FLOP\/s and 75 % of HBM bandwidth/);
   await page.context().close();
 });
 

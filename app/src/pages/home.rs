@@ -5,38 +5,73 @@ use crate::components::Link;
 use crate::progress::use_progress;
 use crate::route::{Route, Section};
 use leptos::prelude::*;
+use trainer_content::words::{fill, HomeWords};
 use trainer_core::cost::{CostModel, MemoryConfig};
+use trainer_core::sizing::{Inputs, Question};
+
+/// The page's words, parsed from `content/home.toml` at build time.
+const WORDS_JSON: &str = include_str!(concat!(env!("OUT_DIR"), "/home-words.json"));
 
 #[component]
 pub fn Home() -> impl IntoView {
-    // The seed replica's headline figures, computed by the same cost model the calculator and
-    // the simulator use (nothing here is typed in as a result).
+    let words: HomeWords = match serde_json::from_str(WORDS_JSON) {
+        Ok(w) => w,
+        // The build checked the file; an empty page beats a panic if it ever did not.
+        Err(e) => return view! { <p class="error">{format!("The start page's words do not load: {e}")}</p> }.into_any(),
+    };
+    // The seed's figures, computed by the same cost model and inputs the calculator and the
+    // simulator use (nothing here is typed in as a result).
+    let seed = Inputs::defaults(Question::Fleet);
+    let v = |name: &str| seed.get(name).unwrap_or(0.0);
     let cost = CostModel::seed();
+    let batch = Inputs::defaults(Question::GpuHours);
+    let (b, ctx) = (
+        batch.get("batch").unwrap_or(32.0) as u32,
+        batch.get("context").unwrap_or(1125.0) as u32,
+    );
     let prefill_us = cost.prefill_time_per_token() * 1e6;
-    let decode = cost.decode_step(32, 1125);
-    let tok_s = cost.decode_throughput(32, 1125);
+    let decode = cost.decode_step(b, ctx);
+    let tok_s = cost.decode_throughput(b, ctx);
     let pool = cost.kv_pool_tokens(&MemoryConfig::REFERENCE);
-    let figures = vec![
+    let d = cost.deployment();
+    let values = [
+        ("model", d.model.name.clone()),
+        ("gpu", d.gpu.name.clone()),
+        (
+            "gpu_short",
+            d.gpu
+                .name
+                .split_whitespace()
+                .next()
+                .unwrap_or_default()
+                .to_string(),
+        ),
+        ("dtype", d.weight_dtype.label().to_string()),
+        ("rate", group(v("rate"))),
+        ("prompt", group(v("prompt_tokens"))),
+        ("output", group(v("output_tokens"))),
+        ("mfu", format!("{} %", group(v("mfu") * 100.0))),
+        ("mbu", format!("{} %", group(v("mbu") * 100.0))),
+        ("batch", b.to_string()),
+    ];
+    let w = |t: &str| fill(t, &values);
+    let figures = [
         (
             "fig-prefill",
             format!("{prefill_us:.1} µs"),
-            "of GPU compute per prompt token".to_string(),
+            w(&words.fig_prefill),
         ),
         (
             "fig-decode",
             format!("{:.1} ms", decode.total_s * 1e3),
-            "per decode step at batch 32".to_string(),
+            w(&words.fig_decode),
         ),
         (
             "fig-throughput",
             group(tok_s.round()),
-            "output tokens per second from one replica".to_string(),
+            w(&words.fig_throughput),
         ),
-        (
-            "fig-kv",
-            group(pool),
-            "tokens of KV cache fit beside the weights".to_string(),
-        ),
+        ("fig-kv", group(pool), w(&words.fig_kv)),
     ];
     let figures = figures
         .into_iter()
@@ -51,69 +86,63 @@ pub fn Home() -> impl IntoView {
         .collect_view();
 
     let store = use_progress();
-    // (section, id, title, blurb, built yet)
-    let parts = [
-        (Section::Lesson, "lesson", "Read the lesson", "The strong answer with every figure live, the request path hop by hop, which clock each latency is read on, the probes and the rubric.", true),
-        (Section::Size, "size", "Size it up", "Tap through the back-of-the-envelope arithmetic with every input editable: tokens per phase, replicas, cost, open streams, KV pool.", true),
-        (Section::BuildUps, "buildups", "Build-ups", "Step through one chat in a replica and one request through the fleet, every frame taken from a running simulation.", true),
-        (Section::Moments, "moments", "Interview moments", "Pick an approach to a hard follow-up question and see how it holds up, with figures from the simulator.", true),
-        (Section::Lab, "lab", "Lab", "Every knob of the fleet simulator with live plots: change anything, compare two runs, share the link.", true),
-        (Section::Mock, "mock", "Mock interview", "Practise the whole question against the clock, or run it as the interviewer with the rubric at hand.", true),
-    ];
-    let cards = parts
+    let (started, not_started) = (
+        words.status_started.clone(),
+        words.status_not_started.clone(),
+    );
+    let cards = words
+        .parts
+        .clone()
         .into_iter()
         .enumerate()
-        .map(|(i, (section, id, title, blurb, built))| {
-            let done = move || {
-                store.progress.with(|p| {
-                    p.done
-                        .iter()
-                        .any(|d| d == id || d.starts_with(&format!("{id}/")))
-                })
+        .filter_map(|(i, part)| {
+            let section = Section::NAV.into_iter().find(|s| s.id() == part.id)?;
+            let id = part.id.clone();
+            let prefix = format!("{id}/");
+            let done = {
+                let id = id.clone();
+                move || {
+                    store
+                        .progress
+                        .with(|p| p.done.iter().any(|d| *d == id || d.starts_with(&prefix)))
+                }
             };
-            view! {
+            let (started, not_started) = (started.clone(), not_started.clone());
+            Some(view! {
                 <li class="card">
                     <span class="card-step" aria-hidden="true">{i + 1}</span>
-                    <h3><Link to=section.route() testid=format!("start-{id}")>{title}</Link></h3>
-                    <p>{blurb}</p>
+                    <h3><Link to=section.route() testid=format!("start-{id}")>{part.title}</Link></h3>
+                    <p>{part.blurb}</p>
                     <span class="card-status" data-testid=format!("status-{id}")>
-                        {move || match (built, done()) {
-                            (false, _) => "Being built",
-                            (true, true) => "Started",
-                            (true, false) => "Not started",
-                        }}
+                        {move || if done() { started.clone() } else { not_started.clone() }}
                     </span>
                 </li>
-            }
+            })
         })
         .collect_view();
     view! {
         <section class="hero" data-testid="page-home">
-            <p class="eyebrow">"System design, in depth"</p>
-            <h1>"Serve Llama 3.1 8B at 50 requests per second, streaming"</h1>
-            <p class="lede">
-                "One interview question, worked all the way down. Each request brings about 1,000 prompt tokens "
-                "and streams back about 250. Size the fleet on H100s, draw the request path, and say exactly where "
-                "time to first token and inter-token latency are measured. Then check your answer against a "
-                "simulation of the engine and the fleet around it."
-            </p>
+            <p class="eyebrow">{words.eyebrow.clone()}</p>
+            <h1>{w(&words.title)}</h1>
+            <p class="lede">{w(&words.lede)}</p>
             <div class="actions">
-                <Link to=Route::Size("fleet".into()) class="button primary" testid="cta-size">"Start sizing"</Link>
-                <Link to=Route::Lesson class="button" testid="cta-lesson">"Read the lesson first"</Link>
+                <Link to=Route::Size("fleet".into()) class="button primary" testid="cta-size">{words.start_sizing.clone()}</Link>
+                <Link to=Route::Lesson class="button" testid="cta-lesson">{words.read_lesson.clone()}</Link>
             </div>
         </section>
         <section aria-labelledby="glance">
-            <h2 id="glance">"One replica at a glance"</h2>
-            <p class="muted">"Llama 3.1 8B in BF16 on one H100 SXM, at 50 % of peak FLOP/s and 75 % of HBM bandwidth."</p>
+            <h2 id="glance">{words.glance_title.clone()}</h2>
+            <p class="muted">{w(&words.glance_note)}</p>
             <div class="figures">{figures}</div>
         </section>
         <super::home_progress::DueToday/>
         <section aria-labelledby="start">
-            <h2 id="start">"Where to start"</h2>
+            <h2 id="start">{words.start_title.clone()}</h2>
             <ol class="cards">{cards}</ol>
         </section>
         <super::home_progress::ProgressPanel/>
     }
+    .into_any()
 }
 
 /// Formats a whole number with thousands separators.
