@@ -42,6 +42,14 @@ fn main() {
         toml::from_str(&text).unwrap_or_else(|e| panic!("content/home.toml: {e}"));
     let json = serde_json::to_string(&home).expect("the words serialise");
     std::fs::write(Path::new(&out).join("home-words.json"), json).expect("OUT_DIR is writable");
+    // The calculator's simulator check.
+    let src = Path::new("../content/size-words.toml");
+    println!("cargo:rerun-if-changed={}", src.display());
+    let text = std::fs::read_to_string(src).expect("content/size-words.toml is readable");
+    let size: trainer_content::words::SizeWords =
+        toml::from_str(&text).unwrap_or_else(|e| panic!("content/size-words.toml: {e}"));
+    let json = serde_json::to_string(&size).expect("the words serialise");
+    std::fs::write(Path::new(&out).join("size-words.json"), json).expect("OUT_DIR is writable");
     // The build-ups' scripts: every key known, checked against the simulator natively.
     for id in trainer_content::buildup::IDS {
         let src = Path::new("../content/buildups").join(format!("{id}.toml"));

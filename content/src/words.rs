@@ -43,6 +43,38 @@ pub struct LessonWords {
     pub sheet_probe_long: String,
 }
 
+/// The sentences of the calculator's simulator check (`content/size-words.toml`).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SizeWords {
+    pub check_title: String,
+    pub check_intro: String,
+    pub check_button: String,
+    pub check_running: String,
+    pub run_progress: String,
+    pub wall_time: String,
+    pub stale: String,
+    pub targets: String,
+    pub streams_shorter: String,
+    pub streams_longer: String,
+    pub streams_simulated: String,
+    pub streams_estimated: String,
+    pub shortfall_at: String,
+    pub shortfall_timed_out: String,
+    pub shortfall_rejected: String,
+    pub shortfall_stopped: String,
+    pub shortfall_end: String,
+    pub verdict_both: String,
+    pub verdict_smallest: String,
+    pub verdict_even: String,
+    pub itl_note: String,
+    pub busy_note: String,
+    pub differs_title: String,
+    pub gap_kv_pool: String,
+    pub gap_decode_step: String,
+    pub gap_max_seqs: String,
+}
+
 /// The start page's words (`content/home.toml`); `{name}`s are filled from the seed.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]

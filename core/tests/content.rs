@@ -425,3 +425,58 @@ fn the_start_page_names_every_part_and_types_no_figure() {
         );
     }
 }
+
+/// The calculator's simulator check: every sentence present, only placeholders the page
+/// fills, and no figure typed into the text (the run and the inputs supply them all).
+#[test]
+fn the_simulator_check_types_no_figure() {
+    use trainer_content::words::{placeholders, SizeWords};
+    let text = include_str!("../../content/size-words.toml");
+    let w: SizeWords = toml::from_str(text).expect("content/size-words.toml parses");
+    let value = serde_json::to_value(&w).unwrap();
+    let fields = value.as_object().unwrap();
+    assert!(fields.len() > 20);
+    const FILLED: [&str; 23] = [
+        "seconds",
+        "run",
+        "runs",
+        "progress",
+        "wall",
+        "ttft",
+        "tpot",
+        "reply",
+        "tokens",
+        "itl",
+        "stream",
+        "rate",
+        "streams",
+        "batch_seen",
+        "batch",
+        "replicas",
+        "fleet",
+        "timed_out",
+        "arrived",
+        "rejected",
+        "at",
+        "fewer",
+        "mem_util",
+        "gpus",
+    ];
+    for (key, t) in fields {
+        let t = t.as_str().unwrap();
+        assert!(!t.trim().is_empty(), "{key}");
+        for name in placeholders(t) {
+            assert!(
+                FILLED.contains(&name.as_str()),
+                "{key}: {{{name}}} is not filled"
+            );
+        }
+        for word in t.split(|c: char| c.is_whitespace() || "(),:;".contains(c)) {
+            let word = word.trim_end_matches(['.', '!', '?']);
+            assert!(
+                !word.chars().any(|c| c.is_ascii_digit()) || NAMES_WITH_DIGITS.contains(&word),
+                "{key}: “{word}” looks like a typed figure"
+            );
+        }
+    }
+}

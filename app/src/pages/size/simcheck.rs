@@ -6,8 +6,19 @@ use super::state::Calc;
 use crate::components::LiveFigure;
 use crate::sim_runner::{run_fleets, RunStatus as Status};
 use leptos::prelude::*;
+use trainer_content::words::{fill, SizeWords};
 use trainer_core::format::{duration, fixed, int, percent, sig};
 use trainer_core::sizing::{assumptions, check_fleets, Assumption, SimCheck, SimCheckConfig};
+
+/// The check's sentences, parsed from `content/size-words.toml` at build time (the build
+/// refuses a file that does not parse, so the empty fallback never shows).
+fn words() -> &'static SizeWords {
+    static WORDS: std::sync::OnceLock<SizeWords> = std::sync::OnceLock::new();
+    WORDS.get_or_init(|| {
+        serde_json::from_str(include_str!(concat!(env!("OUT_DIR"), "/size-words.json")))
+            .unwrap_or_default()
+    })
+}
 
 /// What a finished check was run on, to notice when the inputs have moved on since.
 #[derive(Clone, Debug, PartialEq)]
@@ -70,32 +81,34 @@ pub fn SimCheckPanel(c: Calc) -> impl IntoView {
     let stale = move || outcome.with(|o| o.as_ref().is_some_and(|o| o.query != c.query_tracked()));
     view! {
         <section class="simcheck" aria-labelledby="simcheck-h" data-testid="simcheck">
-            <h2 id="simcheck-h">"Check it with the simulator"</h2>
+            <h2 id="simcheck-h">{words().check_title.clone()}</h2>
             <p class="muted">
-                "Runs the fleet simulator with the same workload, model, GPU and efficiencies for "
-                {format!("{} simulated seconds", SimCheckConfig::DEFAULT.duration_s)}
-                " at the replica count above and at one replica fewer: Poisson arrivals, the engine's own continuous batching and chunked prefill, the gateway and its streams."
+                {fill(&words().check_intro, &[("seconds", SimCheckConfig::DEFAULT.duration_s.to_string())])}
             </p>
             <button class="button primary" data-testid="check-sim" disabled=running on:click=start>
-                {move || if running() { "Simulating…" } else { "Check it with the simulator" }}
+                {move || if running() { words().check_running.clone() } else { words().check_button.clone() }}
             </button>
             {move || match status.get() {
                 Status::Running { run, runs, progress } => view! {
                     <p class="sim-status" role="status" data-testid="sim-running">
-                        {format!("Run {} of {runs}: {} simulated", run + 1, percent(progress))}
+                        {fill(&words().run_progress, &[
+                            ("run", (run + 1).to_string()),
+                            ("runs", runs.to_string()),
+                            ("progress", percent(progress)),
+                        ])}
                         <progress max="1" value=progress></progress>
                     </p>
                 }.into_any(),
                 Status::Failed(m) => view! { <p class="field-error" role="alert" data-testid="sim-error">{m}</p> }.into_any(),
                 Status::Done { wall_ms, longest_ms } => view! {
                     <p class="muted sim-status" data-testid="sim-time" data-value=format!("{wall_ms}") data-longest=format!("{longest_ms}")>
-                        {format!("Simulated in {} of wall time, in slices between frames.", duration(wall_ms / 1e3, 2))}
+                        {fill(&words().wall_time, &[("wall", duration(wall_ms / 1e3, 2))])}
                     </p>
                 }.into_any(),
                 Status::Idle => ().into_any(),
             }}
             {move || stale().then(|| view! {
-                <p class="stale-note" data-testid="sim-stale">"The inputs have changed since this check: run it again to check them."</p>
+                <p class="stale-note" data-testid="sim-stale">{words().stale.clone()}</p>
             })}
             {move || outcome.get().map(results_view)}
         </section>
@@ -134,35 +147,35 @@ fn results_view(o: Outcome) -> impl IntoView {
         .collect_view();
     let first = o.checks.first().copied();
     let targets = first.map(|k| {
-        format!(
-            "Targets: p99 server TTFT ≤ {} (the simulator's default; the question sets none) and p99 time per output token ≤ {}. ITL is the engine's gap between two tokens of a stream.",
-            duration(k.ttft_target_s, 3),
-            duration(k.tpot_target_s, 3)
+        fill(
+            &words().targets,
+            &[
+                ("ttft", duration(k.ttft_target_s, 3)),
+                ("tpot", duration(k.tpot_target_s, 3)),
+            ],
         )
     });
     let streams = first.map(|k| {
         let reply_est = o.output_tokens * o.tpot_s;
         let lesson = if k.open_streams < k.open_streams_estimate {
-            format!(
-                "The estimate keeps each reply open {} ({} tokens × {}), as if every token took the whole target. \
-                 In the simulation a decode step took {} on average, so a stream stayed open only {} from the gateway's first byte in to its last byte out, \
-                 and Little's law on that ({} req/s × {}) gives about the {} streams measured. \
-                 With fewer streams each replica decodes a batch of about {} rather than the {} assumed, which shortens each step further.",
-                duration(reply_est, 2),
-                int(o.output_tokens),
-                duration(o.tpot_s, 3),
-                duration(k.itl_mean_s, 2),
-                duration(k.mean_stream_s, 2),
-                sig(o.rate, 3),
-                duration(k.mean_stream_s, 2),
-                sig(k.open_streams, 3),
-                fixed(k.open_streams / k.replicas as f64, 1),
-                int(o.batch),
+            fill(
+                &words().streams_shorter,
+                &[
+                    ("reply", duration(reply_est, 2)),
+                    ("tokens", int(o.output_tokens)),
+                    ("tpot", duration(o.tpot_s, 3)),
+                    ("itl", duration(k.itl_mean_s, 2)),
+                    ("stream", duration(k.mean_stream_s, 2)),
+                    ("rate", sig(o.rate, 3)),
+                    ("streams", sig(k.open_streams, 3)),
+                    ("batch_seen", fixed(k.open_streams / k.replicas as f64, 1)),
+                    ("batch", int(o.batch)),
+                ],
             )
         } else {
-            format!(
-                "Here the simulated streams stay open longer than the {} the estimate assumes per reply: tokens come slower than the target, so more streams pile up.",
-                duration(reply_est, 2)
+            fill(
+                &words().streams_longer,
+                &[("reply", duration(reply_est, 2))],
             )
         };
         view! {
@@ -171,13 +184,13 @@ fn results_view(o: Outcome) -> impl IntoView {
                     testid="sim-open-streams"
                     value=k.open_streams
                     shown=sig(k.open_streams, 3)
-                    label=format!("open streams, simulated at {} replicas (time-weighted mean)", k.replicas)
+                    label=fill(&words().streams_simulated, &[("replicas", k.replicas.to_string())])
                 />
                 <LiveFigure
                     testid="sim-estimate-streams"
                     value=k.open_streams_estimate
                     shown=sig(k.open_streams_estimate, 3)
-                    label="open streams, Little's law at the TPOT target"
+                    label=words().streams_estimated.clone()
                 />
                 <p class="streams-lesson" data-testid="sim-lesson">{lesson}</p>
             </div>
@@ -191,65 +204,68 @@ fn results_view(o: Outcome) -> impl IntoView {
         .map(|k| {
             let mut parts = Vec::new();
             if k.timed_out > 0 {
-                parts.push(format!(
-                    "{} of {} requests gave up waiting for a first token",
-                    int(k.timed_out as f64),
-                    int(k.arrived as f64)
+                parts.push(fill(
+                    &words().shortfall_timed_out,
+                    &[
+                        ("timed_out", int(k.timed_out as f64)),
+                        ("arrived", int(k.arrived as f64)),
+                    ],
                 ));
             }
             if k.rejected > 0 {
-                parts.push(format!("{} were refused", int(k.rejected as f64)));
+                parts.push(fill(&words().shortfall_rejected, &[("rejected", int(k.rejected as f64))]));
             }
-            let mut text = format!("At {} replica{}: ", k.replicas, if k.replicas == 1 { "" } else { "s" });
+            let fleet = format!("{} replica{}", k.replicas, if k.replicas == 1 { "" } else { "s" });
+            let mut text = fill(&words().shortfall_at, &[("fleet", fleet)]);
             text.push_str(&parts.join(", and "));
             if let trainer_core::fleet::FleetVerdict::Overloaded { at, .. } = k.verdict {
                 if !parts.is_empty() {
                     text.push_str("; ");
                 }
-                text.push_str(&format!(
-                    "the simulation stopped at {} of simulated time, at its work cap, because the queue kept growing",
-                    duration(at, 3)
-                ));
+                text.push_str(&fill(&words().shortfall_stopped, &[("at", duration(at, 3))]));
             }
-            text.push_str(". The fleet is far short of this load.");
+            text.push_str(&words().shortfall_end);
             view! { <p class="field-error" role="status" data-testid=format!("sim-shortfall-{}", k.replicas)>{text}</p> }
         })
         .collect_view();
     let verdict_note = match (o.checks.first(), o.checks.get(1)) {
-        (Some(a), Some(b)) if a.passes() && b.passes() => Some(format!(
-            "At {} replicas the fleet still meets the targets: the utilisation ceiling in the estimate is headroom for bursts and failures, not something the average load needs. Whether to keep it is a judgement about risk, which is the point to make in an interview.",
-            b.replicas
+        (Some(a), Some(b)) if a.passes() && b.passes() => Some(fill(
+            &words().verdict_both,
+            &[("fewer", b.replicas.to_string())],
         )),
-        (Some(a), Some(b)) if a.passes() => Some(format!(
-            "{} replicas is the smallest fleet that holds: at {} it misses a target.",
-            a.replicas, b.replicas
+        (Some(a), Some(b)) if a.passes() => Some(fill(
+            &words().verdict_smallest,
+            &[
+                ("replicas", a.replicas.to_string()),
+                ("fewer", b.replicas.to_string()),
+            ],
         )),
-        (Some(a), _) if !a.passes() => Some(format!(
-            "Even {} replicas miss a target: the estimate is optimistic for these inputs (look at which check failed above).",
-            a.replicas
+        (Some(a), _) if !a.passes() => Some(fill(
+            &words().verdict_even,
+            &[("replicas", a.replicas.to_string())],
         )),
         _ => None,
     };
     let itl_note = first
         .filter(|k| k.tpot_ok() && !k.itl_ok())
-        .map(|_| "p99 ITL misses while TPOT meets the target: a step that also carries a new prompt's prefill stretches a few gaps between tokens, and TPOT averages those over the whole reply. Chunked prefill with a smaller chunk would trade some TTFT for smoother streams.");
+        .map(|_| words().itl_note.clone());
     let gaps = o
         .assumptions
         .iter()
         .map(|a| {
-            let (what, fmt): (&str, fn(f64) -> String) = match a.id {
+            let (what, fmt): (String, fn(f64) -> String) = match a.id {
                 "kv_pool" => (
-                    "KV pool per replica: the simulator sizes it as vLLM does, from the memory the device reports at 90 % utilisation less the reserve vLLM measures, not from the datasheet's round figure.",
+                    fill(
+                        &words().gap_kv_pool,
+                        &[(
+                            "mem_util",
+                            percent(trainer_core::cost::MemoryConfig::VLLM.gpu_memory_utilization),
+                        )],
+                    ),
                     |v| format!("{} tokens", int(v)),
                 ),
-                "decode_step" => (
-                    "Decode step at your batch and average context: the simulator adds the fixed cost of every step (launches, sampling) that the arithmetic leaves out, calibrated against published vLLM runs.",
-                    |v| duration(v, 3),
-                ),
-                _ => (
-                    "Most sequences in one step: vLLM's default max_num_seqs for this GPU, against the batch the estimate assumes.",
-                    |v| int(v),
-                ),
+                "decode_step" => (words().gap_decode_step.clone(), |v| duration(v, 3)),
+                _ => (words().gap_max_seqs.clone(), |v| int(v)),
             };
             view! {
                 <li data-testid=format!("sim-assumption-{}", a.id)>
@@ -258,7 +274,7 @@ fn results_view(o: Outcome) -> impl IntoView {
             }
         })
         .collect_view();
-    let busy_note = "Utilisation is the share of time a replica had a step in flight. Continuous batching runs steps back to back whenever any stream is open, so it reads high even when each step carries far fewer streams than the batch allows; the streams per replica show how full the steps were.";
+    let busy_note = words().busy_note.clone();
     view! {
         <div class="sim-results" data-testid="sim-results">
             <p class="muted">{targets}</p>
@@ -282,7 +298,7 @@ fn results_view(o: Outcome) -> impl IntoView {
             {verdict_note.map(|t| view! { <p data-testid="sim-verdict-note">{t}</p> })}
             {itl_note.map(|t| view! { <p class="muted small" data-testid="sim-itl-note">{t}</p> })}
             <p class="muted small">{busy_note}</p>
-            <h4>"Where the simulator's replica differs from the estimate"</h4>
+            <h4>{words().differs_title.clone()}</h4>
             <ul class="small" data-testid="sim-assumptions">{gaps}</ul>
             {streams}
         </div>
