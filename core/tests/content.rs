@@ -460,7 +460,6 @@ fn the_simulator_check_types_no_figure() {
         "at",
         "fewer",
         "mem_util",
-        "gpus",
     ];
     for (key, t) in fields {
         let t = t.as_str().unwrap();
