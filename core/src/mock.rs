@@ -15,7 +15,8 @@ use crate::fleet::FleetConfig;
 use crate::format::{duration, int, money, sig};
 use crate::moments::{Grade, Moment, OptionOutcome};
 use crate::sizing::{derive, fleet_config, Inputs, Question, SimCheck, SimCheckConfig};
-use serde::Deserialize;
+use crate::study::PushbackRecord;
+use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
 /// The shipped mock interview.
@@ -377,9 +378,149 @@ pub fn grade_id(g: Grade) -> &'static str {
     }
 }
 
+/// A mock interview in progress, kept in the browser so a reload or a closed tab resumes it
+/// where it stood: the set-up, the stage, the clock, the notes, the curveball's graded answer
+/// and the self-assessment so far.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct MockDraft {
+    /// Against the clock (else practice).
+    pub timed: bool,
+    /// Two people: the interviewer's points shown beside each prompt.
+    pub interviewer: bool,
+    /// The curveball drawn for this session.
+    pub curveball: String,
+    /// Past the sequence, in the self-assessment.
+    pub assessing: bool,
+    /// The clock ran out (the assessment then says so).
+    pub time_up: bool,
+    /// The stage shown: a prompt's index, or the number of prompts for the curveball.
+    pub stage: usize,
+    /// The clock's length and what was left, seconds (0 and 0 in practice).
+    pub limit_s: f64,
+    pub remaining_s: f64,
+    /// Notes by stage id.
+    pub notes: BTreeMap<String, String>,
+    /// Self-assessment marks by rubric line id.
+    pub assessment: BTreeMap<String, String>,
+    pub pushback: Option<PushbackRecord>,
+}
+
+/// Marks a self-assessment takes.
+pub const ASSESSMENT_MARKS: [&str; 3] = ["shown", "partly", "missed"];
+
+impl MockDraft {
+    pub fn to_json(&self) -> String {
+        serde_json::to_string(self).unwrap_or_default()
+    }
+
+    /// Reads a saved draft and checks it against this mock: its curveball exists, its stage is
+    /// one of the interview's, its clock is a real one. Notes for stages and marks for lines the
+    /// mock no longer has are dropped (the content may have changed since), as are marks it
+    /// does not offer. An error says why the draft cannot be resumed.
+    pub fn read(text: &str, m: &Mock) -> Result<MockDraft, String> {
+        let mut d: MockDraft = serde_json::from_str(text)
+            .map_err(|e| format!("the saved interview is not readable ({e})"))?;
+        if m.curveball(&d.curveball).is_none() {
+            return Err(format!(
+                "the saved interview's curveball {:?} is not one this mock has",
+                d.curveball
+            ));
+        }
+        if d.stage > m.prompts.len() {
+            return Err(format!(
+                "the saved interview stood at stage {}, past the last of {}",
+                d.stage + 1,
+                m.prompts.len() + 1
+            ));
+        }
+        let clock_ok = d.limit_s.is_finite()
+            && d.remaining_s.is_finite()
+            && d.limit_s >= 0.0
+            && d.limit_s <= 180.0 * 60.0
+            && (0.0..=d.limit_s).contains(&d.remaining_s);
+        if !clock_ok || d.timed != (d.limit_s > 0.0) {
+            return Err("the saved interview's clock is not a real one".into());
+        }
+        let stages: Vec<&str> = m
+            .prompts
+            .iter()
+            .map(|p| p.id.as_str())
+            .chain(["curveball"])
+            .collect();
+        d.notes.retain(|k, _| stages.contains(&k.as_str()));
+        d.assessment
+            .retain(|k, v| m.line(k).is_some() && ASSESSMENT_MARKS.contains(&v.as_str()));
+        if d.pushback
+            .as_ref()
+            .is_some_and(|p| p.curveball != d.curveball)
+        {
+            d.pushback = None;
+        }
+        Ok(d)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn draft() -> (Mock, MockDraft) {
+        let m = mock().unwrap();
+        let d = MockDraft {
+            timed: true,
+            interviewer: false,
+            curveball: m.curveballs[0].id.clone(),
+            assessing: false,
+            time_up: false,
+            stage: 2,
+            limit_s: 2_700.0,
+            remaining_s: 1_234.5,
+            notes: [(
+                m.prompts[0].id.clone(),
+                "fifty requests a second".to_string(),
+            )]
+            .into(),
+            assessment: BTreeMap::new(),
+            pushback: None,
+        };
+        (m, d)
+    }
+
+    #[test]
+    fn a_draft_reads_back_as_saved() {
+        let (m, d) = draft();
+        assert_eq!(MockDraft::read(&d.to_json(), &m).unwrap(), d);
+    }
+
+    #[test]
+    fn a_bad_draft_is_refused_with_its_reason_and_stale_entries_are_dropped() {
+        let (m, d) = draft();
+        assert!(MockDraft::read("{not json", &m)
+            .unwrap_err()
+            .contains("not readable"));
+        let bad = |f: &dyn Fn(&mut MockDraft)| {
+            let mut x = d.clone();
+            f(&mut x);
+            MockDraft::read(&x.to_json(), &m).unwrap_err()
+        };
+        assert!(bad(&|x| x.curveball = "nope".into()).contains("curveball"));
+        assert!(bad(&|x| x.stage = 99).contains("stage"));
+        assert!(bad(&|x| x.remaining_s = -1.0).contains("clock"));
+        assert!(bad(&|x| x.remaining_s = 1e9).contains("clock"));
+        assert!(bad(&|x| x.timed = false).contains("clock"));
+        let mut x = d.clone();
+        x.notes
+            .insert("gone".into(), "a stage since removed".into());
+        x.assessment.insert(m.rubric[0].id.clone(), "shown".into());
+        x.assessment
+            .insert(m.rubric[1].id.clone(), "brilliant".into());
+        x.assessment.insert("gone".into(), "shown".into());
+        let r = MockDraft::read(&x.to_json(), &m).unwrap();
+        assert_eq!(r.notes, d.notes);
+        assert_eq!(r.assessment.len(), 1);
+        assert_eq!(r.assessment[&m.rubric[0].id], "shown");
+    }
     use crate::fleet::FleetSim;
 
     fn run(fleet: &FleetConfig) -> SimCheck {

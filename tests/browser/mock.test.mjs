@@ -358,3 +358,29 @@ test("keyboard only: set up, answer, run the curveball, assess and save", async 
   assert.deepEqual(page.problems, []);
   await page.context().close();
 });
+
+test("a reload mid-interview resumes it where it stood, with the clock paused; a bad saved one is discarded with the reason", async () => {
+  const page = await app.page();
+  await startMock(page, { minutes: "30" });
+  await page.fill('[data-testid="notes-opening"]', "Tokens per second first.");
+  await page.click('[data-testid="mock-next"]');
+  await page.fill('[data-testid="notes-clarify"]', "Streaming, a 20 ms TPOT target.");
+  await page.click('[data-testid="mock-next"]');
+  await page.reload();
+  await page.waitForSelector('[data-testid="mock-resumed"]');
+  assert.equal(await stage(page), "sizing");
+  assert.equal(await page.getAttribute('[data-testid="mock-clock-pause"]', "aria-pressed"), "true");
+  assert.match(await page.textContent('[data-testid="mock-clock"]'), /^(29|30):\d\d$/);
+  await page.click('[data-testid="mock-prev"]');
+  assert.equal(await page.inputValue('[data-testid="notes-clarify"]'), "Streaming, a 20 ms TPOT target.");
+  await page.click('[data-testid="mock-prev"]');
+  assert.equal(await page.inputValue('[data-testid="notes-opening"]'), "Tokens per second first.");
+  // A saved interview that cannot be resumed is set aside with the reason; the set-up shows.
+  await page.evaluate(() => localStorage.setItem("serving-trainer.mock-draft", '{"curveball":"no-such","timed":false}'));
+  await page.reload();
+  await page.waitForSelector('[data-testid="mock-draft-error"]');
+  assert.match(await page.textContent('[data-testid="mock-draft-error"]'), /curveball/);
+  await page.waitForSelector('[data-testid="mock-setup"]');
+  assert.equal(await page.evaluate(() => localStorage.getItem("serving-trainer.mock-draft")), null);
+  await page.context().close();
+});

@@ -16,7 +16,14 @@ use crate::progress::{use_progress, PushbackRecord};
 use crate::route::use_router;
 use leptos::prelude::*;
 use std::collections::BTreeMap;
-use trainer_core::mock::{mock, Mock};
+use trainer_core::mock::{mock, Mock, MockDraft};
+
+/// Where a mock in progress is kept, so a reload or a closed tab resumes it.
+const DRAFT_KEY: &str = "serving-trainer.mock-draft";
+
+fn draft_storage() -> Option<web_sys::Storage> {
+    web_sys::window().and_then(|w| w.local_storage().ok().flatten())
+}
 
 /// Where the session stands.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -57,6 +64,57 @@ struct Session {
 }
 
 impl Session {
+    /// What a reload needs to resume this session.
+    fn draft(&self) -> MockDraft {
+        MockDraft {
+            timed: self.timed.get(),
+            interviewer: self.interviewer.get(),
+            curveball: self.curveball.get().unwrap_or_default(),
+            assessing: self.phase.get() == Phase::Assess,
+            time_up: self.time_up.get(),
+            stage: self.stage.get(),
+            limit_s: self.limit_s.get(),
+            remaining_s: self.remaining.get(),
+            notes: self.notes.with_value(|n| {
+                n.iter()
+                    .map(|(k, t)| (k.clone(), t.get()))
+                    .filter(|(_, v)| !v.is_empty())
+                    .collect()
+            }),
+            assessment: self.assessment.get(),
+            pushback: self.pushback.get(),
+        }
+    }
+
+    /// Puts a saved session back, with the clock paused (the learner was away).
+    fn resume(&self, d: MockDraft) {
+        self.timed.set(d.timed);
+        self.interviewer.set(d.interviewer);
+        if d.limit_s > 0.0 {
+            self.minutes
+                .set(((d.limit_s / 60.0).round() as u32).to_string());
+        }
+        self.choice.set(d.curveball.clone());
+        self.curveball.set(Some(d.curveball));
+        self.stage.set(d.stage);
+        self.limit_s.set(d.limit_s);
+        self.remaining.set(d.remaining_s);
+        self.paused.set(true);
+        self.time_up.set(d.time_up);
+        self.notes.with_value(|n| {
+            for (k, t) in n {
+                t.set(d.notes.get(k).cloned().unwrap_or_default());
+            }
+        });
+        self.assessment.set(d.assessment);
+        self.pushback.set(d.pushback);
+        self.phase.set(if d.assessing {
+            Phase::Assess
+        } else {
+            Phase::Interview
+        });
+    }
+
     fn stages(&self) -> usize {
         self.mock.with_value(|m| m.prompts.len()) + 1
     }
@@ -131,10 +189,39 @@ pub fn MockPage() -> impl IntoView {
         assessment: RwSignal::new(BTreeMap::new()),
         mock: StoredValue::new(m),
     };
+    // A session left mid-way comes back where it stood; one that cannot is set aside with
+    // the reason.
+    let saved = draft_storage().and_then(|st| st.get_item(DRAFT_KEY).ok().flatten());
+    let notice = match saved.map(|t| s.mock.with_value(|m| MockDraft::read(&t, m))) {
+        Some(Ok(d)) => {
+            s.resume(d);
+            Some((
+                "mock-resumed",
+                "The interview you left is back where it stood, with the clock paused.".to_string(),
+            ))
+        }
+        Some(Err(why)) => Some((
+            "mock-draft-error",
+            format!("A saved interview could not be resumed: {why}. It has been discarded."),
+        )),
+        None => None,
+    };
+    Effect::new(move |_| {
+        let Some(st) = draft_storage() else { return };
+        match s.phase.get() {
+            Phase::Interview | Phase::Assess => {
+                let _ = st.set_item(DRAFT_KEY, &s.draft().to_json());
+            }
+            Phase::Setup | Phase::Done => {
+                let _ = st.remove_item(DRAFT_KEY);
+            }
+        }
+    });
     view! {
         <section class="mock" data-testid="page-mock">
             <p class="eyebrow">"Mock interview"</p>
             <h1>"Mock interview"</h1>
+            {notice.map(|(id, text)| view! { <p class="muted" role="status" data-testid=id>{text}</p> })}
             {move || match s.phase.get() {
                 Phase::Setup => view! { <Setup s=s/> }.into_any(),
                 Phase::Interview => view! { <Interview s=s/> }.into_any(),
