@@ -50,6 +50,14 @@ fn main() {
         toml::from_str(&text).unwrap_or_else(|e| panic!("content/size-words.toml: {e}"));
     let json = serde_json::to_string(&size).expect("the words serialise");
     std::fs::write(Path::new(&out).join("size-words.json"), json).expect("OUT_DIR is writable");
+    // The interview moments pages' own sentences.
+    let src = Path::new("../content/moments-page.toml");
+    println!("cargo:rerun-if-changed={}", src.display());
+    let text = std::fs::read_to_string(src).expect("content/moments-page.toml is readable");
+    let words: trainer_content::words::MomentsWords =
+        toml::from_str(&text).unwrap_or_else(|e| panic!("content/moments-page.toml: {e}"));
+    let json = serde_json::to_string(&words).expect("the words serialise");
+    std::fs::write(Path::new(&out).join("moments-words.json"), json).expect("OUT_DIR is writable");
     // The build-ups' scripts: every key known, checked against the simulator natively.
     for id in trainer_content::buildup::IDS {
         let src = Path::new("../content/buildups").join(format!("{id}.toml"));

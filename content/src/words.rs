@@ -75,6 +75,32 @@ pub struct SizeWords {
     pub gap_max_seqs: String,
 }
 
+/// The interview moments pages' own sentences (`content/moments-page.toml`).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MomentsWords {
+    pub eyebrow: String,
+    pub lede: String,
+    pub unknown_title: String,
+    pub unknown: String,
+    pub see_list: String,
+    pub bad_choice: String,
+    pub asks: String,
+    pub your_approach: String,
+    pub commit: String,
+    pub try_again: String,
+    pub pick_one: String,
+    pub running: String,
+    pub wall_time: String,
+    pub target: String,
+    pub caption: String,
+    pub approach: String,
+    pub others: String,
+    pub sums_up: String,
+    pub open_in_lab: String,
+    pub your_estimate: String,
+}
+
 /// The start page's words (`content/home.toml`); `{name}`s are filled from the seed.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]

@@ -479,3 +479,30 @@ fn the_simulator_check_types_no_figure() {
         }
     }
 }
+
+/// The moments pages' own sentences: every one present, only placeholders the pages fill, no
+/// figure typed.
+#[test]
+fn the_moments_pages_type_no_figure() {
+    use trainer_content::words::{placeholders, MomentsWords};
+    let w: MomentsWords = toml::from_str(include_str!("../../content/moments-page.toml"))
+        .expect("content/moments-page.toml parses");
+    let value = serde_json::to_value(&w).unwrap();
+    const FILLED: [&str; 8] = [
+        "id", "choice", "run", "runs", "wall", "figure", "max", "estimate",
+    ];
+    for (key, t) in value.as_object().unwrap() {
+        let t = t.as_str().unwrap();
+        assert!(!t.trim().is_empty(), "{key}");
+        for name in placeholders(t) {
+            assert!(
+                FILLED.contains(&name.as_str()),
+                "{key}: {{{name}}} is not filled"
+            );
+        }
+        assert!(
+            !t.chars().any(|c| c.is_ascii_digit()),
+            "{key}: “{t}” types a figure"
+        );
+    }
+}

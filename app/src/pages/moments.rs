@@ -9,8 +9,22 @@ use crate::progress::{use_progress, MomentAttempt};
 use crate::route::{use_router, Route};
 use crate::sim_runner::{run_fleets, RunStatus};
 use leptos::prelude::*;
+use trainer_content::words::{fill, MomentsWords};
 use trainer_core::format::{duration, fixed, int, money, percent, sig};
 use trainer_core::moments::{moment, moments, Grade, Moment, OptionOutcome};
+
+/// The pages' own sentences, parsed from `content/moments-page.toml` at build time (the
+/// build refuses a file that does not parse, so the empty fallback never shows).
+fn words() -> &'static MomentsWords {
+    static WORDS: std::sync::OnceLock<MomentsWords> = std::sync::OnceLock::new();
+    WORDS.get_or_init(|| {
+        serde_json::from_str(include_str!(concat!(
+            env!("OUT_DIR"),
+            "/moments-words.json"
+        )))
+        .unwrap_or_default()
+    })
+}
 
 /// `/moments`: every moment, with the learner's last grade on it.
 #[component]
@@ -55,11 +69,9 @@ pub fn MomentsIndex() -> impl IntoView {
         .collect_view();
     view! {
         <section data-testid="page-moments">
-            <p class="eyebrow">"Interview moments"</p>
-            <h1>"Interview moments"</h1>
-            <p class="lede">
-                "The follow-ups interviewers push on. Commit to an approach first; then every approach is run on the same traffic, side by side against the target, with the interviewer's verdict."
-            </p>
+            <p class="eyebrow">{words().eyebrow.clone()}</p>
+            <h1>{words().eyebrow.clone()}</h1>
+            <p class="lede">{words().lede.clone()}</p>
             <ol class="cards">{cards}</ol>
         </section>
     }
@@ -82,10 +94,10 @@ pub fn MomentPage(id: String) -> impl IntoView {
         Err(_) => {
             return view! {
                 <section data-testid="moment-unknown">
-                    <p class="eyebrow"><Link to=Route::Moments>"Interview moments"</Link></p>
-                    <h1>"No such moment"</h1>
-                    <p>"There is no interview moment called " <code>{id}</code> ". "
-                        <Link to=Route::Moments testid="moments-list">"See the list of moments."</Link></p>
+                    <p class="eyebrow"><Link to=Route::Moments>{words().eyebrow.clone()}</Link></p>
+                    <h1>{words().unknown_title.clone()}</h1>
+                    <p>{fill(&words().unknown, &[("id", id)])} " "
+                        <Link to=Route::Moments testid="moments-list">{words().see_list.clone()}</Link></p>
                 </section>
             }
             .into_any()
@@ -222,14 +234,14 @@ pub fn MomentPage(id: String) -> impl IntoView {
         match status.get() {
         RunStatus::Running { run, runs: n, progress } => Some(view! {
             <p class="sim-status" role="status" data-testid="moment-running">
-                {format!("Running option {} of {n}", run + 1)}
+                {fill(&words().running, &[("run", (run + 1).to_string()), ("runs", n.to_string())])}
                 <progress max="1" value=progress></progress>
             </p>
         }.into_any()),
         RunStatus::Failed(msg) => Some(view! { <p class="field-error" role="alert" data-testid="moment-error">{msg}</p> }.into_any()),
         RunStatus::Done { wall_ms, longest_ms } if wall_ms > 0.0 => Some(view! {
             <p class="muted sim-status" data-testid="moment-time" data-value=format!("{wall_ms}") data-longest=format!("{longest_ms}")>
-                {format!("Every option simulated in {} of wall time, in slices between frames.", duration(wall_ms / 1e3, 2))}
+                {fill(&words().wall_time, &[("wall", duration(wall_ms / 1e3, 2))])}
             </p>
         }.into_any()),
         _ => None,
@@ -242,20 +254,20 @@ pub fn MomentPage(id: String) -> impl IntoView {
     };
     view! {
         <section class="moment" data-testid=format!("page-moment-{mid}")>
-            <p class="eyebrow"><Link to=Route::Moments testid="moments-list">"Interview moments"</Link></p>
+            <p class="eyebrow"><Link to=Route::Moments testid="moments-list">{words().eyebrow.clone()}</Link></p>
             <h1>{title}</h1>
             {bad_choice.map(|c| view! {
                 <p class="notice" role="status" data-testid="bad-choice">
-                    {format!("The link names an answer this moment does not have ({c}), so nothing is committed yet.")}
+                    {fill(&words().bad_choice, &[("choice", c)])}
                 </p>
             })}
             <blockquote class="interviewer" data-testid="moment-prompt">
-                <p class="muted">"The interviewer asks:"</p>
+                <p class="muted">{words().asks.clone()}</p>
                 <p>{prompt}</p>
             </blockquote>
             {estimate_box}
             <fieldset class="moment-options">
-                <legend>"Your approach"</legend>
+                <legend>{words().your_approach.clone()}</legend>
                 <ul>{radios}</ul>
             </fieldset>
             <div class="moment-actions">
@@ -264,13 +276,13 @@ pub fn MomentPage(id: String) -> impl IntoView {
                     data-testid="commit-answer"
                     disabled=move || selected.get().is_none() || committed.get().is_some()
                     on:click=move |_| commit()
-                >"Commit my answer"</button>
+                >{words().commit.clone()}</button>
                 {move || committed.get().is_some().then(|| view! {
-                    <button class="button" data-testid="try-again" on:click=retry>"Try again"</button>
+                    <button class="button" data-testid="try-again" on:click=retry>{words().try_again.clone()}</button>
                 })}
             </div>
             {move || committed.get().is_none().then(|| view! {
-                <p class="muted">"Pick one and commit it: every approach is then run on the same traffic and compared."</p>
+                <p class="muted">{words().pick_one.clone()}</p>
             })}
             {progress_view}
             {results}
@@ -357,33 +369,36 @@ fn results_view(m: &Moment, r: &Runs, choice: &str, estimate: Option<f64>) -> An
             .figure_index(&s.figure)
             .map(|i| m.figures[i].unit.clone())
             .unwrap_or_default();
-        format!("Target: {label} at most {}. ", show(&unit, s.max))
+        fill(
+            &words().target,
+            &[("figure", label), ("max", show(&unit, s.max))],
+        )
     });
     let lab = m.scenario.as_ref().map(|sc| {
         let arm = m.options.iter().find(|o| o.id == choice).and_then(|o| o.arm.clone()).unwrap_or_default();
         let q = format!("preset={sc}&arm={arm}");
-        view! { <Link to=Route::Lab query=q class="button" testid="open-in-lab">"Open your answer in the lab"</Link> }
+        view! { <Link to=Route::Lab query=q class="button" testid="open-in-lab">{words().open_in_lab.clone()}</Link> }
     });
     let est = estimate.map(|v| {
-        view! { <p class="muted" data-testid="moment-your-estimate">{format!("Your estimate: {}", sig(v, 3))}</p> }
+        view! { <p class="muted" data-testid="moment-your-estimate">{fill(&words().your_estimate, &[("estimate", sig(v, 3))])}</p> }
     });
     view! {
         {verdict}
         {est}
         <div class="table-wrap">
             <table class="moment-table" data-testid="moment-results">
-                <caption>{slo.unwrap_or_default()} "Every option ran on the same traffic with the same seed; the highlighted column is the figure this moment is about."</caption>
-                <thead><tr><th scope="col">"Approach"</th>{head}</tr></thead>
+                <caption>{slo.unwrap_or_default()} {words().caption.clone()}</caption>
+                <thead><tr><th scope="col">{words().approach.clone()}</th>{head}</tr></thead>
                 <tbody>{rows}</tbody>
             </table>
         </div>
         {chart}
         <section class="moment-others">
-            <h2>"Why the others fall short, or do not"</h2>
+            <h2>{words().others.clone()}</h2>
             <ul>{others}</ul>
         </section>
         <blockquote class="interviewer" data-testid="moment-closing">
-            <p class="muted">"The interviewer sums up:"</p>
+            <p class="muted">{words().sums_up.clone()}</p>
             <p>{m.closing.clone()}</p>
         </blockquote>
         {lab}
