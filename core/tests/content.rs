@@ -369,7 +369,7 @@ fn every_link_of_the_mock_interview_resolves() {
 #[test]
 fn the_start_page_names_every_part_and_types_no_figure() {
     use trainer_content::route::Section;
-    use trainer_content::words::{placeholders, HomeWords};
+    use trainer_content::words::HomeWords;
     let text = include_str!("../../content/home.toml");
     let w: HomeWords = toml::from_str(text).expect("content/home.toml parses");
     let ids: Vec<&str> = w.parts.iter().map(|p| p.id.as_str()).collect();
@@ -391,51 +391,20 @@ fn the_start_page_names_every_part_and_types_no_figure() {
         "mbu",
         "batch",
     ];
-    let mut all = vec![
-        &w.eyebrow,
-        &w.title,
-        &w.lede,
-        &w.start_sizing,
-        &w.read_lesson,
-        &w.glance_title,
-        &w.glance_note,
-        &w.fig_prefill,
-        &w.fig_decode,
-        &w.fig_throughput,
-        &w.fig_kv,
-        &w.start_title,
-        &w.status_started,
-        &w.status_not_started,
-    ];
-    for p in &w.parts {
-        all.push(&p.title);
-        all.push(&p.blurb);
-    }
-    for t in all {
-        assert!(!t.trim().is_empty());
-        for name in placeholders(t) {
-            assert!(
-                FILLED.contains(&name.as_str()),
-                "{{{name}}} in “{t}” is not filled"
-            );
-        }
-        assert!(
-            !t.chars().any(|c| c.is_ascii_digit()),
-            "“{t}” types a figure: use a placeholder"
-        );
-    }
+    check_page_words(
+        "content/home.toml",
+        &serde_json::to_value(&w).unwrap(),
+        &FILLED,
+    );
 }
 
 /// The calculator's simulator check: every sentence present, only placeholders the page
 /// fills, and no figure typed into the text (the run and the inputs supply them all).
 #[test]
 fn the_simulator_check_types_no_figure() {
-    use trainer_content::words::{placeholders, SizeWords};
+    use trainer_content::words::SizeWords;
     let text = include_str!("../../content/size-words.toml");
     let w: SizeWords = toml::from_str(text).expect("content/size-words.toml parses");
-    let value = serde_json::to_value(&w).unwrap();
-    let fields = value.as_object().unwrap();
-    assert!(fields.len() > 20);
     const FILLED: [&str; 23] = [
         "seconds",
         "run",
@@ -461,48 +430,59 @@ fn the_simulator_check_types_no_figure() {
         "fewer",
         "mem_util",
     ];
-    for (key, t) in fields {
-        let t = t.as_str().unwrap();
-        assert!(!t.trim().is_empty(), "{key}");
-        for name in placeholders(t) {
-            assert!(
-                FILLED.contains(&name.as_str()),
-                "{key}: {{{name}}} is not filled"
-            );
-        }
-        for word in t.split(|c: char| c.is_whitespace() || "(),:;".contains(c)) {
-            let word = word.trim_end_matches(['.', '!', '?']);
-            assert!(
-                !word.chars().any(|c| c.is_ascii_digit()) || NAMES_WITH_DIGITS.contains(&word),
-                "{key}: “{word}” looks like a typed figure"
-            );
-        }
-    }
+    check_page_words(
+        "content/size-words.toml",
+        &serde_json::to_value(&w).unwrap(),
+        &FILLED,
+    );
 }
 
 /// The moments pages' own sentences: every one present, only placeholders the pages fill, no
 /// figure typed.
 #[test]
 fn the_moments_pages_type_no_figure() {
-    use trainer_content::words::{placeholders, MomentsWords};
+    use trainer_content::words::MomentsWords;
     let w: MomentsWords = toml::from_str(include_str!("../../content/moments-page.toml"))
         .expect("content/moments-page.toml parses");
-    let value = serde_json::to_value(&w).unwrap();
     const FILLED: [&str; 8] = [
         "id", "choice", "run", "runs", "wall", "figure", "max", "estimate",
     ];
-    for (key, t) in value.as_object().unwrap() {
-        let t = t.as_str().unwrap();
-        assert!(!t.trim().is_empty(), "{key}");
-        for name in placeholders(t) {
+    check_page_words(
+        "content/moments-page.toml",
+        &serde_json::to_value(&w).unwrap(),
+        &FILLED,
+    );
+}
+
+/// Every sentence of a page's words file (every string in it, however nested): present, with
+/// only the placeholders the page fills (`filled`), and no figure typed into it (a word with a
+/// digit must be a name, as in the lesson).
+fn check_page_words(file: &str, words: &serde_json::Value, filled: &[&str]) {
+    fn strings<'a>(v: &'a serde_json::Value, out: &mut Vec<&'a str>) {
+        match v {
+            serde_json::Value::String(s) => out.push(s),
+            serde_json::Value::Array(a) => a.iter().for_each(|x| strings(x, out)),
+            serde_json::Value::Object(o) => o.values().for_each(|x| strings(x, out)),
+            _ => {}
+        }
+    }
+    let mut all = Vec::new();
+    strings(words, &mut all);
+    assert!(all.len() > 5, "{file}: too few sentences");
+    for t in all {
+        assert!(!t.trim().is_empty(), "{file}: an empty sentence");
+        for name in trainer_content::words::placeholders(t) {
             assert!(
-                FILLED.contains(&name.as_str()),
-                "{key}: {{{name}}} is not filled"
+                filled.contains(&name.as_str()),
+                "{file}: {{{name}}} in “{t}” is not filled"
             );
         }
-        assert!(
-            !t.chars().any(|c| c.is_ascii_digit()),
-            "{key}: “{t}” types a figure"
-        );
+        for word in t.split(|c: char| c.is_whitespace() || "(),:;".contains(c)) {
+            let word = word.trim_end_matches(['.', '!', '?']);
+            assert!(
+                !word.chars().any(|c| c.is_ascii_digit()) || NAMES_WITH_DIGITS.contains(&word),
+                "{file}: “{word}” in “{t}” looks like a typed figure: use a placeholder"
+            );
+        }
     }
 }
