@@ -26,48 +26,30 @@ fn main() {
         std::fs::write(Path::new(&out).join(format!("{name}.json")), json)
             .expect("OUT_DIR is writable");
     }
-    // The widgets' sentences: every key present, none unknown.
-    let src = Path::new("../content/lesson-words.toml");
-    println!("cargo:rerun-if-changed={}", src.display());
-    let text = std::fs::read_to_string(src).expect("content/lesson-words.toml is readable");
-    let words: trainer_content::words::LessonWords =
-        toml::from_str(&text).unwrap_or_else(|e| panic!("content/lesson-words.toml: {e}"));
-    let json = serde_json::to_string(&words).expect("the words serialise");
-    std::fs::write(Path::new(&out).join("lesson-words.json"), json).expect("OUT_DIR is writable");
-    // The start page's words.
-    let src = Path::new("../content/home.toml");
-    println!("cargo:rerun-if-changed={}", src.display());
-    let text = std::fs::read_to_string(src).expect("content/home.toml is readable");
-    let home: trainer_content::words::HomeWords =
-        toml::from_str(&text).unwrap_or_else(|e| panic!("content/home.toml: {e}"));
-    let json = serde_json::to_string(&home).expect("the words serialise");
-    std::fs::write(Path::new(&out).join("home-words.json"), json).expect("OUT_DIR is writable");
-    // The calculator's simulator check.
-    let src = Path::new("../content/size-words.toml");
-    println!("cargo:rerun-if-changed={}", src.display());
-    let text = std::fs::read_to_string(src).expect("content/size-words.toml is readable");
-    let size: trainer_content::words::SizeWords =
-        toml::from_str(&text).unwrap_or_else(|e| panic!("content/size-words.toml: {e}"));
-    let json = serde_json::to_string(&size).expect("the words serialise");
-    std::fs::write(Path::new(&out).join("size-words.json"), json).expect("OUT_DIR is writable");
-    // The interview moments pages' own sentences.
-    let src = Path::new("../content/moments-page.toml");
-    println!("cargo:rerun-if-changed={}", src.display());
-    let text = std::fs::read_to_string(src).expect("content/moments-page.toml is readable");
-    let words: trainer_content::words::MomentsWords =
-        toml::from_str(&text).unwrap_or_else(|e| panic!("content/moments-page.toml: {e}"));
-    let json = serde_json::to_string(&words).expect("the words serialise");
-    std::fs::write(Path::new(&out).join("moments-words.json"), json).expect("OUT_DIR is writable");
-    // The build-ups' scripts: every key known, checked against the simulator natively.
+    // The words the pages fill (every key present, none unknown), and the build-ups' scripts
+    // (checked against the simulator natively), each as JSON the app reads once.
+    use trainer_content::{buildup::Script, words};
+    to_json::<words::LessonWords>("lesson-words.toml", "lesson-words.json", &out);
+    to_json::<words::HomeWords>("home.toml", "home-words.json", &out);
+    to_json::<words::SizeWords>("size-words.toml", "size-words.json", &out);
+    to_json::<words::MomentsWords>("moments-page.toml", "moments-words.json", &out);
     for id in trainer_content::buildup::IDS {
-        let src = Path::new("../content/buildups").join(format!("{id}.toml"));
-        println!("cargo:rerun-if-changed={}", src.display());
-        let text = std::fs::read_to_string(&src)
-            .unwrap_or_else(|e| panic!("reading {}: {e}", src.display()));
-        let script: trainer_content::buildup::Script =
-            toml::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", src.display()));
-        let json = serde_json::to_string(&script).expect("a script serialises");
-        std::fs::write(Path::new(&out).join(format!("buildup-{id}.json")), json)
-            .expect("OUT_DIR is writable");
+        to_json::<Script>(
+            &format!("buildups/{id}.toml"),
+            &format!("buildup-{id}.json"),
+            &out,
+        );
     }
+}
+
+/// Reads `content/<src>` as a `T` (a file that does not parse stops the build with the reason)
+/// and writes it as JSON to `<out>/<dst>`.
+fn to_json<T: serde::de::DeserializeOwned + serde::Serialize>(src: &str, dst: &str, out: &str) {
+    let path = Path::new("../content").join(src);
+    println!("cargo:rerun-if-changed={}", path.display());
+    let text = std::fs::read_to_string(&path)
+        .unwrap_or_else(|e| panic!("reading {}: {e}", path.display()));
+    let value: T = toml::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let json = serde_json::to_string(&value).expect("the words serialise");
+    std::fs::write(Path::new(out).join(dst), json).expect("OUT_DIR is writable");
 }
