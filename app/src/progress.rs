@@ -91,6 +91,18 @@ impl ProgressStore {
         }
     }
 
+    /// Forgets the inputs of every calculator, so pages that read them show the seed's.
+    pub fn reset_inputs(&self) {
+        let mut changed = false;
+        self.progress.update(|p| {
+            changed = !p.inputs.is_empty();
+            p.inputs.clear();
+        });
+        if changed {
+            self.save();
+        }
+    }
+
     /// Records an estimate committed in the lesson, and saves.
     pub fn record_estimate(&self, question: &str, step: &str, estimate: f64, derived: f64) {
         self.progress.update(|p| {

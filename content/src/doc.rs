@@ -5,8 +5,8 @@ use serde::{Deserialize, Serialize};
 /// One content file, parsed.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Doc {
-    /// The text of the file's one level-1 heading.
-    pub title: String,
+    /// The file's one level-1 heading (it may hold live figures and inputs).
+    pub title: Vec<Inline>,
     /// Everything after the title, in order.
     pub blocks: Vec<Block>,
 }
@@ -109,6 +109,7 @@ impl Doc {
             }
         }
         let mut out = Vec::new();
+        walk(&self.title, &mut out);
         for b in self.all_blocks() {
             match b {
                 Block::Heading { text, .. } | Block::Paragraph { text } => walk(text, &mut out),

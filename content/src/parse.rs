@@ -50,7 +50,7 @@ type Cell = Vec<Inline>;
 struct State {
     line: usize,
     errors: Vec<String>,
-    title: Option<String>,
+    title: Option<Vec<Inline>>,
     /// Open block containers: the document, then one per open aside.
     blocks: Vec<Vec<Block>>,
     /// Open inline runs, innermost last.
@@ -208,7 +208,7 @@ impl State {
                     if self.title.is_some() {
                         self.err("a second `#` title: a file has one".into());
                     }
-                    self.title = Some(crate::doc::plain(&text));
+                    self.title = Some(text);
                 } else {
                     let id = id.unwrap_or_else(|| slug(&crate::doc::plain(&text)));
                     self.push_block(Block::Heading { level, id, text });
@@ -402,7 +402,7 @@ mod tests {
                      {input fleet/rate}, see [the step](/size/fleet#step-replicas).\n\n\
                      {{estimate fleet replicas}}\n\n- one\n- **two**\n\n> Takeaway.\n",
         );
-        assert_eq!(d.title, "Title");
+        assert_eq!(crate::doc::plain(&d.title), "Title");
         assert_eq!(
             d.blocks[0],
             Block::Heading {

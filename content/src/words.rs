@@ -41,6 +41,14 @@ pub struct LessonWords {
     pub sheet_probe_gap: String,
     pub sheet_probe_stutter: String,
     pub sheet_probe_long: String,
+    pub estimate_peek: String,
+    pub hidden_figure: String,
+    pub hidden_figure_label: String,
+    pub sheet_hidden: String,
+    pub banner_seed: String,
+    pub banner_yours: String,
+    pub banner_reset: String,
+    pub banner_batch: String,
 }
 
 /// The sentences of the calculator's simulator check (`content/size-words.toml`).

@@ -12,7 +12,14 @@ use trainer_core::probes::{probe, probes};
 use trainer_core::sizing::{derive, Inputs, PageQuery, Question};
 
 /// Widget kinds the app draws, with their argument checks.
-const WIDGETS: [&str; 5] = ["estimate", "diagram", "probe", "reversal", "cheatsheet"];
+const WIDGETS: [&str; 6] = [
+    "estimate",
+    "diagram",
+    "probe",
+    "reversal",
+    "cheatsheet",
+    "verdict",
+];
 
 /// Words with digits that are names, not figures (a model, a GPU, a status code, a percentile,
 /// the probe's own name).
@@ -127,6 +134,9 @@ fn check_widget(kind: &str, args: &[String]) -> Result<(), String> {
         ("diagram", [d]) if d == "request-path" => Ok(()),
         ("probe", [id]) => probe(id).map(|_| ()).map_err(|e| e.to_string()),
         ("reversal" | "cheatsheet", []) => Ok(()),
+        ("verdict", [q]) => Question::from_id(q)
+            .map(|_| ())
+            .ok_or_else(|| format!("no question {q}")),
         _ => Err(format!(
             "widget {{{{{kind} {}}}}}: known kinds are {WIDGETS:?}, with their arguments",
             args.join(" ")
@@ -165,7 +175,10 @@ fn every_reference_in_content_resolves() {
 #[test]
 fn headings_step_down_one_level_with_unique_ids_and_nothing_is_empty() {
     for (name, doc) in docs() {
-        assert!(!doc.title.trim().is_empty(), "{name}: a title");
+        assert!(
+            !trainer_content::doc::plain(&doc.title).trim().is_empty(),
+            "{name}: a title"
+        );
         let mut level = 1;
         let mut ids = BTreeSet::new();
         for b in doc.all_blocks() {
@@ -485,4 +498,41 @@ fn check_page_words(file: &str, words: &serde_json::Value, filled: &[&str]) {
             );
         }
     }
+}
+
+/// The lesson's widget sentences: every one present, only placeholders the widgets fill, no
+/// figure typed.
+#[test]
+fn the_lesson_widgets_type_no_figure() {
+    use trainer_content::words::LessonWords;
+    let w: LessonWords = toml::from_str(include_str!("../../content/lesson-words.toml"))
+        .expect("content/lesson-words.toml parses");
+    const FILLED: [&str; 21] = [
+        "label",
+        "n",
+        "sim_step",
+        "est_step",
+        "batch",
+        "sim_pool",
+        "est_pool",
+        "fewer",
+        "fewer_result",
+        "est_reply",
+        "sim_itl",
+        "sim_spr",
+        "est_spr",
+        "arm",
+        "horizon",
+        "ratio",
+        "figure",
+        "tokens",
+        "time",
+        "model",
+        "prompt",
+    ];
+    check_page_words(
+        "content/lesson-words.toml",
+        &serde_json::to_value(&w).unwrap(),
+        &FILLED,
+    );
 }

@@ -13,10 +13,18 @@ before(async () => { app = await start({ base: "/trainer/" }); });
 after(async () => { await app?.close(); });
 
 const KEY = "serving-trainer.progress";
+const ESTIMATES = ["replicas", "open_streams", "kv_in_use"];
+
+/** Shows every estimate's answer without estimating, as a reader who skips them would. */
+async function revealAll(page) {
+  for (const s of ESTIMATES) await page.click(`[data-testid="estimate-${s}-peek"]`);
+  await page.waitForSelector('[data-testid="verdict-fleet"]');
+}
 
 test("every live figure renders a number and links to a step the calculator shows", async () => {
   const page = await app.page();
   await open(page, app.url, "lesson");
+  await revealAll(page);
   const figs = page.locator('.lesson-article [data-testid^="fig-"]');
   const n = await figs.count();
   assert.ok(n >= 20, `only ${n} live figures`);
@@ -56,6 +64,7 @@ test("every live figure renders a number and links to a step the calculator show
 test("changing an input in the calculator and coming back changes the lesson's figures", async () => {
   const page = await app.page();
   await open(page, app.url, "lesson");
+  await revealAll(page);
   const before = Number(await page.getAttribute('[data-testid="fig-fleet-prompt_tps"]', "data-value"));
   const replicas = Number(await page.getAttribute('[data-testid="fig-fleet-replicas"]', "data-value"));
   await page.click('[data-testid="input-fleet-rate"] a');
@@ -64,6 +73,7 @@ test("changing an input in the calculator and coming back changes the lesson's f
   await page.waitForFunction(() => location.search.includes("rate=100"));
   await page.click('[data-testid="nav-lesson"]');
   await page.waitForSelector('[data-testid="page-lesson"]');
+  await revealAll(page);
   const after = Number(await page.getAttribute('[data-testid="fig-fleet-prompt_tps"]', "data-value"));
   assert.equal(after, before * 2);
   assert.ok(Number(await page.getAttribute('[data-testid="fig-fleet-replicas"]', "data-value")) > replicas);
@@ -73,6 +83,7 @@ test("changing an input in the calculator and coming back changes the lesson's f
   // A reload keeps them: they live in this browser's progress.
   await page.reload();
   await page.waitForSelector('[data-testid="page-lesson"]');
+  await revealAll(page);
   assert.equal(Number(await page.getAttribute('[data-testid="fig-fleet-prompt_tps"]', "data-value")), after);
   assert.deepEqual(page.problems, []);
   await page.context().close();
@@ -158,6 +169,7 @@ test("the reversal sets the batch answer beside the streaming one", async () => 
   const page = await app.page();
   await open(page, app.url, "lesson");
   await page.waitForSelector('[data-testid="reversal-table"]');
+  await revealAll(page);
   const s = Number(await page.getAttribute('[data-testid="reversal-replicas-streaming"]', "data-value"));
   const b = Number(await page.getAttribute('[data-testid="reversal-replicas-batch"]', "data-value"));
   assert.ok(b < s, `batch ${b} replicas against streaming ${s}`);
@@ -169,6 +181,7 @@ test("the reversal sets the batch answer beside the streaming one", async () => 
 test("printing the lesson gives its one-page summary on one A4 page", async () => {
   const page = await app.page();
   await open(page, app.url, "lesson");
+  await revealAll(page);
   await page.waitForSelector('[data-testid="sheet-replicas"]');
   const pdf = await page.pdf({ format: "A4", printBackground: true });
   const pages = (pdf.toString("latin1").match(/\/Type\s*\/Page[^s]/g) || []).length;
@@ -193,4 +206,91 @@ for (const viewport of [DESKTOP, PHONE]) {
       await page.context().close();
     });
   }
+}
+
+for (const viewport of [DESKTOP, PHONE]) {
+  test(`at ${viewport.width} px no answer is in the page before its estimate is committed`, async () => {
+    // What the answers read, from a page where they are all shown.
+    const peek = await app.page(viewport);
+    await open(peek, app.url, "lesson");
+    await revealAll(peek);
+    const shown = {};
+    for (const id of ["replicas", "replicas_exact", "gpus", "cost_per_hour", "cost_per_million", "open_streams", "streams_per_replica", "kv_in_use", "kv_share"]) {
+      shown[id] = (await peek.textContent(`.lesson-article [data-testid="fig-fleet-${id}"]`)).trim();
+    }
+    await peek.context().close();
+
+    const page = await app.page(viewport);
+    await open(page, app.url, "lesson");
+    const text = () => page.evaluate(() => document.querySelector("main").innerText);
+    const hiddenNow = async (id) => (await page.getAttribute(`.lesson-article [data-testid="fig-fleet-${id}"]`, "data-hidden")) === "true";
+    let body = await text();
+    for (const [id, t] of Object.entries(shown)) {
+      assert.ok(!body.includes(t), `${id} (“${t}”) is in the page before any estimate`);
+      assert.ok(await hiddenNow(id), `${id} is not held back`);
+    }
+    // Nothing hidden carries its value for a curious reader of the DOM either.
+    assert.equal(await page.locator('[data-hidden="true"][data-value]').count(), 0);
+    // The summary and the reversal hold the same figures back, with a visible placeholder.
+    assert.equal(await page.getAttribute('[data-testid="sheet-replicas"]', "data-hidden"), "true");
+    assert.equal(await page.getAttribute('[data-testid="reversal-replicas-streaming"]', "data-hidden"), "true");
+    assert.ok((await page.locator('.lesson-article [data-testid="fig-fleet-replicas"]').boundingBox()).width > 20, "a visible placeholder");
+    // A placeholder takes the learner to the box that opens it, by keyboard.
+    await page.focus('.lesson-article [data-testid="fig-fleet-replicas"]');
+    await page.keyboard.press("Enter");
+    await page.waitForFunction(() => document.activeElement?.getAttribute("data-testid") === "estimate-replicas-input");
+    // Committing the replica estimate opens what reads it back, and only that.
+    await page.keyboard.type("9");
+    await page.keyboard.press("Enter");
+    await page.waitForSelector('[data-testid="estimate-replicas-derived"]');
+    assert.ok(!(await hiddenNow("replicas")) && !(await hiddenNow("gpus")) && !(await hiddenNow("cost_per_million")));
+    assert.equal((await page.textContent('.lesson-article [data-testid="fig-fleet-replicas"]')).trim(), shown.replicas);
+    assert.ok(await hiddenNow("open_streams") && await hiddenNow("streams_per_replica") && await hiddenNow("kv_in_use"));
+    body = await text();
+    assert.ok(!body.includes(shown.open_streams), "open streams shown before their estimate");
+    assert.equal(await page.locator('[data-testid="verdict-fleet"]').count(), 0, "the verdict waits for every estimate");
+    // Choosing to see an answer without estimating opens it too.
+    await page.click('[data-testid="estimate-open_streams-peek"]');
+    assert.ok(!(await hiddenNow("open_streams")));
+    assert.ok(await hiddenNow("kv_in_use"), "the KV estimate is still open");
+    assert.equal((await page.textContent('[data-testid="estimate-open_streams-yours"]')).trim(), "—");
+    await page.fill('[data-testid="estimate-kv_in_use-input"]', "100000");
+    await page.click('[data-testid="estimate-kv_in_use-commit"]');
+    await page.waitForSelector('[data-testid="verdict-fleet"]');
+    body = await text();
+    for (const [id, t] of Object.entries(shown)) assert.ok(body.includes(t), `${id} (“${t}”) is shown after the estimates`);
+    assert.equal(await page.locator('[data-hidden="true"]').count(), 0);
+    await shoot(page, `lesson-revealed-${viewport.width}`);
+    assert.deepEqual(page.problems, []);
+    await page.context().close();
+  });
+
+  test(`at ${viewport.width} px the lesson says whose numbers it shows, and its headings follow them`, async () => {
+    const page = await app.page(viewport);
+    await open(page, app.url, "lesson");
+    assert.ok(await page.isVisible('[data-testid="lesson-inputs-seed"]'));
+    assert.match(await page.textContent("main h1"), /Llama 3\.1 8B/);
+    // The learner sizes 70B on four GPUs at 100 req/s in the calculator, then comes back.
+    await open(page, app.url, "size/fleet?model=llama-3.1-70b&gpus_per_replica=4&rate=100");
+    await page.waitForFunction(() => location.search.includes("rate=100"));
+    await page.click('[data-testid="nav-lesson"]');
+    await page.waitForSelector('[data-testid="lesson-inputs-list"]');
+    const list = await page.textContent('[data-testid="lesson-inputs-list"]');
+    assert.match(list, /Llama 3\.1 70B/);
+    assert.match(list, /GPUs per replica\s*4/);
+    assert.match(list, /Arrival rate\s*100 req\/s/);
+    assert.match(await page.textContent("main h1"), /Llama 3\.1 70B/);
+    assert.doesNotMatch(await page.textContent("main h1"), /8B/);
+    assert.match(await page.textContent('[data-testid="sheet-title"]'), /Llama 3\.1 70B/);
+    // Back to the seed, by keyboard.
+    await page.focus('[data-testid="lesson-inputs-reset"]');
+    await page.keyboard.press("Enter");
+    await page.waitForSelector('[data-testid="lesson-inputs-seed"]');
+    assert.match(await page.textContent("main h1"), /Llama 3\.1 8B/);
+    assert.match(await page.textContent('[data-testid="sheet-title"]'), /Llama 3\.1 8B/);
+    await revealAll(page);
+    assert.equal(Number(await page.getAttribute('[data-testid="fig-fleet-prompt_tps"]', "data-value")), 50000);
+    assert.deepEqual(page.problems, []);
+    await page.context().close();
+  });
 }

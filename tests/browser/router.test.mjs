@@ -33,8 +33,10 @@ test("index.html and the app's route table list the same first segments, and eac
 });
 
 test("navigation focuses the new page's heading and Back restores the scroll position", async () => {
+  // The lesson's layout holds still (the simulator page replays its rows as it opens, and
+  // rows that fill in above the viewport move it under a loaded machine).
   const page = await app.page({ width: 1280, height: 500 });
-  await open(page, app.url, "simulator");
+  await open(page, app.url, "lesson");
   await page.evaluate(() => window.scrollTo(0, 900));
   await page.waitForFunction(() => window.scrollY > 800);
   const before = await page.evaluate(() => window.scrollY);
@@ -43,7 +45,7 @@ test("navigation focuses the new page's heading and Back restores the scroll pos
   await page.waitForFunction(() => document.activeElement && document.activeElement.matches("main h1"));
   assert.equal(await page.evaluate(() => window.scrollY), 0);
   await page.goBack();
-  await page.waitForSelector('[data-testid="page-simulator"]');
+  await page.waitForSelector('[data-testid="page-lesson"]');
   await page.waitForFunction((y) => Math.abs(window.scrollY - y) < 2, before);
   assert.ok(await page.evaluate(() => document.activeElement.matches("main h1")));
   assert.deepEqual(page.problems, []);

@@ -51,9 +51,18 @@ pub fn EstimateBox(
     gap: Signal<Option<String>>,
     /// Called with the estimate when the learner commits it.
     on_commit: Callback<f64>,
+    /// With a text, a button that shows the answer without an estimate (the button's text),
+    /// calling `on_reveal`.
+    #[prop(optional, into)]
+    reveal_text: Option<String>,
+    /// Called when the learner asks for the answer without estimating.
+    #[prop(optional)]
+    on_reveal: Option<Callback<()>>,
 ) -> impl IntoView {
     let text = RwSignal::new(String::new());
     let committed: RwSignal<Option<f64>> = RwSignal::new(None);
+    // Shown without an estimate: the comparison appears with no estimate in it.
+    let peeked = RwSignal::new(false);
     let error: RwSignal<Option<String>> = RwSignal::new(None);
     let id = testid.clone();
     let commit = move || {
@@ -72,11 +81,16 @@ pub fn EstimateBox(
     let field_id = format!("{id}-field");
     let err_id = format!("{id}-error");
     let t = testid.clone();
+    let tp = testid.clone();
     let reveal = move || {
-        committed.get().map(|est| {
+        let est = committed.get();
+        (est.is_some() || peeked.get()).then(|| {
             let t = t.clone();
             let derived = derived.get();
-            let off = derived.as_ref().map(|d| off_by(est, d.value));
+            let off = derived
+                .as_ref()
+                .zip(est)
+                .map(|(d, est)| off_by(est, d.value));
             let sim = simulated.map(|simulated| match simulated.get() {
                 SimFigure::NotRun => view! {
                     <button class="button" data-testid=format!("{t}-simulate") on:click=move |_| if let Some(f) = on_simulate { f.run(()) }>
@@ -99,7 +113,10 @@ pub fn EstimateBox(
                 <dl class="est-compare" data-testid=format!("{t}-reveal") aria-live="polite">
                     <div>
                         <dt>"Your estimate"</dt>
-                        <dd><span class="est-value" data-testid=format!("{t}-yours") data-value=format!("{est}")>{fmt(est)}</span></dd>
+                        <dd>{match est {
+                            Some(est) => view! { <span class="est-value" data-testid=format!("{t}-yours") data-value=format!("{est}")>{fmt(est)}</span> }.into_any(),
+                            None => view! { <span class="est-value muted" data-testid=format!("{t}-yours")>"—"</span> }.into_any(),
+                        }}</dd>
                     </div>
                     <div>
                         <dt>"Derived"</dt>
@@ -123,7 +140,7 @@ pub fn EstimateBox(
         })
     };
     view! {
-        <aside class="estimate" data-testid=testid.clone() aria-label=format!("Estimate: {prompt}")>
+        <aside class="estimate" id=testid.clone() data-testid=testid.clone() aria-label=format!("Estimate: {prompt}")>
             <p class="est-prompt"><label for=field_id.clone()>{prompt.clone()}</label></p>
             <div class="est-entry">
                 <input
@@ -144,8 +161,17 @@ pub fn EstimateBox(
                 </button>
             </div>
             <p class="field-error" id=err_id role="alert">{move || error.get()}</p>
-            {move || committed.get().is_none().then(|| view! {
-                <p class="muted est-hint">"Commit a number to see the derivation and the simulation."</p>
+            {move || (committed.get().is_none() && !peeked.get()).then(|| {
+                let tp = tp.clone();
+                let reveal_button = reveal_text.clone().map(|label| view! {
+                    <button class="button link-button" data-testid=format!("{tp}-peek") on:click=move |_| {
+                        peeked.set(true);
+                        if let Some(f) = on_reveal { f.run(()) }
+                    }>{label}</button>
+                });
+                view! {
+                    <p class="muted est-hint">"Commit a number to see the derivation and the simulation." " " {reveal_button}</p>
+                }
             })}
             {reveal}
         </aside>

@@ -23,6 +23,8 @@ mod derive;
 mod drill;
 mod inputs;
 pub(crate) mod query;
+mod reveal;
+mod shown;
 mod words;
 
 pub use check::{assumptions, check_fleets, fleet_config, Assumption, SimCheck, SimCheckConfig};
@@ -32,6 +34,7 @@ pub use drill::{sensitivity, Drill, EntryUnit, Grade};
 pub use inputs::{is_preset_figure, ChoiceOption, InputGroup, InputKind, InputSpec, Inputs};
 pub(crate) use query::write as write_query;
 pub use query::{page_query, pairs as query_pairs, PageQuery, Reveal};
+pub use reveal::{gives_away, hidden_by};
 
 use serde::Serialize;
 

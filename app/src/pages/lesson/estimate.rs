@@ -94,12 +94,7 @@ pub fn Estimate(q: Question, step: String) -> impl IntoView {
     let store = use_progress();
     let router = use_router();
     let words = lesson.words.get_value();
-    let prompt = match step.as_str() {
-        "replicas" => words.estimate_replicas.clone(),
-        "open_streams" => words.estimate_open_streams.clone(),
-        "kv_in_use" => words.estimate_kv_in_use.clone(),
-        other => other.to_string(),
-    };
+    let prompt = prompt(&words, &step);
     let s1 = step.clone();
     let unit = lesson
         .derivation(q)
@@ -156,7 +151,10 @@ pub fn Estimate(q: Question, step: String) -> impl IntoView {
     let on_commit = Callback::new(move |v: f64| {
         let d = derived.get_untracked().map_or(0.0, |d| d.value);
         store.record_estimate(q.id(), &s6, v, d);
+        lesson.open_estimate(q, &s6);
     });
+    let s7 = step.clone();
+    let on_reveal = Callback::new(move |_| lesson.open_estimate(q, &s7));
     view! {
         <EstimateBox
             testid=format!("estimate-{step}")
@@ -168,7 +166,19 @@ pub fn Estimate(q: Question, step: String) -> impl IntoView {
             on_simulate=on_simulate
             gap=gap
             on_commit=on_commit
+            reveal_text=words.estimate_peek.clone()
+            on_reveal=on_reveal
         />
+    }
+}
+
+/// The question an estimate box puts for step `step`.
+pub fn prompt(words: &trainer_content::words::LessonWords, step: &str) -> String {
+    match step {
+        "replicas" => words.estimate_replicas.clone(),
+        "open_streams" => words.estimate_open_streams.clone(),
+        "kv_in_use" => words.estimate_kv_in_use.clone(),
+        other => other.to_string(),
     }
 }
 

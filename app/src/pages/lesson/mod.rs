@@ -10,12 +10,14 @@ mod render;
 mod reversal;
 mod sheet;
 
+use crate::components::InputsBanner;
 use crate::progress::use_progress;
 use leptos::prelude::*;
 use std::collections::BTreeMap;
+use trainer_content::doc::Block;
 use trainer_content::doc::Doc;
 use trainer_content::words::LessonWords;
-use trainer_core::sizing::{derive, Derivation, Inputs, PageQuery, Question};
+use trainer_core::sizing::{derive, gives_away, Derivation, Inputs, PageQuery, Question};
 
 const LESSON_JSON: &str = include_str!(concat!(env!("OUT_DIR"), "/lesson.json"));
 const WORDS_JSON: &str = include_str!(concat!(env!("OUT_DIR"), "/lesson-words.json"));
@@ -30,6 +32,9 @@ pub struct Lesson {
     pub words: StoredValue<LessonWords>,
     /// The simulator check behind the estimate boxes.
     pub sim: estimate::LessonSim,
+    /// The estimate boxes on the page not yet committed or shown: (question, step). Every
+    /// figure that gives one of them away stays hidden meanwhile.
+    pending: RwSignal<Vec<(Question, String)>>,
 }
 
 impl Lesson {
@@ -47,6 +52,27 @@ impl Lesson {
     /// Question `q`'s derivation at the learner's inputs (tracked).
     pub fn derivation(&self, q: Question) -> Option<Derivation> {
         self.derivations.with(|m| m.get(&q).cloned().flatten())
+    }
+
+    /// The estimate box that hides step `step` of question `q` (its element id), while the
+    /// learner has not committed an estimate that the step would give away (tracked).
+    pub fn hidden_by(&self, q: Question, step: &str) -> Option<String> {
+        self.pending.with(|p| {
+            p.iter()
+                .find(|(pq, ps)| *pq == q && gives_away(q, ps).contains(&step))
+                .map(|(_, ps)| format!("estimate-{ps}"))
+        })
+    }
+
+    /// Whether any estimate box on the page is still open (tracked).
+    pub fn any_pending(&self) -> bool {
+        self.pending.with(|p| !p.is_empty())
+    }
+
+    /// The learner committed, or asked to see, the estimate of step `step`.
+    pub fn open_estimate(&self, q: Question, step: &str) {
+        self.pending
+            .update(|p| p.retain(|(pq, ps)| !(*pq == q && ps == step)));
     }
 
     /// The query that opens question `q`'s calculator with step `step` revealed.
@@ -101,11 +127,23 @@ pub fn LessonPage() -> impl IntoView {
             })
             .collect()
     });
+    let estimates = doc
+        .all_blocks()
+        .into_iter()
+        .filter_map(|b| match b {
+            Block::Widget { kind, args } if kind == "estimate" => match args.as_slice() {
+                [q, step] => Question::from_id(q).map(|q| (q, step.clone())),
+                _ => None,
+            },
+            _ => None,
+        })
+        .collect();
     let lesson = Lesson {
         queries,
         derivations,
         words: StoredValue::new(words),
         sim: estimate::LessonSim::new(),
+        pending: RwSignal::new(estimates),
     };
     provide_context(lesson);
     let contents = doc
@@ -123,8 +161,29 @@ pub fn LessonPage() -> impl IntoView {
             }
         })
         .collect_view();
-    let title = doc.title.clone();
+    let title = render::inlines(&doc.title, lesson);
     let body = render::blocks(&doc.blocks, lesson);
+    let w = lesson.words.get_value();
+    let batch_label = w.banner_batch.clone();
+    let changed = Signal::derive(move || {
+        // The fleet question's inputs drive the page; the batch question's, the reversal.
+        let q = Question::Fleet;
+        let mut out: Vec<(String, String)> = lesson
+            .inputs(q)
+            .changed_shown(q)
+            .into_iter()
+            .map(|(l, v)| (l.to_string(), v))
+            .collect();
+        let b = Question::Batch;
+        out.extend(lesson.inputs(b).changed_shown(b).into_iter().map(|(l, v)| {
+            (
+                trainer_content::words::fill(&batch_label, &[("label", l.to_string())]),
+                v,
+            )
+        }));
+        out
+    });
+    let reset = Callback::new(move |_| store.reset_inputs());
     view! {
         <div class="lesson" data-testid="page-lesson">
             <nav class="lesson-toc" aria-label="On this page">
@@ -134,6 +193,14 @@ pub fn LessonPage() -> impl IntoView {
             <article class="lesson-article">
                 <p class="eyebrow">"The lesson"</p>
                 <h1>{title}</h1>
+                <InputsBanner
+                    testid="lesson-inputs"
+                    changed=changed
+                    seed_text=w.banner_seed.clone()
+                    yours_text=w.banner_yours.clone()
+                    reset_text=w.banner_reset.clone()
+                    on_reset=reset
+                />
                 {body}
             </article>
         </div>

@@ -1,7 +1,7 @@
 //! Draws a content document: blocks as HTML, directives as live figures and widgets.
 
 use super::{estimate, probe, reversal, sheet, Lesson};
-use crate::components::{InlineFigure, Link, RequestPath};
+use crate::components::{HiddenFigure, InlineFigure, Link, RequestPath};
 use crate::route::Route;
 use leptos::prelude::*;
 use trainer_content::doc::{Block, Inline};
@@ -71,11 +71,11 @@ fn block(b: &Block, lesson: Lesson) -> AnyView {
         Block::Aside { blocks: inner } => {
             view! { <aside class="takeaway">{blocks(inner, lesson)}</aside> }.into_any()
         }
-        Block::Widget { kind, args } => widget(kind, args),
+        Block::Widget { kind, args } => widget(kind, args, lesson),
     }
 }
 
-fn widget(kind: &str, args: &[String]) -> AnyView {
+fn widget(kind: &str, args: &[String], lesson: Lesson) -> AnyView {
     match (kind, args) {
         ("estimate", [q, step]) => match Question::from_id(q) {
             Some(q) => view! { <estimate::Estimate q=q step=step.clone()/> }.into_any(),
@@ -87,8 +87,33 @@ fn widget(kind: &str, args: &[String]) -> AnyView {
         ("probe", [id]) => view! { <probe::ProbeRun id=id.clone()/> }.into_any(),
         ("reversal", []) => view! { <reversal::Reversal/> }.into_any(),
         ("cheatsheet", []) => view! { <sheet::CheatSheet/> }.into_any(),
+        ("verdict", [q]) => match Question::from_id(q) {
+            Some(q) => verdict(q, lesson),
+            None => unknown(kind, args),
+        },
         _ => unknown(kind, args),
     }
+}
+
+/// The derivation's verdict at the learner's inputs: which limit sets the answer and which
+/// have room, each with its figure (held back while an estimate it would give away is open).
+fn verdict(q: Question, lesson: Lesson) -> AnyView {
+    let testid = format!("verdict-{}", q.id());
+    (move || {
+        if lesson.any_pending() {
+            let w = lesson.words.get_value();
+            return view! { <p class="muted" data-testid=format!("{testid}-hidden")>{w.sheet_hidden}</p> }
+                .into_any();
+        }
+        match lesson.derivation(q) {
+            Some(d) => view! { <p data-testid=testid.clone()>{d.verdict.summary}</p> }.into_any(),
+            None => view! {
+                <p class="live-fig missing" data-testid=testid.clone()>"—"</p>
+            }
+            .into_any(),
+        }
+    })
+    .into_any()
 }
 
 /// A widget this build does not know: said plainly where it would have been.
@@ -155,6 +180,9 @@ fn figure(question: &str, step: &str, lesson: Lesson) -> AnyView {
     let step = step.to_string();
     let testid = format!("fig-{question}-{step}");
     (move || {
+        if let Some(target) = lesson.hidden_by(q, &step) {
+            return hidden(testid.clone(), &target, lesson);
+        }
         let d = lesson.derivation(q);
         match d.as_ref().and_then(|d| d.step(&step)) {
             Some(s) => view! {
@@ -188,14 +216,9 @@ fn input(question: &str, name: &str, lesson: Lesson) -> AnyView {
         let inputs = lesson.inputs(q);
         let spec = inputs.specs(q).into_iter().find(|s| s.name == name);
         let value = inputs.get(&name).unwrap_or(0.0);
-        let shown = match &spec {
-            Some(s) => {
-                let unit = s.field_unit();
-                let v = s.kind.field_text(value);
-                format!("{} {unit}", trainer_core::format::group_thousands(&v)).trim().to_string()
-            }
-            None => trainer_core::format::num(value),
-        };
+        let shown = inputs
+            .shown(q, &name)
+            .unwrap_or_else(|| trainer_core::format::num(value));
         let label = spec.map(|s| s.label).unwrap_or_default();
         view! {
             <span class="live-fig input-fig" data-testid=testid.clone() data-value=format!("{value}") title=label>
@@ -206,4 +229,15 @@ fn input(question: &str, name: &str, lesson: Lesson) -> AnyView {
         }
     })
     .into_any()
+}
+
+/// The placeholder for a figure that would give away the answer to the open estimate box
+/// `target` (its element id).
+pub fn hidden(testid: String, target: &str, lesson: Lesson) -> AnyView {
+    let w = lesson.words.get_value();
+    let step = target.strip_prefix("estimate-").unwrap_or(target);
+    let prompt = estimate::prompt(&w, step);
+    let label = trainer_content::words::fill(&w.hidden_figure_label, &[("prompt", prompt)]);
+    view! { <HiddenFigure testid=testid text=w.hidden_figure.clone() label=label target=target.to_string()/> }
+        .into_any()
 }

@@ -1,6 +1,7 @@
 //! The reversal: the same load as batch work, computed by the sizing engine's batch question
 //! at the learner's inputs and set beside the streaming answer, figure by figure.
 
+use super::render::hidden;
 use super::use_lesson;
 use crate::components::Link;
 use crate::route::Route;
@@ -48,9 +49,16 @@ pub fn Reversal() -> impl IntoView {
                 view! {
                     <tr data-testid=format!("reversal-{}", y.id)>
                         <th scope="row">{y.label}</th>
-                        <td data-testid=format!("reversal-{}-streaming", y.id) data-value=format!("{}", x.value)>
-                            <Link to=Route::Size("fleet".into()) query=lesson.step_query(Question::Fleet, x.id) fragment=format!("step-{}", x.id)>{x.display.clone()}</Link>
-                        </td>
+                        {match lesson.hidden_by(Question::Fleet, x.id) {
+                            Some(target) => view! {
+                                <td>{hidden(format!("reversal-{}-streaming", y.id), &target, lesson)}</td>
+                            }.into_any(),
+                            None => view! {
+                                <td data-testid=format!("reversal-{}-streaming", y.id) data-value=format!("{}", x.value)>
+                                    <Link to=Route::Size("fleet".into()) query=lesson.step_query(Question::Fleet, x.id) fragment=format!("step-{}", x.id)>{x.display.clone()}</Link>
+                                </td>
+                            }.into_any(),
+                        }}
                         <td data-testid=format!("reversal-{}-batch", y.id) data-value=format!("{}", y.value)>
                             <Link to=Route::Size(batch.id().into()) query=lesson.step_query(batch, y.id) fragment=format!("step-{}", y.id)>{y.display.clone()}</Link>
                         </td>
@@ -69,7 +77,11 @@ pub fn Reversal() -> impl IntoView {
                     <tbody>{rows}</tbody>
                 </table>
             </div>
-            <p class="muted" data-testid="reversal-verdict">{verdict(&b)}</p>
+            {if lesson.any_pending() {
+                view! { <p class="muted" data-testid="reversal-hidden">{lesson.words.get_value().sheet_hidden}</p> }.into_any()
+            } else {
+                view! { <p class="muted" data-testid="reversal-verdict">{verdict(&b)}</p> }.into_any()
+            }}
         }
         .into_any()
     };
