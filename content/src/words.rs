@@ -45,10 +45,6 @@ pub struct LessonWords {
     pub hidden_figure: String,
     pub hidden_figure_label: String,
     pub sheet_hidden: String,
-    pub banner_seed: String,
-    pub banner_yours: String,
-    pub banner_reset: String,
-    pub banner_batch: String,
 }
 
 /// The sentences of the calculator's simulator check (`content/size-words.toml`).
@@ -81,6 +77,21 @@ pub struct SizeWords {
     pub gap_kv_pool: String,
     pub gap_decode_step: String,
     pub gap_max_seqs: String,
+}
+
+/// The banner on every page that reads the learner's calculator inputs
+/// (`content/banner.toml`).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct BannerWords {
+    /// Said when every input is the seed's.
+    pub seed: String,
+    /// Introduces the list of inputs that differ from the seed.
+    pub yours: String,
+    /// The button that puts the seed's inputs back.
+    pub reset: String,
+    /// An input of the batch question, `{label}` its label.
+    pub batch: String,
 }
 
 /// The interview moments pages' own sentences (`content/moments-page.toml`).

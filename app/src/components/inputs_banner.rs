@@ -1,45 +1,63 @@
 //! Says whose numbers a page shows: the seed's, or the learner's last inputs in a calculator
-//! (listed), with a button back to the seed.
+//! (listed), with a button back to the seed. Its sentences are `content/banner.toml`.
 
 use leptos::prelude::*;
+use trainer_content::words::{fill, BannerWords};
+use trainer_core::sizing::{Inputs, Question};
+
+const WORDS_JSON: &str = include_str!(concat!(env!("OUT_DIR"), "/banner-words.json"));
+
+/// The banner's sentences, read once.
+fn words() -> BannerWords {
+    serde_json::from_str(WORDS_JSON).unwrap_or_default()
+}
+
+/// Every input that differs from its question's default, as (label, value shown): the first
+/// question's unlabelled, the batch question's named as such.
+pub fn changed_inputs(inputs: &[(Question, Inputs)], batch_label: &str) -> Vec<(String, String)> {
+    let mut out = Vec::new();
+    for (i, (q, inp)) in inputs.iter().enumerate() {
+        for (label, value) in inp.changed_shown(*q) {
+            let label = if i == 0 || *q != Question::Batch {
+                label.to_string()
+            } else {
+                fill(batch_label, &[("label", label.to_string())])
+            };
+            out.push((label, value));
+        }
+    }
+    out
+}
 
 /// A banner at the top of a page that reads the learner's stored calculator inputs. With no
 /// changed input it says the page shows the seed; otherwise it lists each changed input
-/// (label and value) and offers `reset`.
+/// (label and value) and offers `on_reset`.
 #[component]
 pub fn InputsBanner(
     /// Prefix of the `data-testid`s inside, e.g. `lesson-inputs`.
     #[prop(into)]
     testid: String,
-    /// The inputs that differ from the seed, as (label, value shown); empty at the seed.
-    changed: Signal<Vec<(String, String)>>,
-    /// The sentence shown at the seed.
-    #[prop(into)]
-    seed_text: String,
-    /// The sentence that introduces the list of changed inputs.
-    #[prop(into)]
-    yours_text: String,
-    /// The reset button's text.
-    #[prop(into)]
-    reset_text: String,
+    /// The inputs the page uses, by question; the first is the page's own.
+    inputs: Signal<Vec<(Question, Inputs)>>,
     /// Puts the seed's inputs back.
     on_reset: Callback<()>,
 ) -> impl IntoView {
+    let w = words();
     let t = testid.clone();
     let body = move || {
-        let list = changed.get();
+        let list = changed_inputs(&inputs.get(), &w.batch);
         if list.is_empty() {
-            view! { <p data-testid=format!("{t}-seed")>{seed_text.clone()}</p> }.into_any()
+            view! { <p data-testid=format!("{t}-seed")>{w.seed.clone()}</p> }.into_any()
         } else {
             let items = list
                 .into_iter()
                 .map(|(label, value)| view! { <li><span class="muted">{label}</span>" "<strong>{value}</strong></li> })
                 .collect_view();
             view! {
-                <p data-testid=format!("{t}-yours")>{yours_text.clone()}</p>
+                <p data-testid=format!("{t}-yours")>{w.yours.clone()}</p>
                 <ul class="inputs-banner-list" data-testid=format!("{t}-list")>{items}</ul>
                 <button class="button" data-testid=format!("{t}-reset") on:click=move |_| on_reset.run(())>
-                    {reset_text.clone()}
+                    {w.reset.clone()}
                 </button>
             }
             .into_any()

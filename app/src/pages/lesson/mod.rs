@@ -163,25 +163,12 @@ pub fn LessonPage() -> impl IntoView {
         .collect_view();
     let title = render::inlines(&doc.title, lesson);
     let body = render::blocks(&doc.blocks, lesson);
-    let w = lesson.words.get_value();
-    let batch_label = w.banner_batch.clone();
-    let changed = Signal::derive(move || {
-        // The fleet question's inputs drive the page; the batch question's, the reversal.
-        let q = Question::Fleet;
-        let mut out: Vec<(String, String)> = lesson
-            .inputs(q)
-            .changed_shown(q)
-            .into_iter()
-            .map(|(l, v)| (l.to_string(), v))
-            .collect();
-        let b = Question::Batch;
-        out.extend(lesson.inputs(b).changed_shown(b).into_iter().map(|(l, v)| {
-            (
-                trainer_content::words::fill(&batch_label, &[("label", l.to_string())]),
-                v,
-            )
-        }));
-        out
+    // The fleet question's inputs drive the page; the batch question's, the reversal.
+    let used = Signal::derive(move || {
+        vec![
+            (Question::Fleet, lesson.inputs(Question::Fleet)),
+            (Question::Batch, lesson.inputs(Question::Batch)),
+        ]
     });
     let reset = Callback::new(move |_| store.reset_inputs());
     view! {
@@ -193,14 +180,7 @@ pub fn LessonPage() -> impl IntoView {
             <article class="lesson-article">
                 <p class="eyebrow">"The lesson"</p>
                 <h1>{title}</h1>
-                <InputsBanner
-                    testid="lesson-inputs"
-                    changed=changed
-                    seed_text=w.banner_seed.clone()
-                    yours_text=w.banner_yours.clone()
-                    reset_text=w.banner_reset.clone()
-                    on_reset=reset
-                />
+                <InputsBanner testid="lesson-inputs" inputs=used on_reset=reset/>
                 {body}
             </article>
         </div>
