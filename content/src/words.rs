@@ -94,6 +94,18 @@ pub struct BannerWords {
     pub batch: String,
 }
 
+/// What a run says about the engine it ran on (`content/engines.toml`).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct EngineWords {
+    pub brief: String,
+    pub validated: String,
+    pub custom: String,
+    pub to_validated: String,
+    pub to_brief: String,
+    pub checked: String,
+}
+
 /// The interview moments pages' own sentences (`content/moments-page.toml`).
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]

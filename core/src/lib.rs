@@ -8,6 +8,7 @@ pub mod buildup;
 pub mod catalog;
 pub mod cost;
 mod due;
+pub mod engine;
 pub mod error;
 pub mod fleet;
 pub mod format;

@@ -27,6 +27,7 @@
 
 use crate::catalog::Dtype;
 use crate::cost::{Deployment, Efficiency, MemoryConfig};
+use crate::engine::{complete_tables, Engine};
 use crate::error::ConfigError;
 use crate::fleet::scenario::FleetScenario;
 use crate::replica::{ReplicaConfig, ReplicaSim, ReplicaSimConfig, SchedulerConfig, WorkLimits};
@@ -162,6 +163,11 @@ pub struct ReplicaSpec {
     pub tp: u32,
     pub weight_dtype: Dtype,
     pub kv_dtype: Dtype,
+    /// The named engine: the validated one when absent (what `vllm serve` does, as
+    /// calibrated); `"brief"` runs the calculator's assumptions.
+    pub engine: Engine,
+    /// The engine's efficiencies; a key the file sets replaces the engine's value, and every
+    /// other key stays the engine's (see [`crate::engine`]).
     pub efficiency: Efficiency,
     pub memory: MemoryConfig,
     pub scheduler: SchedulerConfig,
@@ -208,6 +214,7 @@ impl Default for ReplicaSpec {
             tp: seed.deployment.tp,
             weight_dtype: seed.deployment.weight_dtype,
             kv_dtype: seed.deployment.kv_dtype,
+            engine: Engine::Validated,
             efficiency: seed.efficiency,
             memory: seed.memory,
             scheduler: seed.scheduler,
@@ -311,6 +318,24 @@ impl ReplicaScenario {
     }
 }
 
+/// A replica file from its top-level table: the replica's efficiency and memory completed
+/// from its engine, then parsed and built.
+fn replica_from_table(mut table: toml::Table) -> Result<Scenario, ConfigError> {
+    match table.get_mut("replica") {
+        Some(toml::Value::Table(r)) => complete_tables(r, Engine::Validated, "replica")?,
+        Some(_) => {}
+        None => {
+            let mut r = toml::Table::new();
+            complete_tables(&mut r, Engine::Validated, "replica")?;
+            table.insert("replica".into(), toml::Value::Table(r));
+        }
+    }
+    let file: ReplicaFile = toml::Value::Table(table)
+        .try_into()
+        .map_err(|e: toml::de::Error| ConfigError::new("", one_line(e.message())))?;
+    file.build().map(|r| Scenario::Replica(Box::new(r)))
+}
+
 /// Which simulator a file is for.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Kind {
@@ -349,12 +374,7 @@ impl Scenario {
         })?;
         match kind {
             Kind::Fleet => FleetScenario::from_toml(text).map(Scenario::Fleet),
-            Kind::Replica => {
-                let file: ReplicaFile = toml::Value::Table(table)
-                    .try_into()
-                    .map_err(|e: toml::de::Error| ConfigError::new("", one_line(e.message())))?;
-                file.build().map(|r| Scenario::Replica(Box::new(r)))
-            }
+            Kind::Replica => replica_from_table(table),
         }
     }
 
@@ -378,9 +398,9 @@ impl Scenario {
         match kind {
             Kind::Fleet => FleetScenario::from_json_value(value).map(Scenario::Fleet),
             Kind::Replica => {
-                let file: ReplicaFile = serde_json::from_value(value)
+                let table: toml::Table = serde_json::from_value(value)
                     .map_err(|e| ConfigError::new("", one_line(&e.to_string())))?;
-                file.build().map(|r| Scenario::Replica(Box::new(r)))
+                replica_from_table(table)
             }
         }
     }

@@ -549,3 +549,16 @@ fn the_inputs_banner_types_no_figure() {
         &["label"],
     );
 }
+
+/// What a run says about its engine: every sentence present, no placeholder, no figure typed.
+#[test]
+fn the_engine_notes_type_no_figure() {
+    use trainer_content::words::EngineWords;
+    let w: EngineWords = toml::from_str(include_str!("../../content/engines.toml"))
+        .expect("content/engines.toml parses");
+    check_page_words(
+        "content/engines.toml",
+        &serde_json::to_value(&w).unwrap(),
+        &[],
+    );
+}

@@ -138,6 +138,14 @@ test("a probe runs the broken and the fixed design and links into the lab", asyn
   const b = Number(await page.getAttribute('[data-testid="probe-ttft-gap-broken-server_ttft_p99"]', "data-value"));
   const f = Number(await page.getAttribute('[data-testid="probe-ttft-gap-fixed-server_ttft_p99"]', "data-value"));
   assert.ok(b > 1.5 * f, `broken ${b}, fixed ${f}`);
+  // The run says which engine it used, and reruns both designs on the validated one.
+  assert.equal(await page.getAttribute('[data-testid="probe-ttft-gap-engine"]', "data-engine"), "brief");
+  await page.click('[data-testid="probe-ttft-gap-engine-switch"]');
+  await page.waitForSelector('[data-testid="probe-ttft-gap-engine"][data-engine="validated"]', { timeout: 60000 });
+  await page.waitForSelector('[data-testid="probe-ttft-gap-ratio"]', { timeout: 60000 });
+  const bv = Number(await page.getAttribute('[data-testid="probe-ttft-gap-broken-server_ttft_p99"]', "data-value"));
+  const fv = Number(await page.getAttribute('[data-testid="probe-ttft-gap-fixed-server_ttft_p99"]', "data-value"));
+  assert.ok(bv > 1.5 * fv, `on the validated engine: broken ${bv}, fixed ${fv}`);
   // The long-prompt probe states the one prefill's cost from the learner's prefill time.
   const per = Number(await page.getAttribute('[data-testid="fig-fleet-prefill_per_token"]', "data-value"));
   const pre = Number(await page.getAttribute('[data-testid="probe-long-prompt-prefill"]', "data-value"));

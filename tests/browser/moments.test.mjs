@@ -140,3 +140,33 @@ test("an unknown moment says so, and the page fits 375 px", async () => {
   await page.context().close();
   await desk.context().close();
 });
+
+for (const viewport of [DESKTOP, PHONE]) {
+  test(`at ${viewport.width} px a moment says which engine ran it, and reruns on the validated one`, async () => {
+    const page = await app.page(viewport);
+    await open(page, app.url, "moments/ttft-gap");
+    await page.locator('[data-testid^="option-"]').first().check();
+    await page.click('[data-testid="commit-answer"]');
+    await page.waitForSelector('[data-testid="moment-results"]', { timeout: 120000 });
+    assert.equal(await page.getAttribute('[data-testid="moment-engine"]', "data-engine"), "brief");
+    assert.match(await page.textContent('[data-testid="moment-engine"]'), /brief's assumptions/);
+    const before = await page.locator('[data-testid^="result-row-"] td').first().textContent();
+    // By keyboard: the switch reruns every option on the validated engine.
+    await page.focus('[data-testid="moment-engine-switch"]');
+    await page.keyboard.press("Enter");
+    await page.waitForFunction(() => document.querySelector('[data-testid="moment-engine"]')?.dataset.engine === "validated", null, { timeout: 120000 });
+    await page.waitForSelector('[data-testid="moment-results"]', { timeout: 120000 });
+    assert.match(await page.evaluate(() => location.search), /engine=validated/);
+    assert.match(await page.textContent('[data-testid="moment-engine"]'), /validated engine/);
+    const after = await page.locator('[data-testid^="result-row-"] td').first().textContent();
+    assert.notEqual(after, before, "the validated engine's run gives other figures");
+    // The link opens the page that shows how the validated engine was checked.
+    assert.equal(await page.getAttribute('[data-testid="moment-engine-switch"]', "data-to"), "brief");
+    // A reload keeps the engine.
+    await page.reload();
+    await page.waitForSelector('[data-testid="moment-results"]', { timeout: 120000 });
+    await page.waitForSelector('[data-testid="moment-engine"][data-engine="validated"]');
+    assert.deepEqual(page.problems, []);
+    await page.context().close();
+  });
+}

@@ -6,6 +6,7 @@ mod card;
 mod chart;
 mod choice_field;
 mod countdown;
+mod engine_note;
 mod estimate_box;
 mod field_error;
 mod hidden_figure;
@@ -27,6 +28,7 @@ pub use choice_field::ChoiceField;
 #[cfg(feature = "test-exports")]
 pub use countdown::set_speed as set_clock_speed;
 pub use countdown::Countdown;
+pub use engine_note::EngineNote;
 pub use estimate_box::{Compared, EstimateBox, SimFigure};
 pub use hidden_figure::HiddenFigure;
 pub use inline_figure::InlineFigure;

@@ -4,12 +4,13 @@
 //! The moments are `content/moments/*.toml`, read by `trainer_core::moments`. The committed
 //! choice lives in the URL (`?choice=<option>`) and each attempt in progress.
 
-use crate::components::{Card, Compared, EstimateBox, Link};
+use crate::components::{Card, Compared, EngineNote, EstimateBox, Link};
 use crate::progress::{use_progress, MomentAttempt};
 use crate::route::{use_router, Route};
 use crate::sim_runner::{run_fleets, RunStatus};
 use leptos::prelude::*;
 use trainer_content::words::{fill, MomentsWords};
+use trainer_core::engine::Engine;
 use trainer_core::format::{duration, fixed, int, money, percent, sig};
 use trainer_core::moments::{moment, moments, Grade, Moment, OptionOutcome};
 
@@ -118,6 +119,14 @@ pub fn MomentPage(id: String) -> impl IntoView {
     let selected: RwSignal<Option<String>> = RwSignal::new(valid_choice.clone());
     let committed: RwSignal<Option<String>> = RwSignal::new(valid_choice);
     let estimate: RwSignal<Option<f64>> = RwSignal::new(None);
+    // The engine the options run on: the scenario's own unless the URL names one.
+    let engine_choice: RwSignal<Option<Engine>> = RwSignal::new(
+        router
+            .query
+            .with_untracked(|q| form_value(q, "engine"))
+            .and_then(|e| Engine::from_id(&e)),
+    );
+    let ran_on: RwSignal<Option<Engine>> = RwSignal::new(None);
     let status = RwSignal::new(RunStatus::Idle);
     let runs: RwSignal<Option<Runs>> = RwSignal::new(None);
 
@@ -141,12 +150,18 @@ pub fn MomentPage(id: String) -> impl IntoView {
             return;
         }
         match mm.fleets() {
-            Ok(fleets) => run_fleets(fleets, status, move |done| {
-                let outcomes: Vec<OptionOutcome> =
-                    done.iter().map(|(_, r)| mm.read_report(r)).collect();
-                let ranking = mm.ranking(&outcomes);
-                let _ = runs.try_set(Some(Runs { outcomes, ranking }));
-            }),
+            Ok(mut fleets) => {
+                if let Some(e) = engine_choice.get_untracked() {
+                    fleets.iter_mut().for_each(|f| e.apply(f));
+                }
+                ran_on.set(fleets.first().and_then(Engine::of_fleet));
+                run_fleets(fleets, status, move |done| {
+                    let outcomes: Vec<OptionOutcome> =
+                        done.iter().map(|(_, r)| mm.read_report(r)).collect();
+                    let ranking = mm.ranking(&outcomes);
+                    let _ = runs.try_set(Some(Runs { outcomes, ranking }));
+                })
+            }
             Err(e) => status.set(RunStatus::Failed(e.to_string())),
         }
     };
@@ -159,7 +174,7 @@ pub fn MomentPage(id: String) -> impl IntoView {
             return;
         };
         committed.set(Some(choice.clone()));
-        router.replace_query(&format!("choice={choice}"));
+        router.replace_query(&moment_query(&choice, engine_choice.get_untracked()));
         let grade = m.with_value(|m| {
             m.options
                 .iter()
@@ -175,6 +190,26 @@ pub fn MomentPage(id: String) -> impl IntoView {
             day: None,
         });
         start_runs();
+    };
+    // Reruns every option on the other named engine; the URL keeps the choice.
+    let switch_engine = Callback::new(move |e: Engine| {
+        if status.get_untracked().running() {
+            return;
+        }
+        engine_choice.set(Some(e));
+        if let Some(choice) = committed.get_untracked() {
+            router.replace_query(&moment_query(&choice, Some(e)));
+        }
+        runs.set(None);
+        start_runs();
+    });
+    let has_fleets = m.with_value(|m| m.scenario.is_some());
+    let engine_note = move || {
+        (has_fleets && committed.get().is_some() && runs.get().is_some()).then(|| {
+            view! {
+                <EngineNote testid="moment-engine" engine=Signal::derive(move || ran_on.get()) on_switch=switch_engine/>
+            }
+        })
     };
     let retry = move |_| {
         committed.set(None);
@@ -285,6 +320,7 @@ pub fn MomentPage(id: String) -> impl IntoView {
                 <p class="muted">{words().pick_one.clone()}</p>
             })}
             {progress_view}
+            {engine_note}
             {results}
         </section>
     }
@@ -489,6 +525,14 @@ fn grade_word_str(g: &str) -> &'static str {
 }
 
 /// The value of `key` in a query string (decoded; the last one when it repeats).
+/// The moment's query: the committed choice, and the engine when the learner chose one.
+fn moment_query(choice: &str, engine: Option<Engine>) -> String {
+    match engine {
+        Some(e) => format!("choice={choice}&engine={}", e.id()),
+        None => format!("choice={choice}"),
+    }
+}
+
 fn form_value(query: &str, key: &str) -> Option<String> {
     trainer_core::sizing::query_pairs(query).remove(key)
 }

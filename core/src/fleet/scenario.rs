@@ -26,6 +26,7 @@ use super::{
 };
 use crate::catalog::Dtype;
 use crate::cost::{Deployment, Efficiency, MemoryConfig};
+use crate::engine::{complete_tables, Engine};
 use crate::error::ConfigError;
 use crate::replica::{ReplicaConfig, SchedulerConfig};
 use serde::{Deserialize, Serialize};
@@ -125,11 +126,13 @@ pub struct PoolSpec {
     pub max_replicas: Option<u32>,
     pub serving: bool,
     pub gpu_hour_price: f64,
-    /// The brief's assumptions when absent ([`Efficiency::REFERENCE`]: no fixed cost per
-    /// step), so the teaching scenarios agree with the calculator; a file sets its own to run
-    /// the calibrated engine ([`Efficiency::CALIBRATED`]).
+    /// The named engine the pool runs: the brief's when absent, so the teaching scenarios
+    /// agree with the calculator; `"validated"` runs the engine `/simulator` validates.
+    pub engine: Engine,
+    /// The engine's efficiencies; a key the file sets replaces the engine's value, and every
+    /// other key stays the engine's (see [`crate::engine`]).
     pub efficiency: Efficiency,
-    /// The brief's split when absent ([`MemoryConfig::REFERENCE`]), for the same reason.
+    /// The engine's memory split, completed the same way.
     pub memory: MemoryConfig,
     /// `vllm serve`'s scheduler on an H100 when absent.
     pub scheduler: SchedulerConfig,
@@ -176,6 +179,7 @@ impl Default for PoolSpec {
             max_replicas: None,
             serving: true,
             gpu_hour_price: 2.5,
+            engine: Engine::Brief,
             efficiency: Efficiency::REFERENCE,
             memory: MemoryConfig::REFERENCE,
             scheduler: SchedulerConfig::default(),
@@ -283,6 +287,7 @@ impl FleetScenario {
 
     /// The scenario from the file's top-level table.
     fn from_table(mut base: toml::Table) -> Result<FleetScenario, ConfigError> {
+        complete_pools(&mut base, "")?;
         // The arms come out of the base first, so that each arm merges into a copy of the
         // base alone: the whole file is read once, not once per arm.
         let arm_tables = match base.remove("arms") {
@@ -347,6 +352,7 @@ impl FleetScenario {
             let mut over = arm.clone();
             over.remove("name");
             merge(&mut merged, over);
+            complete_pools(&mut merged, &format!("arms[{i}]."))?;
             let f: FleetFile = toml::Value::Table(merged)
                 .try_into()
                 .map_err(|e| ConfigError::new(format!("arms[{i}]"), de(e)))?;
@@ -385,6 +391,18 @@ impl FleetConfig {
             s.workload.duration_s = s.workload.duration_s.min((horizon_s - s.start_s).max(0.0));
         }
     }
+}
+
+/// Completes each pool's `efficiency` and `memory` from its engine (the brief's by default).
+fn complete_pools(file: &mut toml::Table, at: &str) -> Result<(), ConfigError> {
+    if let Some(toml::Value::Array(pools)) = file.get_mut("pools") {
+        for (i, p) in pools.iter_mut().enumerate() {
+            if let toml::Value::Table(t) = p {
+                complete_tables(t, Engine::Brief, &format!("{at}pools[{i}]"))?;
+            }
+        }
+    }
+    Ok(())
 }
 
 /// Replaces keys of `base` by those of `over`; tables merge key by key, everything else

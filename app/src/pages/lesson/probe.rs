@@ -2,11 +2,12 @@
 //! (`content/probes.toml`), with a link into the lab with that configuration.
 
 use super::use_lesson;
-use crate::components::Link;
+use crate::components::{EngineNote, Link};
 use crate::route::Route;
 use crate::sim_runner::{run_fleets, RunStatus};
 use leptos::prelude::*;
 use trainer_content::words::fill;
+use trainer_core::engine::Engine;
 use trainer_core::format::{duration, fixed, int};
 use trainer_core::probes::probe;
 use trainer_core::sizing::Question;
@@ -24,18 +25,26 @@ pub fn ProbeRun(id: String) -> impl IntoView {
     };
     let status = RwSignal::new(RunStatus::Idle);
     let results: RwSignal<Option<[Vec<Option<f64>>; 2]>> = RwSignal::new(None);
-    let p1 = p.clone();
-    let start = move |_| {
+    // The engine both arms run on: the scenario's own until the learner picks the other.
+    let engine_choice: RwSignal<Option<Engine>> = RwSignal::new(None);
+    let ran_on: RwSignal<Option<Engine>> = RwSignal::new(None);
+    let p1 = StoredValue::new(p.clone());
+    let start = move || {
         if status.get_untracked().running() {
             return;
         }
-        let fleets = match p1.fleets() {
+        let p1 = p1.get_value();
+        let mut fleets = match p1.fleets() {
             Ok(f) => f.to_vec(),
             Err(e) => {
                 status.set(RunStatus::Failed(e.to_string()));
                 return;
             }
         };
+        if let Some(e) = engine_choice.get_untracked() {
+            fleets.iter_mut().for_each(|f| e.apply(f));
+        }
+        ran_on.set(fleets.first().and_then(Engine::of_fleet));
         let p2 = p1.clone();
         run_fleets(fleets, status, move |runs| {
             if let [(_, b), (_, f)] = runs.as_slice() {
@@ -43,6 +52,11 @@ pub fn ProbeRun(id: String) -> impl IntoView {
             }
         });
     };
+    let switch = Callback::new(move |e: Engine| {
+        engine_choice.set(Some(e));
+        results.set(None);
+        start();
+    });
     let testid = format!("probe-{}", p.id);
     let caption = fill(&w.probe_caption, &[("horizon", int(p.horizon_s))]);
     let arms = [p.broken.clone(), p.fixed.clone()];
@@ -128,13 +142,19 @@ pub fn ProbeRun(id: String) -> impl IntoView {
         <section class="probe" data-testid=testid.clone() aria-label=format!("Live run: {}", p.scenario)>
             {prefill}
             <div class="probe-actions">
-                <button class="button primary" data-testid=format!("{testid}-run") disabled=move || status.get().running() on:click=start>
+                <button class="button primary" data-testid=format!("{testid}-run") disabled=move || status.get().running() on:click=move |_| start()>
                     {w.probe_run.clone()}
                 </button>
                 <Link to=Route::Lab query=lab_query testid=format!("{testid}-lab") class="button">{w.probe_lab.clone()}</Link>
             </div>
             {running}
             {failed}
+            {
+                let tid = testid.clone();
+                move || results.get().is_some().then(|| view! {
+                    <EngineNote testid=format!("{tid}-engine") engine=Signal::derive(move || ran_on.get()) on_switch=switch/>
+                })
+            }
             {table}
         </section>
     }
