@@ -314,6 +314,18 @@ impl CostModel {
         self.dense_flops_per_token / self.flops_per_s
     }
 
+    /// Attention's compute time for one whole prompt of `tokens` prefilled at once: every
+    /// token attends to itself and to every token before it, so the work grows with the
+    /// square of the prompt (the parameter FLOPs, [`CostModel::prefill_time_per_token`], grow
+    /// with its length). The same term [`CostModel::step_totals`] adds to a prefill step.
+    pub fn prompt_attention_time(&self, tokens: u32) -> f64 {
+        let positions = attended_positions(BatchItem {
+            new_tokens: tokens,
+            context_len: tokens,
+        });
+        self.attn_flops_per_position * positions / self.flops_per_s
+    }
+
     /// Costs a step from its running sums.
     pub fn step_totals(&self, t: &BatchTotals) -> StepCost {
         if t.seqs == 0 || t.new_tokens == 0 {
@@ -489,6 +501,28 @@ impl MemoryConfig {
 /// Checks a positive rate-like figure; re-exported for callers that validate their own inputs.
 pub fn positive(field: &str, v: f64, max: f64) -> Result<f64, ConfigError> {
     check_positive(field, v, max)
+}
+
+#[cfg(test)]
+mod attention_tests {
+    use super::*;
+
+    #[test]
+    fn a_prompts_attention_is_the_prefill_step_less_its_parameter_flops() {
+        let c = CostModel::new(Deployment::seed(), Efficiency::REFERENCE).unwrap();
+        for n in [1u32, 1_000, 32_000] {
+            let step = c.step(&[BatchItem {
+                new_tokens: n,
+                context_len: n,
+            }]);
+            let params = n as f64 * c.prefill_time_per_token();
+            let attn = c.prompt_attention_time(n);
+            assert!((step.compute_s - params - attn).abs() < 1e-12 * step.compute_s.max(1.0));
+        }
+        // The square: twice the prompt, about four times the attention.
+        let r = c.prompt_attention_time(32_000) / c.prompt_attention_time(16_000);
+        assert!((r - 4.0).abs() < 0.01, "{r}");
+    }
 }
 
 #[cfg(test)]

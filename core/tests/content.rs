@@ -507,7 +507,9 @@ fn the_lesson_widgets_type_no_figure() {
     use trainer_content::words::LessonWords;
     let w: LessonWords = toml::from_str(include_str!("../../content/lesson-words.toml"))
         .expect("content/lesson-words.toml parses");
-    const FILLED: [&str; 20] = [
+    const FILLED: [&str; 22] = [
+        "params",
+        "attention",
         "n",
         "sim_step",
         "est_step",

@@ -128,6 +128,8 @@ fn fleet_reproduces_the_brief_table_in_order() {
             "prefill_per_token",
             "prefill_demand",
             "ttft_compute",
+            "ttft_attention",
+            "ttft_with_attention",
             "avg_context",
             "weight_bytes",
             "kv_per_token",
@@ -250,4 +252,28 @@ fn every_question_is_well_formed() {
         }
         assert!(!d.verdict.binding().is_empty() && d.verdict.summary.ends_with('.'));
     }
+}
+
+/// Attention's cost in a prompt's prefill: small at the seed's prompt, a third of the whole at
+/// 32,000 tokens, where the parameter FLOPs alone give about 1.04 s and the whole prefill is
+/// about 1.58 s (Llama 3.1 8B: 4 × 32 layers × 4,096 query dimensions per attended position).
+#[test]
+fn attention_is_priced_in_the_prefill_of_a_long_prompt() {
+    let q = Question::Fleet;
+    let d = derive(q, &Inputs::defaults(q)).unwrap();
+    let v = |d: &trainer_core::sizing::Derivation, id: &str| d.step(id).unwrap().value;
+    // The seed's figures stay exactly as the brief tabulates them; attention is beside them.
+    assert!((v(&d, "ttft_compute") - 32.48e-3).abs() < 0.01e-3);
+    let a = v(&d, "ttft_attention");
+    assert!((a - 0.531e-3).abs() < 0.005e-3, "{a}");
+    assert_eq!(v(&d, "ttft_with_attention"), v(&d, "ttft_compute") + a);
+    let mut long = Inputs::defaults(q);
+    long.set(q, "prompt_tokens", 32_000.0).unwrap();
+    let d = derive(q, &long).unwrap();
+    assert!((v(&d, "ttft_compute") - 1.0393).abs() < 0.001);
+    assert!((v(&d, "ttft_attention") - 0.5429).abs() < 0.001);
+    assert!((v(&d, "ttft_with_attention") - 1.5822).abs() < 0.001);
+    // The helper the lesson's probe uses gives the same two terms.
+    let (p, at) = trainer_core::sizing::prompt_prefill(q, &Inputs::defaults(q), 32_000).unwrap();
+    assert!((p - 1.0393).abs() < 0.001 && (at - 0.5429).abs() < 0.001);
 }

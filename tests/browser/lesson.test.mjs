@@ -146,10 +146,15 @@ test("a probe runs the broken and the fixed design and links into the lab", asyn
   const bv = Number(await page.getAttribute('[data-testid="probe-ttft-gap-broken-server_ttft_p99"]', "data-value"));
   const fv = Number(await page.getAttribute('[data-testid="probe-ttft-gap-fixed-server_ttft_p99"]', "data-value"));
   assert.ok(bv > 1.5 * fv, `on the validated engine: broken ${bv}, fixed ${fv}`);
-  // The long-prompt probe states the one prefill's cost from the learner's prefill time.
+  // The long-prompt probe prices the one prefill from the learner's inputs, attention
+  // included: the parameters' share is tokens × the prefill time per token, and attention,
+  // which grows with the square of the prompt, adds a third again at this length.
   const per = Number(await page.getAttribute('[data-testid="fig-fleet-prefill_per_token"]', "data-value"));
   const pre = Number(await page.getAttribute('[data-testid="probe-long-prompt-prefill"]', "data-value"));
-  assert.ok(Math.abs(pre - 32000 * per) < 1e-9, `${pre} against ${32000 * per}`);
+  const params = Number(await page.getAttribute('[data-testid="probe-long-prompt-prefill"]', "data-params"));
+  const attn = Number(await page.getAttribute('[data-testid="probe-long-prompt-prefill"]', "data-attention"));
+  assert.ok(Math.abs(params - 32000 * per) < 1e-9, `${params} against ${32000 * per}`);
+  assert.ok(Math.abs(pre - params - attn) < 1e-12 && attn > 0.4 * params, `${pre} = ${params} + ${attn}`);
   await page.click('[data-testid="probe-ttft-gap-lab"]');
   await page.waitForFunction(() => location.pathname.endsWith("/lab"));
   assert.match(await page.evaluate(() => location.search), /preset=fleet-ttft-gap&arm=slow-router-cold-pool/);

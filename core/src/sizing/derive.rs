@@ -33,6 +33,25 @@ pub fn derive(q: Question, inputs: &Inputs) -> Result<Derivation, Vec<ConfigErro
     Ok(d)
 }
 
+/// One prompt of `tokens` at question `q`'s inputs: its prefill compute from the parameter
+/// FLOPs and from attention, in seconds (the same terms the fleet question's
+/// `ttft_compute` and `ttft_attention` steps show for the prompt length).
+pub fn prompt_prefill(
+    q: Question,
+    inputs: &Inputs,
+    tokens: u32,
+) -> Result<(f64, f64), Vec<ConfigError>> {
+    let errors = inputs.validate(q);
+    if !errors.is_empty() {
+        return Err(errors);
+    }
+    let ctx = Ctx::new(q, inputs).map_err(|e| vec![e])?;
+    Ok((
+        tokens as f64 * ctx.cost.prefill_time_per_token(),
+        ctx.cost.prompt_attention_time(tokens),
+    ))
+}
+
 /// Validated inputs with the cost model built from them.
 struct Ctx<'a> {
     inputs: &'a Inputs,
@@ -547,6 +566,44 @@ fn fleet(c: &Ctx) -> Derivation {
         ttft,
         "s",
         duration(ttft, 2),
+        "",
+    ));
+    // Attention's share of that prefill, which the parameter FLOPs leave out and which grows
+    // with the square of the prompt, then the two together.
+    let attn = c
+        .cost
+        .prompt_attention_time(lp.round().clamp(1.0, u32::MAX as f64) as u32);
+    s.push(fig(
+        "ttft_attention",
+        "Attention in one prompt's prefill",
+        &format!(
+            "4 × layers × heads × d_head × L(L + 1)/2 / ({}F × MFU)",
+            c.g()
+        ),
+        format!(
+            "4 × {} × {} × {} × {} × {} / 2 / ({}{} TFLOP/s × {})",
+            num(c.v("layers")),
+            num(c.v("heads")),
+            num(c.v("head_dim")),
+            num(lp),
+            num(lp + 1.0),
+            c.g_num(),
+            num(c.v("peak_tflops")),
+            num(c.v("mfu")),
+        ),
+        attn,
+        "s",
+        format!("{} (+{})", duration(attn, 2), percent(attn / ttft)),
+        "",
+    ));
+    s.push(fig(
+        "ttft_with_attention",
+        "TTFT compute, attention included",
+        "TTFT compute + attention",
+        format!("{} + {}", duration(ttft, 2), duration(attn, 2)),
+        ttft + attn,
+        "s",
+        duration(ttft + attn, 2),
         "",
     ));
     let (avg_ctx, ctx) = c.avg_context_step(&mut s);

@@ -29,7 +29,7 @@ mod words;
 
 pub use check::{assumptions, check_fleets, fleet_config, Assumption, SimCheck, SimCheckConfig};
 
-pub use derive::derive;
+pub use derive::{derive, prompt_prefill};
 pub use drill::{sensitivity, Drill, EntryUnit, Grade};
 pub use inputs::{is_preset_figure, ChoiceOption, InputGroup, InputKind, InputSpec, Inputs};
 pub(crate) use query::write as write_query;

@@ -10,7 +10,7 @@ use trainer_content::words::fill;
 use trainer_core::engine::Engine;
 use trainer_core::format::{duration, fixed, int};
 use trainer_core::probes::probe;
-use trainer_core::sizing::Question;
+use trainer_core::sizing::{prompt_prefill, Question};
 
 /// The probe `id`, run on request.
 #[component]
@@ -121,22 +121,27 @@ pub fn ProbeRun(id: String) -> impl IntoView {
     };
     // A long prompt's prefill, from the learner's own prefill time per token.
     let w3 = w.clone();
-    let prefill = p.prefill_tokens.map(|tokens| {
-        let tid = testid.clone();
-        move || {
-            lesson
-                .derivation(Question::Fleet)
-                .and_then(|d| d.step("prefill_per_token").map(|s| s.value))
-                .map(|per| {
-                    let t = tokens as f64 * per;
-                    view! {
-                        <p data-testid=format!("{tid}-prefill") data-value=format!("{t}")>
-                            {fill(&w3.probe_prefill, &[("tokens", int(tokens as f64)), ("time", duration(t, 3))])}
-                        </p>
-                    }
-                })
-        }
-    });
+    let prefill =
+        p.prefill_tokens.map(|tokens| {
+            let tid = testid.clone();
+            move || {
+                let q = Question::Fleet;
+                prompt_prefill(q, &lesson.inputs(q), tokens).ok().map(|(params, attention)| {
+                let t = params + attention;
+                view! {
+                    <p data-testid=format!("{tid}-prefill") data-value=format!("{t}")
+                        data-params=format!("{params}") data-attention=format!("{attention}")>
+                        {fill(&w3.probe_prefill, &[
+                            ("tokens", int(tokens as f64)),
+                            ("time", duration(t, 3)),
+                            ("params", duration(params, 3)),
+                            ("attention", duration(attention, 3)),
+                        ])}
+                    </p>
+                }
+            })
+            }
+        });
     let lab_query = format!("preset={}&arm={}", p.scenario, p.broken);
     view! {
         <section class="probe" data-testid=testid.clone() aria-label=format!("Live run: {}", p.scenario)>
