@@ -130,6 +130,7 @@ pub struct MomentsWords {
     pub sums_up: String,
     pub open_in_lab: String,
     pub your_estimate: String,
+    pub estimate_note: String,
 }
 
 /// The start page's words (`content/home.toml`); `{name}`s are filled from the seed.

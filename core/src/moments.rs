@@ -304,7 +304,9 @@ impl Moment {
             .and_then(|f| f.pools.first())
             .ok_or_else(|| ConfigError::new("estimate", "needs a fleet scenario with a pool"))?;
         let cost = CostModel::new(pool.replica.deployment.clone(), Efficiency::REFERENCE)?;
-        let seconds = e.tokens as f64 * cost.prefill_time_per_token();
+        // The parameter FLOPs and attention's, which grows with the square of the prompt.
+        let seconds =
+            e.tokens as f64 * cost.prefill_time_per_token() + cost.prompt_attention_time(e.tokens);
         Ok(Some(match e.unit.as_str() {
             "ms" => seconds * 1e3,
             _ => seconds,
@@ -462,11 +464,14 @@ mod tests {
     }
 
     #[test]
-    fn the_rag_estimate_is_the_briefs_prefill_arithmetic() {
+    fn the_rag_estimate_is_the_briefs_prefill_arithmetic_with_attention() {
         let m = moment("rag").unwrap();
         let ms = m.estimate_answer().unwrap().unwrap();
-        // 8,000 × 2 × 70.55e9 / (4 × 989e12 × 0.5), in milliseconds.
-        let want = 8000.0 * 2.0 * 70_553_706_496.0 / (4.0 * 989e12 * 0.5) * 1e3;
+        // 8,000 × 2 × 70.55e9 FLOPs for the parameters, plus attention: 4 × 80 layers ×
+        // 8,192 query dimensions per attended position, 8,000 × 8,001 / 2 positions; over
+        // 4 × 989e12 × 0.5 FLOP/s, in milliseconds.
+        let flops = 8000.0 * 2.0 * 70_553_706_496.0 + 4.0 * 80.0 * 8192.0 * 8000.0 * 8001.0 / 2.0;
+        let want = flops / (4.0 * 989e12 * 0.5) * 1e3;
         assert!((ms - want).abs() < 1e-6 * want, "{ms} vs {want}");
     }
 }

@@ -248,8 +248,7 @@ pub fn MomentPage(id: String) -> impl IntoView {
             answer.map(|v| Compared {
                 value: v,
                 shown: format!("{} {unit}", sig(v, 3)),
-                note: "the calculator's arithmetic: tokens × 2 × parameters ÷ (GPUs × peak × MFU)"
-                    .into(),
+                note: words().estimate_note.clone(),
             })
         });
         let href = Signal::derive(move || router.href(&Route::Size("fleet".into())));
