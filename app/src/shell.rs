@@ -63,7 +63,7 @@ fn Header() -> impl IntoView {
         .collect_view();
     view! {
         <header class="site-header">
-            <div class="bar">
+            <div class="site-bar">
                 <Link to=Route::Home class="brand" testid="brand">
                     <span class="brand-mark" aria-hidden="true">"⟶"</span>
                     <span class="brand-name">"Serving LLMs"</span>

@@ -6,7 +6,7 @@
 
 use trainer_content::buildup::Script;
 use trainer_content::words::{fill, placeholders};
-use trainer_core::buildup::fleet::{clocks_at, Clock, ClockState, FleetStory};
+use trainer_core::buildup::fleet::{clocks_at, Clock, ClockState, FleetStory, MomentKind};
 use trainer_core::buildup::replica::{Cell, ReplicaParams, ReplicaStory, D};
 use trainer_core::buildup::{figure_texts, Chapter, Variant};
 use trainer_core::fleet::{FleetSim, Outcome, OverflowAction};
@@ -299,4 +299,79 @@ fn a_quiet_fleet_says_what_did_not_happen() {
         .map(|c| c.id)
         .collect();
     assert_eq!(absent, ["gateway", "autoscaler", "overflow"]);
+}
+
+/// The kinds of moment that are the followed request's own.
+fn own(k: MomentKind) -> bool {
+    !matches!(
+        k,
+        MomentKind::Refused
+            | MomentKind::ScaleDecision
+            | MomentKind::ReplicaReady
+            | MomentKind::Spilled
+            | MomentKind::Nothing
+    )
+}
+
+/// Regression: the build-up opened on another tenant's 429 ("Moment 4 of 4"), because a step
+/// opens on its last moment and the 429 was appended after the followed request's quota
+/// answer. The steps about the followed request begin and end on its own moments, in time
+/// order, whether or not the run has a 429.
+#[test]
+fn the_fleet_build_up_opens_on_the_followed_request() {
+    let mut quiet = FleetStory::config().unwrap();
+    quiet.quota.overrides.clear();
+    quiet.truncate(20.0);
+    let mut sim = FleetStory::sim_of(quiet).unwrap();
+    sim.run();
+    for (name, story) in [
+        ("shipped", FleetStory::run().unwrap()),
+        ("quiet", FleetStory::from_sim(&sim).unwrap()),
+    ] {
+        let kinds = |c: &Chapter| -> Vec<MomentKind> {
+            story.moments[c.first..=c.last]
+                .iter()
+                .map(|m| m.kind)
+                .collect()
+        };
+        let gateway = &story.chapters[0];
+        let k = kinds(gateway);
+        assert_eq!(k.first(), Some(&MomentKind::Sent), "{name}: {k:?}");
+        assert_eq!(k.last(), Some(&MomentKind::QuotaChecked), "{name}: {k:?}");
+        assert_eq!(
+            k.contains(&MomentKind::Refused),
+            gateway.variant == Variant::Happened,
+            "{name}: the 429 is in the step exactly when the run has one: {k:?}"
+        );
+        for c in &story.chapters[..4] {
+            let first = &story.moments[c.first];
+            let last = &story.moments[c.last];
+            assert!(
+                own(first.kind) && own(last.kind),
+                "{name}/{}: {:?}",
+                c.id,
+                kinds(c)
+            );
+            // The followed request's own moments run forward in time.
+            let times: Vec<f64> = story.moments[c.first..=c.last]
+                .iter()
+                .filter(|m| own(m.kind))
+                .map(|m| m.t)
+                .collect();
+            assert!(
+                times.windows(2).all(|w| w[0] <= w[1]),
+                "{name}/{}: {times:?}",
+                c.id
+            );
+        }
+        // Its clocks: at its quota answer the server and user clocks run, the engine's not.
+        let opening = &story.moments[gateway.last];
+        let state = |c: Clock| opening.clocks.iter().find(|x| x.0 == c).unwrap().1;
+        assert!(matches!(
+            state(Clock::ServerTtft),
+            ClockState::Running { .. }
+        ));
+        assert!(matches!(state(Clock::UserTtft), ClockState::Running { .. }));
+        assert_eq!(state(Clock::EngineTtft), ClockState::NotStarted);
+    }
 }

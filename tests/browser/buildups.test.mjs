@@ -6,7 +6,8 @@
 
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
-import { start, open, shoot, DESKTOP, PHONE } from "./harness.mjs";
+import path from "node:path";
+import { start, open, shoot, shots, DESKTOP, PHONE } from "./harness.mjs";
 
 let app;
 before(async () => { app = await start({ base: "/trainer/" }); });
@@ -79,7 +80,7 @@ test("a deep link to step 5 names the preempted request and shows its blocks fre
   assert.equal(Number(await page.textContent('[data-testid="blocks-D"]')), await fig(page, "victim_blocks"));
   // Linked views: hovering D lights exactly D's blocks.
   await page.hover('[data-testid="kv-legend"] [data-testid="who-D"]');
-  const lit = await page.locator(".kv-grid .cell.linked").count();
+  const lit = await page.locator(".kv-grid .kv-cell.linked").count();
   assert.equal(lit, Number(await page.textContent('[data-testid="blocks-D"]')));
   assert.ok(lit > 0);
   assert.deepEqual(page.problems, []);
@@ -194,6 +195,168 @@ for (const viewport of [DESKTOP, PHONE]) {
       const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
       assert.ok(overflow <= 1, `${rel}: ${overflow}px wider than the viewport`);
       await shoot(page, `buildup-${name}-${viewport.width}`);
+      assert.deepEqual(page.problems, [], rel);
+      await page.context().close();
+    }
+  });
+}
+
+// Issue 29: the token budget's bar, the "change it" fields while typing, where the fleet
+// build-up opens, and the request-path diagram's text on a phone; each at 1280 and 375 px.
+
+/** The sub-step scrubber's "k of n". */
+const subPosition = async (page) => (await page.textContent('[data-testid="player-sub-position"]')).split(" of ").map(Number);
+
+/** Every history.replaceState the page makes, kept in window.__replaced. */
+const logReplaced = (page) => page.addInitScript(() => {
+  window.__replaced = [];
+  const replace = history.replaceState.bind(history);
+  history.replaceState = (state, title, url) => {
+    window.__replaced.push(String(url ?? ""));
+    return replace(state, title, url);
+  };
+});
+
+for (const viewport of [DESKTOP, PHONE]) {
+  const w = viewport.width;
+
+  test(`the token budget's bar is full at a full budget (${w} px)`, async () => {
+    const page = await app.page(viewport);
+    await openBuildUp(page, "buildups/replica?step=2");
+    // Walk the step's sub-steps with the scrubber's own keys until a step uses the whole budget.
+    await page.focus('[data-testid="player-sub"]');
+    await page.keyboard.press("Home");
+    let full = null;
+    for (let k = 0; k < 400 && full === null; k++) {
+      const [at, of] = await subPosition(page);
+      const used = Number(await page.getAttribute('[data-testid="budget-used"]', "data-value"));
+      const budget = Number((await page.textContent('[data-testid="budget-used"]')).match(/of ([\d,]+)/)[1].replace(/,/g, ""));
+      if (used === budget) full = { at, budget };
+      else if (at === of) break;
+      else await page.keyboard.press("ArrowRight");
+    }
+    assert.ok(full, "some scheduler step of the chunked prefill fills the budget");
+    const [fill, meter] = await page.evaluate(() => [
+      document.querySelector('[data-testid="budget-meter-fill"]').getBoundingClientRect().width,
+      document.querySelector('[data-testid="budget-meter"]').getBoundingClientRect().width,
+    ]);
+    assert.ok(meter > 0 && fill > 0, `the bar at ${full.budget} of ${full.budget} is ${fill} px of ${meter}`);
+    assert.ok(Math.abs(fill - meter) <= 1, `a full budget fills the bar: ${fill} of ${meter} px`);
+    const h = await page.$eval('[data-testid="budget-meter-fill"]', (e) => e.getBoundingClientRect().height);
+    assert.ok(h > 0, "the bar has height");
+    await shoot(page, `buildup-budget-full-${w}`);
+    assert.deepEqual(page.problems, []);
+    await page.context().close();
+  });
+
+  test(`typing 4000 into "change it" runs 4000, never 400, with the frames marked stale meanwhile (${w} px)`, async () => {
+    const page = await app.page(viewport);
+    await logReplaced(page);
+    await openBuildUp(page, "buildups/replica?step=2");
+    assert.equal(await figText(page, "budget"), "512");
+    assert.equal(await page.getAttribute('[data-testid="frames"]', "data-stale"), "false");
+    await page.focus('[data-testid="change-budget"]');
+    await page.keyboard.press("ControlOrMeta+a");
+    await page.keyboard.press("Backspace");
+    // A person typing, a key every 150 ms; the run waits for the keys to settle.
+    for (const key of "4000") {
+      await page.keyboard.type(key);
+      assert.equal(await page.getAttribute('[data-testid="frames"]', "data-stale"), "true", `after ${key}`);
+      assert.equal(await page.getAttribute('[data-testid="frames"]', "aria-busy"), "true");
+      assert.match(await page.textContent('[data-testid="frames-stale"]'), /previous values/);
+      await page.waitForTimeout(150);
+    }
+    await shoot(page, `buildup-change-stale-${w}`);
+    await page.waitForSelector('[data-testid="frames-stale"]', { state: "detached" });
+    assert.equal(await page.getAttribute('[data-testid="frames"]', "data-stale"), "false");
+    assert.equal(await page.getAttribute('[data-testid="frames"]', "aria-busy"), "false");
+    assert.equal(await fig(page, "budget"), 4000);
+    assert.match(await page.textContent('[data-testid="budget-used"]'), /of 4,000/);
+    assert.equal(await page.evaluate(() => new URLSearchParams(location.search).get("budget")), "4000");
+    const budgets = await page.evaluate(() =>
+      window.__replaced.map((u) => new URL(u, location.href).searchParams.get("budget")).filter((p) => p !== null));
+    assert.deepEqual([...new Set(budgets)], ["4000"], `the runs on the way: ${budgets}`);
+    assert.equal(await page.locator('[data-testid="change-budget-error"]').count(), 0);
+    assert.equal(await page.evaluate(() => document.activeElement?.dataset.testid), "change-budget", "focus stays");
+    // Enter runs at once, without waiting for the typing to settle.
+    await page.keyboard.press("Backspace");
+    await page.keyboard.type("5");
+    await page.keyboard.press("Enter");
+    assert.equal(await page.locator('[data-testid="frames-stale"]').count(), 0);
+    assert.equal(await fig(page, "budget"), 4005);
+    // A value that cannot run keeps the previous frames, marked, with the field's message.
+    await page.keyboard.press("ControlOrMeta+a");
+    await page.keyboard.type("9");
+    await page.keyboard.press("Tab");
+    assert.match(await page.textContent('[data-testid="change-budget-error"]'), /16 to 8192/);
+    assert.equal(await page.getAttribute('[data-testid="frames-stale"]', "data-reason"), "invalid");
+    assert.equal(await fig(page, "budget"), 4005);
+    assert.deepEqual(page.problems, []);
+    await page.context().close();
+  });
+
+  test(`the fleet build-up opens on the followed request, not another tenant's 429 (${w} px)`, async () => {
+    const page = await app.page(viewport);
+    await openBuildUp(page, "buildups/fleet");
+    assert.equal(await position(page), "Step 1 of 6");
+    const kind = () => page.getAttribute('[data-testid="moment"]', "data-kind");
+    // It opens on the step's last moment, the followed request's answer from the quota store.
+    const [at, of] = await subPosition(page);
+    assert.equal(at, of);
+    assert.equal(await kind(), "QuotaChecked");
+    assert.match(await page.textContent('[data-testid="moment"]'), /within budget/);
+    assert.equal(await page.getAttribute('[data-testid="clock-server_ttft"]', "data-state"), "running");
+    // Its first moment is the followed request leaving the client; the 429 is in between.
+    await page.focus('[data-testid="player-sub"]');
+    await page.keyboard.press("Home");
+    assert.equal(await kind(), "Sent");
+    const kinds = [await kind()];
+    for (let k = 1; k < of; k++) {
+      await page.keyboard.press("ArrowRight");
+      kinds.push(await kind());
+    }
+    assert.equal(kinds[0], "Sent");
+    assert.equal(kinds.at(-1), "QuotaChecked");
+    assert.ok(kinds.includes("Refused"), `${kinds}`);
+    assert.match(await page.textContent('[data-testid="refused"]'), /429 Too Many Requests/);
+    await shoot(page, `buildup-fleet-open-${w}`);
+    assert.deepEqual(page.problems, []);
+    await page.context().close();
+  });
+
+  test(`the request-path diagram's text is 12 px or more on the lesson and the fleet build-up (${w} px)`, async () => {
+    for (const [rel, id] of [["lesson", "diagram-request-path"], ["buildups/fleet?step=5", "fleet-diagram"]]) {
+      const page = await app.page(viewport);
+      await open(page, app.url, rel);
+      await page.waitForSelector(`[data-testid="${id}"] svg`, { timeout: 30000 });
+      await page.locator(`[data-testid="${id}"]`).scrollIntoViewIfNeeded();
+      const sizes = await page.$$eval(`[data-testid="${id}"] svg text`, (texts) => texts.map((t) => {
+        const svg = t.ownerSVGElement;
+        const scale = svg.getBoundingClientRect().width / svg.viewBox.baseVal.width;
+        return { text: t.textContent, px: parseFloat(getComputedStyle(t).fontSize) * scale, h: t.getBoundingClientRect().height };
+      }));
+      assert.ok(sizes.length >= 17, `${rel}: ${sizes.length} texts`);
+      for (const s of sizes) {
+        assert.ok(s.px >= 12 - 1e-6, `${rel}: "${s.text}" renders at ${s.px.toFixed(2)} px`);
+        assert.ok(s.h >= 12, `${rel}: "${s.text}" is ${s.h.toFixed(1)} px tall`);
+      }
+      // The page never scrolls sideways; a diagram wider than the screen scrolls in its frame.
+      const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+      assert.ok(overflow <= 1, `${rel}: ${overflow}px wider than the viewport`);
+      if (id === "fleet-diagram") {
+        // The lit hop (the autoscaler, at the diagram's right edge) is scrolled into view.
+        assert.equal(await page.getAttribute('[data-testid="hop-autoscaler"]', "aria-current"), "step");
+        const [hop, frame] = await page.evaluate(() => [
+          document.querySelector('[data-testid="hop-autoscaler"] rect').getBoundingClientRect().toJSON(),
+          document.querySelector('[data-testid="fleet-diagram-scroll"]').getBoundingClientRect().toJSON(),
+        ]);
+        assert.ok(hop.left >= frame.left - 1 && hop.right <= frame.right + 1, `the lit hop ${hop.left}-${hop.right} in ${frame.left}-${frame.right}`);
+      }
+      await page.locator(`[data-testid="${id}"]`).screenshot({ path: path.join(shots, `request-path-${rel.split("?")[0].replace("/", "-")}-${w}.png`) });
+      // Each hop is still reachable by keyboard and opens its step.
+      await page.focus('[data-testid="hop-engine"]');
+      await page.keyboard.press("Enter");
+      await page.waitForFunction(() => new URLSearchParams(location.search).get("step") === "3");
       assert.deepEqual(page.problems, [], rel);
       await page.context().close();
     }

@@ -341,3 +341,56 @@ test("the fixed costs per step turn on the calibrated engine, and travel in the 
   await page.waitForSelector(tid("param-cpu_overhead-error"));
   await done(page);
 });
+
+// Issue 29: on a phone the set-up panel is long; the controls that start a run and say how it
+// goes stay on screen (a run bar fixed to the bottom), so Run is in the first screenful, beside
+// a knob deep in the panel and at the end of the results alike. On a desktop it is in the
+// first screenful too, at the top of the results column.
+for (const viewport of [DESKTOP, PHONE]) {
+  test(`Run is on screen on load and runs by keyboard (${viewport.width} px)`, async () => {
+    const page = await app.page(viewport);
+    await open(page, app.url, "lab?preset=fleet-seed&duration=20");
+    await page.waitForSelector(tid("lab-run"));
+    const onScreen = async (id) => {
+      const b = await page.locator(tid(id)).boundingBox();
+      return b !== null && b.y >= 0 && b.y + b.height <= viewport.height && b.x >= 0 && b.x + b.width <= viewport.width;
+    };
+    const top = (await page.locator(tid("lab-run")).boundingBox()).y;
+    assert.ok(top < viewport.height && (await onScreen("lab-run")), `Run's top is ${top} px down`);
+    await waitDone(page);
+    // A knob changed: the run is stale; on a phone, Run (with the note) is on screen beside
+    // the knob deep in the panel.
+    await typeInto(page, "duration", "15");
+    await page.waitForSelector(tid("lab-stale"));
+    if (viewport === PHONE) {
+      assert.ok(await onScreen("lab-run"), "Run beside the knob");
+      assert.ok(await onScreen("lab-stale"), "the stale note beside the knob");
+      // The field typed in is not behind the bar.
+      const [field, bar] = await page.evaluate(() => [
+        document.querySelector('[data-testid="param-duration"]').getBoundingClientRect().bottom,
+        document.querySelector('[data-testid="lab-controls"]').getBoundingClientRect().top,
+      ]);
+      assert.ok(field <= bar, `the field (bottom ${field}) is above the bar (top ${bar})`);
+      await shoot(page, `lab-run-bar-${viewport.width}`);
+    }
+    await page.focus(tid("lab-run"));
+    await page.keyboard.press("Enter");
+    await page.waitForSelector(tid("lab-stale"), { state: "detached" });
+    await waitDone(page);
+    assert.equal(new URL(page.url()).searchParams.get("duration"), "15");
+    if (viewport === PHONE) {
+      // At the end of the results, Run and its status are still on screen, and nothing of the
+      // page is left behind the bar.
+      await page.evaluate(() => window.scrollTo(0, document.documentElement.scrollHeight));
+      assert.ok(await onScreen("lab-run"), "Run at the end of the page");
+      assert.ok(await onScreen("lab-done"), "the status at the end of the page");
+      const [footer, bar] = await page.evaluate(() => [
+        document.querySelector(".site-footer").getBoundingClientRect().bottom,
+        document.querySelector('[data-testid="lab-controls"]').getBoundingClientRect().top,
+      ]);
+      assert.ok(footer <= bar + 1, `the footer (bottom ${footer}) is above the bar (top ${bar})`);
+      await shoot(page, `lab-run-bar-end-${viewport.width}`);
+    }
+    await done(page);
+  });
+}

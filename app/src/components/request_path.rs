@@ -1,5 +1,8 @@
 //! The request path as an SVG diagram: each hop a box with its one job and the clock it owns;
 //! selecting a hop (click, or Enter on the focused hop) opens its step of the fleet build-up.
+//! The SVG never draws narrower than its viewBox, so its text (12 units or more) never renders
+//! under 12 px: a narrow screen scrolls it sideways in its frame (`style/request-path.css`),
+//! and the frame scrolls the lit hop into view.
 
 use crate::route::{use_router, Route};
 use leptos::prelude::*;
@@ -19,6 +22,9 @@ struct Hop {
 }
 
 const H: f64 = 64.0;
+
+/// The width of the viewBox, in the SVG's units (the narrowest the SVG draws, in CSS pixels).
+const VIEW_W: f64 = 500.0;
 
 const HOPS: [Hop; 7] = [
     Hop {
@@ -108,7 +114,7 @@ const OVERFLOW: Hop = Hop {
 /// The diagram. Arrows follow a request in (solid) and its tokens back out (dashed).
 #[component]
 pub fn RequestPath(
-    /// The `data-testid` of the figure.
+    /// The `data-testid` of the figure; its scrolling frame is `<testid>-scroll`.
     #[prop(into)]
     testid: String,
     /// The hop to highlight (its id: `client`, `gateway`, `quota`, `router`, `relay`,
@@ -168,8 +174,33 @@ pub fn RequestPath(
         .chain(std::iter::once(&OVERFLOW))
         .map(hop_view)
         .collect_view();
+    // On a screen narrower than the diagram, keep the lit hop in view (a sync with the DOM's
+    // scroll position, outside Leptos).
+    let scroller = NodeRef::<leptos::html::Div>::new();
+    let scroll_testid = format!("{testid}-scroll");
+    Effect::new(move |_| {
+        let id = highlight.and_then(|h| h.get());
+        let (Some(el), Some(id)) = (scroller.get(), id) else {
+            return;
+        };
+        let Some(h) = HOPS
+            .iter()
+            .chain(std::iter::once(&OVERFLOW))
+            .find(|h| h.id == id)
+        else {
+            return;
+        };
+        let (shown, whole) = (el.client_width() as f64, el.scroll_width() as f64);
+        if whole <= shown || shown <= 0.0 {
+            return;
+        }
+        let scale = whole / VIEW_W;
+        let centre = (h.x + h.w / 2.0) * scale;
+        el.set_scroll_left((centre - shown / 2.0).clamp(0.0, whole - shown).round() as i32);
+    });
     view! {
         <figure class="request-path" data-testid=testid>
+            <div class="request-path-scroll" node_ref=scroller data-testid=scroll_testid>
             <svg viewBox="0 0 500 330" role="group" aria-label="The request path: client, gateway with its quota store, router, engine in a GPU pool with its autoscaler and overflow, and the SSE relay back to the client">
                 <defs>
                     <marker id="arrow" viewBox="0 0 10 10" refX="9" refY="5" markerWidth="7" markerHeight="7" orient="auto-start-reverse">
@@ -187,6 +218,7 @@ pub fn RequestPath(
                 <path d="M 60 120 L 60 76" class="flow out" marker-end="url(#arrow)"></path>
                 {hops}
             </svg>
+            </div>
             <figcaption class="muted">
                 "Solid arrows carry the request in; dashed ones carry tokens back out. Select a hop to follow a request through it."
             </figcaption>

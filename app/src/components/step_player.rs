@@ -241,25 +241,29 @@ pub fn StepPlayer(
         let x = (ev.client_x() as f64 - r.left()) / r.width();
         Some(((x * count as f64).floor().max(0.0) as usize).min(count - 1))
     };
+    // The timeline is drawn again only when the titles change, not when a rerun changes a
+    // step's sub-step count (a click in progress would be lost with the button under it).
+    let titles =
+        Memo::new(move |_| steps.with(|s| s.iter().map(|p| p.title.clone()).collect::<Vec<_>>()));
     let chapters = move || {
-        steps
+        titles
             .get()
             .into_iter()
             .enumerate()
-            .map(|(i, s)| {
+            .map(|(i, title)| {
                 let current = move || step.get() == i;
                 let done = move || step.get() > i;
                 view! {
-                    <li class="chapter" class:current=current class:done=done>
+                    <li class="player-chapter" class:current=current class:done=done>
                         <button
                             type="button"
                             data-testid=format!("chapter-{}", i + 1)
                             aria-current=move || current().then_some("step")
-                            aria-label=format!("Step {}: {}", i + 1, s.title)
+                            aria-label=format!("Step {}: {}", i + 1, title)
                             on:click=move |_| ctl.manual(i)
                         >
-                            <span class="chapter-n">{i + 1}</span>
-                            <span class="chapter-title">{s.title.clone()}</span>
+                            <span class="player-chapter-n">{i + 1}</span>
+                            <span class="player-chapter-title">{title.clone()}</span>
                         </button>
                     </li>
                 }
@@ -270,7 +274,7 @@ pub fn StepPlayer(
     view! {
         <section class="player" data-testid=testid.clone() aria-label="Step-through player">
             <ol
-                class="timeline"
+                class="player-timeline"
                 data-testid=format!("{t}-timeline")
                 class:dragging=move || dragging.get()
                 on:pointerdown=move |ev| {
@@ -314,7 +318,7 @@ pub fn StepPlayer(
                 <span class="player-position" data-testid=format!("{t}-position") aria-live="polite">
                     {move || format!("Step {} of {}", step.get() + 1, n())}
                 </span>
-                <div class="progress" role="progressbar" data-testid=format!("{t}-progress")
+                <div class="player-progress" role="progressbar" data-testid=format!("{t}-progress")
                     aria-label="Progress through the build-up"
                     aria-valuemin="1"
                     aria-valuemax=move || n().to_string()

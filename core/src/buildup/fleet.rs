@@ -7,8 +7,10 @@
 //! second wave of traffic starts. Its moments (client sends, gateway, quota, router, engine,
 //! first token, first byte written, first byte at the client, last byte) become the frames,
 //! each with the five clocks as they stand then; the chapters add another tenant's 429 with
-//! Retry-After, the router's view of the replicas, the autoscaler's first scale-up with its
-//! lead time, and the first request sent down the overflow path.
+//! Retry-After (inside the first step, never its first or last moment: a step opens on its
+//! last, and the build-up opens on the followed request), the router's view of the replicas,
+//! the autoscaler's first scale-up with its lead time, and the first request sent down the
+//! overflow path.
 
 use super::{Chapter, Figures, Variant};
 use crate::error::ConfigError;
@@ -313,7 +315,10 @@ impl FleetStory {
         let report = sim.report();
         let mut chapters = Vec::new();
 
-        // 1. Gateway and quota, and another tenant's 429.
+        // 1. Gateway and quota, and another tenant's 429. The page opens a step on its last
+        // moment (the one its narration describes), so the step begins and ends on the
+        // followed request's own moments: the other tenant's 429 is shown between its arrival
+        // at the gateway and its own quota answer, while it waits at the quota store.
         let a = self.moment(r.sent, r.sent, Hop::Client, MomentKind::Sent);
         self.moment(
             r.gateway_in,
@@ -321,8 +326,8 @@ impl FleetStory {
             Hop::Gateway,
             MomentKind::AtGateway,
         );
-        let quota_t = r.gateway_in + h.auth + h.tokenize + h.quota;
-        let mut b = self.moment(quota_t, quota_t, Hop::Quota, MomentKind::QuotaChecked);
+        let at_quota = r.gateway_in + h.auth + h.tokenize;
+        let quota_t = at_quota + h.quota;
         let mut f = Figures::new();
         f.secs("sent_at", r.sent)
             .secs("to_gateway", r.gateway_in - r.sent)
@@ -332,7 +337,7 @@ impl FleetStory {
             .count("tenant", r.tenant as f64);
         let variant = match self.refused.clone() {
             Some(x) => {
-                b = self.moment(x.gateway_in, quota_t, Hop::Quota, MomentKind::Refused);
+                self.moment(x.gateway_in, at_quota, Hop::Quota, MomentKind::Refused);
                 let retry = match x.outcome {
                     Outcome::Rejected { retry_after_s, .. } => retry_after_s,
                     _ => 0,
@@ -346,6 +351,7 @@ impl FleetStory {
             }
             None => Variant::Absent,
         };
+        let b = self.moment(quota_t, quota_t, Hop::Quota, MomentKind::QuotaChecked);
         chapters.push(Chapter {
             id: "gateway",
             first: a,

@@ -113,7 +113,7 @@ pub fn FleetBuildUp() -> impl IntoView {
                 }
                 _ => "Running the fleet".to_string(),
             };
-            view! { <p class="running" data-testid="fleet-running" aria-live="polite">{progress}</p> }.into_any()
+            view! { <p class="buildup-running" data-testid="fleet-running" aria-live="polite">{progress}</p> }.into_any()
         }
         Some(Some(e)) => {
             view! { <p class="notice" role="alert" data-testid="run-error">{e}</p> }.into_any()
@@ -191,17 +191,17 @@ fn FleetFrame(
             ))
         })?;
         Some(view! {
-            <div class="narration" data-testid="narration" data-step=c.id>
+            <div class="buildup-narration" data-testid="narration" data-step=c.id>
                 <h2 data-testid="step-title">{title}</h2>
                 <Narration testid="step-text" template=text figures=c.figures.clone()/>
-                {watch.map(|w| view! { <p class="watch" data-testid="step-watch">{w}</p> })}
+                {watch.map(|w| view! { <p class="buildup-watch" data-testid="step-watch">{w}</p> })}
             </div>
         })
     };
     let moment = move || {
         let (_, m) = current.get()?;
         Some(view! {
-            <p class="frame-head" data-testid="moment" data-kind=format!("{:?}", m.kind)>
+            <p class="buildup-frame-head" data-testid="moment" data-kind=format!("{:?}", m.kind)>
                 {format!("{} · at {}", moment_label(m.kind), format::duration(m.t, 4))}
             </p>
         })
@@ -221,7 +221,7 @@ fn FleetFrame(
                         _ => 0,
                     };
                     view! {
-                        <div class="panel refused" data-testid="refused">
+                        <div class="buildup-panel refused" data-testid="refused">
                             <h3>{format!("Tenant {}: refused", x.tenant)}</h3>
                             <p><code>{format!("HTTP/1.1 429 Too Many Requests · Retry-After: {retry}")}</code></p>
                         </div>
@@ -232,7 +232,7 @@ fn FleetFrame(
                 "overflow" => s.spilled.as_ref().and_then(|(_, rt)| rt.as_ref()).map(|rt| candidates(rt, "spill-candidates")),
                 "autoscaler" => s.scale_up.map(|e| {
                     view! {
-                        <div class="panel" data-testid="scale-up">
+                        <div class="buildup-panel" data-testid="scale-up">
                             <h3>"The scale-up"</h3>
                             <p data-testid="scale-replicas">{format!("{} → {} replicas", e.from, e.to)}</p>
                         </div>
@@ -270,7 +270,7 @@ fn clock_table(m: &Moment, linked: RwSignal<Option<&'static str>>) -> AnyView {
             let hop = c.hop().id();
             view! {
                 <tr
-                    class=format!("clock {state}")
+                    class=format!("clock-row {state}")
                     tabindex="0"
                     data-testid=format!("clock-{}", c.id())
                     data-state=state
@@ -287,7 +287,7 @@ fn clock_table(m: &Moment, linked: RwSignal<Option<&'static str>>) -> AnyView {
         })
         .collect_view();
     view! {
-        <div class="panel">
+        <div class="buildup-panel">
             <h3>"The followed request's clocks"</h3>
             <table class="clock-table" data-testid="clocks"><tbody>{rows}</tbody></table>
         </div>
@@ -313,9 +313,9 @@ fn candidates(rt: &RouteTrace, testid: &'static str) -> AnyView {
         })
         .collect_view();
     view! {
-        <div class="panel">
+        <div class="buildup-panel">
             <h3>{format!("What the router saw at {}", format::duration(rt.t, 4))}</h3>
-            <table class="batch" data-testid=testid>
+            <table class="buildup-table" data-testid=testid>
                 <thead><tr><th>"Replica"</th><th class="num">"Running"</th><th class="num">"Waiting"</th><th class="num">"Queued prompt tokens"</th><th class="num">"KV used"</th></tr></thead>
                 <tbody>{rows}</tbody>
             </table>

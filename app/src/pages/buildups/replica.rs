@@ -1,13 +1,31 @@
 //! `/buildups/replica`: request D through one replica, frame by frame, with a panel that
-//! changes D's prompt, the token budget, the pool or prefix caching and runs it again.
+//! changes D's prompt, the token budget, the pool or prefix caching and runs it again. A
+//! number typed there runs [`SETTLE_MS`] after the last keystroke, or at once on Enter or on
+//! leaving the field, so "4000" never runs as "400"; until then the frames are marked as the
+//! previous values'.
 
 use super::{script, text_for, UrlErrors, UrlState};
 use crate::components::{ChoiceField, Narration, NumberField, PlayerStep, StepPlayer};
+use gloo_timers::callback::Timeout;
 use leptos::prelude::*;
 use trainer_core::buildup::replica::{Cell, ReplicaFrame, ReplicaParams, ReplicaStory, NAMES};
 use trainer_core::error::ConfigError;
 use trainer_core::format;
 use trainer_core::replica::TokenKind;
+
+/// How long after the last keystroke in a "change it" field the run follows, milliseconds.
+pub const SETTLE_MS: u32 = 500;
+
+/// Whether the frames shown are the values in the "change it" fields.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Edits {
+    /// They are.
+    Applied,
+    /// A field was typed in and the run waits for the typing to settle.
+    Typing,
+    /// A field holds a value that cannot run (its message is under it).
+    Invalid,
+}
 
 /// The build-up's state: the run at the URL's parameters, and which request is highlighted.
 #[derive(Clone, Copy)]
@@ -21,6 +39,8 @@ struct Replay {
     /// Each step's last sub-step in the current run (the URL names a sub-step only when it
     /// is not the last).
     lasts: StoredValue<Vec<usize>>,
+    /// Whether the frames are the fields' values.
+    edits: RwSignal<Edits>,
 }
 
 impl Replay {
@@ -78,6 +98,7 @@ pub fn ReplicaBuildUp() -> impl IntoView {
         url,
         linked: RwSignal::new(None),
         lasts,
+        edits: RwSignal::new(Edits::Applied),
     };
     let script = StoredValue::new(script);
     let steps = Signal::derive(move || {
@@ -96,6 +117,9 @@ pub fn ReplicaBuildUp() -> impl IntoView {
         })
     });
     let (title, intro) = script.with_value(|s| (s.title.clone(), s.intro.clone()));
+    // Whether the run failed, as a memo: a new run that did not fail must not draw the player
+    // again (a click on it in progress would be lost with the button under it).
+    let failed = Memo::new(move |_| story.with(|s| s.as_ref().err().cloned()));
     view! {
         <section class="buildup" data-testid="page-buildup-replica">
             <p class="eyebrow">"Build-up 1"</p>
@@ -103,7 +127,7 @@ pub fn ReplicaBuildUp() -> impl IntoView {
             <p class="lede">{intro}</p>
             <UrlErrors errors=url.errors/>
             <ChangeIt r=r/>
-            {move || match story.with(|s| s.as_ref().err().cloned()) {
+            {move || match failed.get() {
                 Some(e) => view! {
                     <p class="notice" role="alert" data-testid="run-error">
                         {format!("This run cannot be shown: {} {}.", e.field, e.message)}
@@ -139,10 +163,10 @@ fn ReplicaFrameView(
                 ))
             })?;
             Some(view! {
-                <div class="narration" data-testid="narration" data-step=c.id>
+                <div class="buildup-narration" data-testid="narration" data-step=c.id>
                     <h2 data-testid="step-title">{title}</h2>
                     <Narration testid="step-text" template=text figures=c.figures.clone()/>
-                    {watch.map(|w| view! { <p class="watch" data-testid="step-watch">{w}</p> })}
+                    {watch.map(|w| view! { <p class="buildup-watch" data-testid="step-watch">{w}</p> })}
                 </div>
             })
         })
@@ -154,8 +178,10 @@ fn ReplicaFrameView(
             Some(frame_view(r, s, k))
         })
     };
+    let stale = move || r.edits.get() != Edits::Applied;
     view! {
-        <div class="buildup-body">
+        <div class="buildup-body" class:stale=stale aria-busy=move || (r.edits.get() == Edits::Typing).to_string()
+            data-testid="frames" data-stale=move || stale().to_string()>
             {narration}
             <div class="buildup-views" class:has-linked=move || r.linked.get().is_some()>{frame}</div>
         </div>
@@ -214,10 +240,10 @@ fn frame_view(r: Replay, s: &ReplicaStory, k: usize) -> AnyView {
         .iter()
         .map(|c| {
             let (class, owner) = match *c {
-                Cell::Free => ("cell free".to_string(), None),
-                Cell::Cached => ("cell cached".to_string(), None),
-                Cell::Owned(o) => (format!("cell owned who-{o}"), Some(o)),
-                Cell::JustFreed(o) => (format!("cell freed who-{o}"), Some(o)),
+                Cell::Free => ("kv-cell free".to_string(), None),
+                Cell::Cached => ("kv-cell cached".to_string(), None),
+                Cell::Owned(o) => (format!("kv-cell owned who-{o}"), Some(o)),
+                Cell::JustFreed(o) => (format!("kv-cell freed who-{o}"), Some(o)),
             };
             view! {
                 <span
@@ -238,7 +264,7 @@ fn frame_view(r: Replay, s: &ReplicaStory, k: usize) -> AnyView {
             let n = count(&|c| *c == Cell::Owned(i));
             view! {
                 <li class:linked=move || r.linked.get() == Some(i)>
-                    <span class=format!("swatch owned who-{i}")></span>
+                    <span class=format!("kv-swatch owned who-{i}")></span>
                     {who(r, i)}
                     " "
                     <span data-testid=format!("blocks-{}", NAMES[i]) data-value=n.to_string()>{n}</span>
@@ -271,26 +297,26 @@ fn frame_view(r: Replay, s: &ReplicaStory, k: usize) -> AnyView {
     })
     .collect_view();
     view! {
-        <div class="frame" data-testid="frame" data-frame=k.to_string()>
-            <p class="frame-head" data-testid="frame-step" data-value=f.step.to_string()>
+        <div class="buildup-frame" data-testid="frame" data-frame=k.to_string()>
+            <p class="buildup-frame-head" data-testid="frame-step" data-value=f.step.to_string()>
                 {format!("Engine step {} · {} to {}", f.step + 1, format::duration(f.start, 4), format::duration(f.end, 4))}
             </p>
-            <ul class="frame-events">{events}</ul>
-            <div class="panel">
+            <ul class="buildup-frame-events">{events}</ul>
+            <div class="buildup-panel">
                 <h3>"The step's batch"</h3>
-                <table class="batch" data-testid="batch">
+                <table class="buildup-table" data-testid="batch">
                     <thead><tr><th>"Request"</th><th>"Kind"</th><th class="num">"Tokens"</th><th class="num">"Context"</th><th class="num">"Blocks"</th></tr></thead>
                     <tbody>{rows}</tbody>
                 </table>
-                <div class="budget" data-testid="budget-used" data-value=f.budget_used.to_string()>
+                <div class="buildup-budget" data-testid="budget-used" data-value=f.budget_used.to_string()>
                     <span>{format!("Token budget used: {} of {}", format::int(f.budget_used as f64), format::int(f.budget as f64))}</span>
-                    <div class="bar"><span style=format!("width: {:.1}%", 100.0 * used)></span></div>
+                    <div class="budget-meter" data-testid="budget-meter" aria-hidden="true"><span class="budget-meter-fill" data-testid="budget-meter-fill" style=format!("width: {:.1}%", 100.0 * used.clamp(0.0, 1.0))></span></div>
                 </div>
-                <p class="queue" data-testid="waiting">"Waiting: " {waiting}</p>
+                <p class="buildup-queue" data-testid="waiting">"Waiting: " {waiting}</p>
             </div>
-            <div class="panel">
+            <div class="buildup-panel">
                 <h3>"D's clocks"</h3>
-                <dl class="clocks" data-testid="d-clock"
+                <dl class="d-clocks" data-testid="d-clock"
                     class:linked=move || r.linked.get() == Some(trainer_core::buildup::replica::D)
                     on:mouseenter=move |_| r.linked.set(Some(trainer_core::buildup::replica::D))
                     on:mouseleave=move |_| r.linked.set(None)>
@@ -300,17 +326,17 @@ fn frame_view(r: Replay, s: &ReplicaStory, k: usize) -> AnyView {
                     <dt>"TTFT"</dt><dd data-testid="d-ttft" data-value=d.ttft.map(|t| t.to_string()).unwrap_or_default()>{show(d.ttft)}</dd>
                 </dl>
             </div>
-            <div class="panel kv">
+            <div class="buildup-panel kv">
                 <h3>{format!("KV blocks ({} tokens each)", s.block_size)}</h3>
                 <div class="kv-grid" data-testid="kv-grid" role="img"
                     aria-label=format!("{} of {} blocks in use", f.kv_used, s.kv_blocks_total)>
                     {cells}
                 </div>
-                <ul class="legend" data-testid="kv-legend">
+                <ul class="kv-legend" data-testid="kv-legend">
                     {owners}
-                    <li><span class="swatch cached"></span>"cached " <span data-testid="blocks-cached">{cached}</span></li>
-                    <li><span class="swatch freed"></span>"just freed " <span data-testid="blocks-freed">{freed}</span></li>
-                    <li><span class="swatch free"></span>"free " <span data-testid="blocks-free">{free}</span></li>
+                    <li><span class="kv-swatch cached"></span>"cached " <span data-testid="blocks-cached">{cached}</span></li>
+                    <li><span class="kv-swatch freed"></span>"just freed " <span data-testid="blocks-freed">{freed}</span></li>
+                    <li><span class="kv-swatch free"></span>"free " <span data-testid="blocks-free">{free}</span></li>
                 </ul>
             </div>
         </div>
@@ -333,6 +359,7 @@ fn ChangeIt(r: Replay) -> impl IntoView {
         RwSignal::new(None::<String>),
     ];
     let apply = move || {
+        r.edits.set(Edits::Invalid);
         let mut p = r.url.params.get_untracked();
         let mut ok = true;
         for (i, (key, lo, hi)) in ReplicaParams::RANGES.iter().enumerate() {
@@ -356,9 +383,27 @@ fn ChangeIt(r: Replay) -> impl IntoView {
             return;
         }
         match p.validate() {
-            Ok(()) => r.replay(p),
+            Ok(()) => {
+                r.replay(p);
+                r.edits.set(Edits::Applied);
+            }
             Err(e) => errors[0].set(Some(e.message)),
         }
+    };
+    // Typing waits for the keystrokes to settle; Enter or leaving the field runs at once.
+    let timer = StoredValue::new_local(None::<Timeout>);
+    on_cleanup(move || {
+        let _ = timer.try_set_value(None);
+    });
+    let commit = move || {
+        if r.edits.get_untracked() == Edits::Typing {
+            timer.set_value(None);
+            apply();
+        }
+    };
+    let typed = move || {
+        r.edits.set(Edits::Typing);
+        timer.set_value(Some(Timeout::new(SETTLE_MS, commit)));
     };
     let fields = [
         ("prompt", "D's prompt", "tokens"),
@@ -371,6 +416,9 @@ fn ChangeIt(r: Replay) -> impl IntoView {
         .map(|(i, (key, label, unit))| {
             let (_, lo, hi) = ReplicaParams::RANGES[i];
             view! {
+                <div class="change-field"
+                    on:keydown=move |ev| if ev.key() == "Enter" { commit() }
+                    on:focusout=move |_| commit()>
                 <NumberField
                     id=format!("change-{key}")
                     testid=format!("change-{key}")
@@ -382,8 +430,9 @@ fn ChangeIt(r: Replay) -> impl IntoView {
                     error=errors[i]
                     error_id=format!("change-{key}-error")
                     error_testid=format!("change-{key}-error")
-                    on_input=Callback::new(move |t: String| { texts[i].set(t); apply(); })
+                    on_input=Callback::new(move |t: String| { texts[i].set(t); typed(); })
                 />
+                </div>
             }
         })
         .collect_view();
@@ -416,6 +465,8 @@ fn ChangeIt(r: Replay) -> impl IntoView {
                 />
                 <button type="button" class="button" data-testid="change-reset"
                     on:click=move |_| {
+                        timer.set_value(None);
+                        r.edits.set(Edits::Applied);
                         let s = ReplicaParams::shipped();
                         texts[0].set(s.d_prompt.to_string());
                         texts[1].set(s.budget.to_string());
@@ -426,6 +477,17 @@ fn ChangeIt(r: Replay) -> impl IntoView {
                     "Back to the shipped run"
                 </button>
             </div>
+            <p class="change-status" role="status" data-testid="change-status">
+                {move || match r.edits.get() {
+                    Edits::Applied => None,
+                    Edits::Typing => Some(view! {
+                        <span data-testid="frames-stale" data-reason="typing">"Updating… the frames below are from the previous values."</span>
+                    }),
+                    Edits::Invalid => Some(view! {
+                        <span data-testid="frames-stale" data-reason="invalid">"The frames below are from the previous values: correct the field to run again."</span>
+                    }),
+                }}
+            </p>
         </details>
     }
 }
