@@ -330,11 +330,15 @@ test("the fixed costs per step turn on the calibrated engine, and travel in the 
   assert.equal(await page.inputValue(tid("param-step_overhead")), "0");
   assert.equal(await page.inputValue(tid("param-cpu_overhead")), "0");
   const plain = await num(page, "itl-engine-p50");
+  // The run says it used the brief's engine; a fixed cost of the learner's own makes it theirs.
+  assert.equal(await page.getAttribute(tid("lab-engine"), "data-engine"), "brief");
   await typeInto(page, "step_overhead", "1.2");
   await page.waitForFunction(() => new URL(location.href).searchParams.get("step_overhead") === "1.2");
   await page.click(tid("lab-run"));
   await waitDone(page);
   const costly = await num(page, "itl-engine-p50");
+  assert.equal(await page.getAttribute(tid("lab-engine"), "data-engine"), "custom");
+  assert.match(await page.textContent(tid("lab-engine")), /engine of its own/);
   // Every decode step pays the fixed GPU time, so the median inter-token gap grows by about it.
   assert.ok(costly > plain + 0.001, `median ITL ${plain} -> ${costly}`);
   await typeInto(page, "cpu_overhead", "-1");

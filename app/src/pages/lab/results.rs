@@ -2,9 +2,10 @@
 //! run, the plots with their tables, and the exports.
 
 use super::state::{Lab, Role, Speed, Status};
-use crate::components::{Chart, ChartData, ChoiceField, Format, Line, LiveFigure};
+use crate::components::{Chart, ChartData, ChoiceField, EngineNote, Format, Line, LiveFigure};
 use leptos::prelude::*;
 use std::sync::Arc;
+use trainer_core::engine::Engine;
 use trainer_core::format::{duration, fixed, int, percent, sig};
 use trainer_core::lab::{compare, LabResult, LabText};
 use trainer_core::stats::Summary;
@@ -194,9 +195,17 @@ pub fn Results(lab: Lab, text: LabText) -> impl IntoView {
             y_label: "requests held (mean)".into(),
         }
     });
+    // The engine of the run shown: read from the set-up it ran (a fixed-cost knob makes an
+    // engine of the learner's own).
+    let ran_on = Memo::new(move |_| {
+        let q = lab.result_query.get();
+        Engine::of_fleet(&trainer_core::lab::Setup::from_query(&q).config)
+    });
+    let ran_on = Signal::derive(move || ran_on.get());
     view! {
         <section class="lab-results" aria-labelledby="lab-results-h" data-testid="lab-results">
             <h2 id="lab-results-h">"What the run measured"</h2>
+            {move || r().is_some().then(|| view! { <EngineNote testid="lab-engine" engine=ran_on/> })}
             {move || r().map(|r| headline(&r))}
             {move || match (a(), r(), lab.pinned.get()) {
                 (Some(a), Some(b), Some((qa, _))) => {
