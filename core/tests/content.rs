@@ -500,14 +500,19 @@ fn check_page_words(file: &str, words: &serde_json::Value, filled: &[&str]) {
     }
 }
 
-/// The lesson's widget sentences: every one present, only placeholders the widgets fill, no
-/// figure typed.
+/// The words files of the lesson's widgets, the inputs banner and the engine notes: every
+/// sentence present, only the placeholders each fills, no figure typed.
 #[test]
-fn the_lesson_widgets_type_no_figure() {
-    use trainer_content::words::LessonWords;
-    let w: LessonWords = toml::from_str(include_str!("../../content/lesson-words.toml"))
-        .expect("content/lesson-words.toml parses");
-    const FILLED: [&str; 22] = [
+fn the_widget_words_type_no_figure() {
+    use trainer_content::words::{BannerWords, EngineWords, LessonWords};
+    fn value<T: serde::de::DeserializeOwned + serde::Serialize>(
+        file: &str,
+        text: &str,
+    ) -> serde_json::Value {
+        let w: T = toml::from_str(text).unwrap_or_else(|e| panic!("{file} parses: {e}"));
+        serde_json::to_value(&w).unwrap()
+    }
+    const LESSON_FILLED: [&str; 22] = [
         "params",
         "attention",
         "n",
@@ -531,36 +536,27 @@ fn the_lesson_widgets_type_no_figure() {
         "model",
         "prompt",
     ];
-    check_page_words(
-        "content/lesson-words.toml",
-        &serde_json::to_value(&w).unwrap(),
-        &FILLED,
-    );
-}
-
-/// The banner of the pages that read the learner's inputs: every sentence present, only the
-/// placeholder it fills, no figure typed.
-#[test]
-fn the_inputs_banner_types_no_figure() {
-    use trainer_content::words::BannerWords;
-    let w: BannerWords = toml::from_str(include_str!("../../content/banner.toml"))
-        .expect("content/banner.toml parses");
-    check_page_words(
-        "content/banner.toml",
-        &serde_json::to_value(&w).unwrap(),
-        &["label"],
-    );
-}
-
-/// What a run says about its engine: every sentence present, no placeholder, no figure typed.
-#[test]
-fn the_engine_notes_type_no_figure() {
-    use trainer_content::words::EngineWords;
-    let w: EngineWords = toml::from_str(include_str!("../../content/engines.toml"))
-        .expect("content/engines.toml parses");
-    check_page_words(
-        "content/engines.toml",
-        &serde_json::to_value(&w).unwrap(),
-        &[],
-    );
+    let files: [(&str, serde_json::Value, &[&str]); 3] = [
+        (
+            "content/lesson-words.toml",
+            value::<LessonWords>(
+                "lesson-words.toml",
+                include_str!("../../content/lesson-words.toml"),
+            ),
+            &LESSON_FILLED,
+        ),
+        (
+            "content/banner.toml",
+            value::<BannerWords>("banner.toml", include_str!("../../content/banner.toml")),
+            &["label"],
+        ),
+        (
+            "content/engines.toml",
+            value::<EngineWords>("engines.toml", include_str!("../../content/engines.toml")),
+            &[],
+        ),
+    ];
+    for (file, words, filled) in &files {
+        check_page_words(file, words, filled);
+    }
 }
