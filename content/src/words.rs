@@ -77,6 +77,24 @@ pub struct SizeWords {
     pub gap_kv_pool: String,
     pub gap_decode_step: String,
     pub gap_max_seqs: String,
+    /// The banner over a replica that cannot hold its weights and a KV cache.
+    pub misfit_kv: String,
+    /// The banner over a chat longer than the whole KV pool.
+    pub misfit_chat: String,
+    /// What the banner says the field and its fix are.
+    pub misfit_field: String,
+    /// The banner's button that applies the fix.
+    pub misfit_fix: String,
+    /// The banner's button that opens the inputs at the field.
+    pub misfit_go: String,
+    /// The banner when no number of GPUs per replica fits.
+    pub misfit_none: String,
+    /// The inputs panel's one-line summary (what shows while it is folded on a phone).
+    pub inputs_summary: String,
+    /// The same when some fields need fixing.
+    pub inputs_summary_errors: String,
+    /// The tip under the step controls (the arrow key and where it works).
+    pub steps_tip: String,
 }
 
 /// The banner on every page that reads the learner's calculator inputs

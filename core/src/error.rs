@@ -41,6 +41,19 @@ impl fmt::Display for ConfigError {
 
 impl std::error::Error for ConfigError {}
 
+/// A field's message as the page shows it: the field's label, then the message, which
+/// completes the sentence ("Rate" and "is empty: enter a number" give "Rate is empty: enter a
+/// number."); a full stop is added when the message ends without one.
+pub fn sentence(label: &str, message: &str) -> String {
+    let message = message.trim();
+    let end = if message.ends_with(['.', '!', '?', '…']) {
+        ""
+    } else {
+        "."
+    };
+    format!("{} {message}{end}", label.trim())
+}
+
 /// Checks that `value` is finite and within `[min, max]`; the message names the range.
 pub fn check_range(field: &str, value: f64, min: f64, max: f64) -> Result<f64, ConfigError> {
     if !value.is_finite() {
@@ -107,6 +120,18 @@ pub fn check_caps(caps: &[(&str, u64, u64)]) -> Result<(), ConfigError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_message_completes_the_sentence_its_label_starts() {
+        assert_eq!(
+            sentence("Rate", "is empty: enter a number"),
+            "Rate is empty: enter a number."
+        );
+        assert_eq!(
+            sentence("Tokens per chat ", " is longer than the pool."),
+            "Tokens per chat is longer than the pool."
+        );
+    }
 
     #[test]
     fn messages_show_huge_and_tiny_numbers_in_exponent_form() {

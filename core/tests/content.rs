@@ -418,7 +418,18 @@ fn the_simulator_check_types_no_figure() {
     use trainer_content::words::SizeWords;
     let text = include_str!("../../content/size-words.toml");
     let w: SizeWords = toml::from_str(text).expect("content/size-words.toml parses");
-    const FILLED: [&str; 23] = [
+    const FILLED: [&str; 34] = [
+        "model",
+        "gpus",
+        "weights",
+        "usable",
+        "chat",
+        "pool",
+        "field",
+        "fix",
+        "inputs",
+        "changed",
+        "errors",
         "seconds",
         "run",
         "runs",

@@ -213,7 +213,8 @@ fn gpu_hours_refuses_a_model_that_does_not_fit() {
         .set_choice(Question::GpuHours, "model", "llama-3.1-405b")
         .unwrap();
     let errors = derive(Question::GpuHours, &inputs).unwrap_err();
-    assert_eq!(errors[0].field, "gpu_mem_gb", "{errors:?}");
+    // On the field that fixes it (issue 29: the message named only the GPU's memory).
+    assert_eq!(errors[0].field, "gpus_per_replica", "{errors:?}");
 }
 
 // A chat longer than the KV pool gave "0 chats", a "0 s" decode step and a passing check.

@@ -308,3 +308,153 @@ test("a check far short of the load says what the run saw, not only that it fail
   assert.equal(await page.getAttribute('[data-testid="sim-row-2"]', "data-pass"), "false");
   await done(page);
 });
+
+// Issue 29: the learner's path, tried end to end, at a desktop's width and a phone's.
+
+/** Opens the inputs panel by keyboard if it is folded (a phone shows it folded at first). */
+async function openInputs(page) {
+  const open = await page.$eval('[data-testid="inputs"] details', (d) => d.open);
+  if (!open) {
+    await page.focus('[data-testid="inputs-toggle"]');
+    await page.keyboard.press("Enter");
+    await page.waitForFunction(() => document.querySelector('[data-testid="inputs"] details').open);
+  }
+}
+
+const negative = /(^|[^\w.])[-−]\d/;
+
+for (const viewport of [DESKTOP, PHONE]) {
+  const w = viewport.width;
+
+  test(`${w} px: the first step is in view after load, without scrolling`, async () => {
+    const page = await app.page(viewport);
+    await openSize(page, "size/fleet?reveal=1");
+    const first = page.locator(step("prompt_tps"));
+    await first.waitFor();
+    assert.equal(await page.evaluate(() => window.scrollY), 0);
+    const box = await first.boundingBox();
+    assert.ok(box.y + 40 < 812, `the first step starts at ${Math.round(box.y)} px`);
+    // With nothing revealed, the button that reveals it is in view too.
+    await page.context().close();
+    const p2 = await app.page(viewport);
+    await openSize(p2, "size/fleet");
+    const start = await p2.locator('[data-testid="next-step"]').boundingBox();
+    assert.ok(start.y + start.height < 812, `the first step's button is at ${Math.round(start.y)} px`);
+    await shoot(p2, `size-fleet-first-step-${w}`);
+    await done(p2);
+  });
+
+  test(`${w} px: 70B on one H100 is named above the steps with its field, and one key press fixes it`, async () => {
+    const page = await app.page(viewport);
+    await openSize(page, "size/fleet?reveal=3");
+    const seed = await value(page, "prefill_per_token");
+    await openInputs(page);
+    // Choose the 70B model with the keyboard: the next option of the model list.
+    await page.focus('[data-testid="input-model"]');
+    await page.keyboard.press("ArrowDown");
+    await page.waitForFunction(() => new URL(location.href).searchParams.get("model") === "llama-3.1-70b");
+    const banner = page.locator('[data-testid="misfit"]');
+    await banner.waitFor();
+    assert.match(await banner.textContent(), /Llama 3\.1 70B does not fit on 1 GPU/);
+    assert.match(await page.textContent('[data-testid="misfit-field"]'), /GPUs per replica/);
+    assert.match(await page.textContent('[data-testid="misfit-fix"]'), /Set GPUs per replica to 2/);
+    // Above the steps, and outside every folded panel.
+    const top = (await banner.boundingBox()).y;
+    assert.ok(top < (await page.locator('[data-testid="steps"]').boundingBox()).y);
+    assert.equal(await banner.evaluate((el) => el.closest("details") === null), true);
+    assert.ok(await page.isVisible('[data-testid="stale"]'));
+    // The field itself says the same, as a sentence after its label.
+    assert.match(await page.textContent('[data-testid="error-gpus_per_replica"]'), /^GPUs per replica is too few/);
+    await page.evaluate(() => window.scrollTo(0, 0));
+    await shoot(page, `size-fleet-70b-misfit-${w}`);
+    await page.focus('[data-testid="misfit-fix"]');
+    await page.keyboard.press("Enter");
+    await page.waitForSelector('[data-testid="misfit"]', { state: "detached" });
+    await page.waitForSelector('[data-testid="stale"]', { state: "detached" });
+    assert.equal(query(page).get("gpus_per_replica"), "2");
+    assert.equal(await page.inputValue('[data-testid="input-gpus_per_replica"]'), "2");
+    // The revealed steps are live again: 70B's prefill on two GPUs.
+    const live = await value(page, "prefill_per_token");
+    const want = (seed * 70_553_706_496) / 8_030_261_248 / 2;
+    assert.ok(Math.abs(live / want - 1) < 1e-9, `${live} against ${want}`);
+    assert.equal(await page.locator('[data-testid="error-gpus_per_replica"]').count(), 0);
+    await done(page);
+  });
+
+  test(`${w} px: arrow keys on the focused model list never reveal steps`, async () => {
+    const page = await app.page(viewport);
+    await openSize(page, "size/fleet");
+    await openInputs(page);
+    await page.focus('[data-testid="input-model"]');
+    for (const key of ["ArrowRight", "ArrowLeft", "ArrowRight", "ArrowLeft"]) await page.keyboard.press(key);
+    await page.focus('[data-testid="input-rate"]');
+    await page.keyboard.press("ArrowRight");
+    assert.equal(await page.locator(".steps > li").count(), 0);
+    assert.equal(query(page).get("reveal"), null);
+    assert.match(await page.textContent('[data-testid="steps-tip"]'), /outside the inputs/);
+    // Outside a control the arrow reveals the next step, as the tip says.
+    await page.focus('[data-testid="next-step"]');
+    await page.keyboard.press("ArrowRight");
+    await page.waitForFunction(() => document.querySelectorAll(".steps > li").length === 1);
+    await done(page);
+  });
+
+  test(`${w} px: a small job batch says batching needs more GPUs, with no negative figure`, async () => {
+    const page = await app.page(viewport);
+    await openSize(page, "size/batch?job_batch=16&reveal=all");
+    await page.waitForSelector('[data-testid="verdict"]');
+    const saved = (await display(page, "gpus_saved")).trim();
+    assert.doesNotMatch(saved, negative, saved);
+    assert.match(saved, /more/);
+    assert.match(await page.textContent(`${step("gpus_saved")} .step-label`), /more GPUs batching needs/i);
+    const more = await value(page, "gpus_saved");
+    assert.equal(more, (await value(page, "replicas")) - (await value(page, "streaming_replicas")));
+    assert.ok(more > 0, `${more}`);
+    for (const text of await page.$$eval(".step-value", (els) => els.map((e) => e.textContent))) {
+      assert.doesNotMatch(text, negative, text);
+    }
+    await shoot(page, `size-batch-more-gpus-${w}`);
+    await done(page);
+  });
+
+  test(`${w} px: a bad value survives "Show all" and a reload, with its message`, async () => {
+    const page = await app.page(viewport);
+    await openSize(page, "size/fleet?reveal=2");
+    await openInputs(page);
+    await typeInto(page, "rate", "abc");
+    await page.waitForSelector('[data-testid="error-rate"]');
+    assert.equal(await page.textContent('[data-testid="error-rate"]'), 'Arrival rate is not a number: "abc".');
+    await page.focus('[data-testid="show-all"]');
+    await page.keyboard.press("Enter");
+    await page.waitForSelector('[data-testid="verdict"]');
+    assert.equal(query(page).get("rate"), "abc");
+    assert.equal(query(page).get("reveal"), "all");
+    await page.waitForLoadState("networkidle");
+    await page.reload();
+    await page.waitForSelector('[data-testid="error-rate"]');
+    // The panel opens on its own when a field needs fixing, so the message shows.
+    assert.ok(await page.isVisible('[data-testid="error-rate"]'));
+    assert.equal(await page.inputValue('[data-testid="input-rate"]'), "abc");
+    assert.match(await page.textContent('[data-testid="error-rate"]'), /not a number/);
+    assert.ok(await page.isVisible('[data-testid="stale"]'));
+    // Typing a good value drops the bad text from the URL.
+    await typeInto(page, "rate", "60");
+    await page.waitForFunction(() => new URL(location.href).searchParams.get("rate") === "60");
+    await page.waitForSelector('[data-testid="error-rate"]', { state: "detached" });
+    await done(page);
+  });
+}
+
+test("a chat longer than the pool reads as a sentence and offers the size that holds it", async () => {
+  const page = await app.page(PHONE);
+  await openSize(page, "size/chats-per-replica?chat_tokens=2000000&reveal=all");
+  const message = await page.textContent('[data-testid="error-chat_tokens"]');
+  assert.match(message, /^Tokens per chat is longer than the whole KV pool/);
+  assert.doesNotMatch(message, /Tokens per chat a chat/);
+  assert.equal(await page.getAttribute('[data-testid="misfit"]', "data-fix"), "16");
+  await page.click('[data-testid="misfit-fix"]');
+  await page.waitForSelector('[data-testid="verdict"]');
+  assert.equal(query(page).get("gpus_per_replica"), "16");
+  assert.equal(await value(page, "chats"), Math.floor((await value(page, "kv_pool")) / 2000000));
+  await done(page);
+});

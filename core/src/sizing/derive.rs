@@ -2,7 +2,9 @@
 //! arithmetic here is only what sits around it (rates times lengths, demand over a ceiling,
 //! Little's law, money, shares).
 
-use super::{words, Derivation, Inputs, Limit, LimitReading, Pressure, Question, Step, Verdict};
+use super::{
+    fit, words, Derivation, Inputs, Limit, LimitReading, Pressure, Question, Step, Verdict,
+};
 use crate::cost::{CostModel, Efficiency, MemoryConfig, StepCost};
 use crate::error::ConfigError;
 use crate::format::{self, duration, fixed, gb, int, money, num, percent, sig};
@@ -62,63 +64,19 @@ struct Ctx<'a> {
 
 impl<'a> Ctx<'a> {
     fn new(q: Question, inputs: &'a Inputs) -> Result<Ctx<'a>, ConfigError> {
-        let deployment = inputs.deployment()?;
-        let v = |name: &str| inputs.get(name).unwrap_or(0.0);
-        let tp = deployment.tp;
-        let eff = Efficiency {
-            mfu: v("mfu"),
-            mbu: v("mbu"),
-            ..Efficiency::REFERENCE
-        };
-        let cost = CostModel::new(deployment, eff).map_err(|e| {
-            let field = input_field(&e.field).to_string();
-            ConfigError::new(field, e.message)
-        })?;
-        let memory = match (inputs.get("mem_util"), inputs.get("reserve_gb")) {
-            (Some(u), Some(r)) => MemoryConfig {
-                gpu_memory_utilization: u,
-                reserve_bytes_per_gpu: r * 1e9,
-                capacity: crate::cost::MemoryBasis::Datasheet,
-            },
-            _ => MemoryConfig::REFERENCE,
-        };
-        memory.validate().map_err(|e| {
-            let field = input_field(&e.field).to_string();
-            ConfigError::new(field, e.message)
-        })?;
-        let ctx = Ctx {
+        let (cost, memory, tp) = cost_and_memory(inputs)?;
+        // Every question needs the weights to fit with room for some KV cache (a replica
+        // that cannot load its model serves nothing, so it has no GPU-hours either), and the
+        // chats question a pool that holds one whole chat.
+        if let Some(m) = fit::misfit_of(q, inputs, &cost, &memory) {
+            return Err(m.error());
+        }
+        Ok(Ctx {
             inputs,
             cost,
             memory,
             tp,
-        };
-        // Every question needs the weights to fit with room for some KV cache: a replica
-        // that cannot load its model serves nothing, so it has no GPU-hours either.
-        let pool = ctx.cost.kv_pool_tokens(&ctx.memory);
-        if pool < 1.0 {
-            return Err(ConfigError::new(
-                "gpu_mem_gb",
-                format!(
-                    "leaves no room for the KV cache: {} of weights fill what {} may use; \
-                     add GPUs per replica or pick a larger GPU",
-                    gb(ctx.cost.weight_bytes(), 4),
-                    plural(tp as f64, "GPU"),
-                ),
-            ));
-        }
-        let chat = ctx.v("chat_tokens");
-        if q == Question::ChatsPerReplica && chat > pool {
-            return Err(ConfigError::new(
-                "chat_tokens",
-                format!(
-                    "a chat of {} tokens is longer than the whole KV pool ({} tokens): not one \
-                     fits; shorten the chat, add GPUs per replica or pick a larger GPU",
-                    int(chat),
-                    int(pool.floor())
-                ),
-            ));
-        }
-        Ok(ctx)
+        })
     }
 
     /// A validated numeric input.
@@ -327,6 +285,38 @@ impl<'a> Ctx<'a> {
             check: None,
         }
     }
+}
+
+/// The cost model and memory budget validated inputs describe, and the GPUs per replica;
+/// an error on the input that sets a figure the cost model refuses.
+pub(super) fn cost_and_memory(
+    inputs: &Inputs,
+) -> Result<(CostModel, MemoryConfig, u32), ConfigError> {
+    let deployment = inputs.deployment()?;
+    let v = |name: &str| inputs.get(name).unwrap_or(0.0);
+    let tp = deployment.tp;
+    let eff = Efficiency {
+        mfu: v("mfu"),
+        mbu: v("mbu"),
+        ..Efficiency::REFERENCE
+    };
+    let cost = CostModel::new(deployment, eff).map_err(|e| {
+        let field = input_field(&e.field).to_string();
+        ConfigError::new(field, e.message)
+    })?;
+    let memory = match (inputs.get("mem_util"), inputs.get("reserve_gb")) {
+        (Some(u), Some(r)) => MemoryConfig {
+            gpu_memory_utilization: u,
+            reserve_bytes_per_gpu: r * 1e9,
+            capacity: crate::cost::MemoryBasis::Datasheet,
+        },
+        _ => MemoryConfig::REFERENCE,
+    };
+    memory.validate().map_err(|e| {
+        let field = input_field(&e.field).to_string();
+        ConfigError::new(field, e.message)
+    })?;
+    Ok((cost, memory, tp))
 }
 
 /// The token load of the fleet and batch questions and the prefill work it brings.
@@ -1166,25 +1156,43 @@ fn batch(c: &Ctx) -> Derivation {
         plural(stream_replicas, "replica"),
         "",
     ));
+    // Batching usually saves GPUs; with a job batch or ceiling below the streaming one it
+    // needs more, and the step says so rather than showing a negative saving.
     let saved = (stream_replicas - replicas) * tp;
+    let more = saved < 0.0;
+    let (first, second) = if more {
+        (replicas, stream_replicas)
+    } else {
+        (stream_replicas, replicas)
+    };
+    let gpus_diff = saved.abs();
     s.push(fig(
         "gpus_saved",
-        "GPUs saved by batching",
-        "(streaming replicas − replicas) × G",
-        format!(
-            "({} − {}) × {}",
-            int(stream_replicas),
-            int(replicas),
-            plural(tp, "GPU")
-        ),
-        saved,
+        words::label(if more {
+            "gpus_more_label"
+        } else {
+            "gpus_saved_label"
+        }),
+        if more {
+            "(replicas − streaming replicas) × G"
+        } else {
+            "(streaming replicas − replicas) × G"
+        },
+        format!("({} − {}) × {}", int(first), int(second), plural(tp, "GPU")),
+        gpus_diff,
         "GPUs",
-        format!(
-            "{} ({} of the streaming fleet)",
-            plural(saved, "GPU"),
-            percent(saved / (stream_replicas * tp))
+        words::part(
+            if more { "gpus_more" } else { "gpus_saved" },
+            &[
+                ("gpus", plural(gpus_diff, "GPU")),
+                ("share", percent(gpus_diff / (stream_replicas * tp))),
+            ],
         ),
-        "",
+        &if more {
+            words::part("gpus_more_why", &[])
+        } else {
+            String::new()
+        },
     ));
     let stream_per_million = sv("cost_per_million");
     s.push(fig(

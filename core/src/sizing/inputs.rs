@@ -386,6 +386,16 @@ impl Inputs {
     /// Every choice and figure that differs from its default, in form order, with its value
     /// as the query string writes it.
     pub(super) fn changed(&self, q: Question) -> Vec<(&'static str, String)> {
+        self.changed_keeping(q, &BTreeMap::new())
+    }
+
+    /// As [`Inputs::changed`], but a field named in `bad` is written as that text (what the
+    /// learner typed that is not a value), in its place in form order.
+    pub(super) fn changed_keeping(
+        &self,
+        q: Question,
+        bad: &BTreeMap<String, String>,
+    ) -> Vec<(&'static str, String)> {
         let mut out = Vec::new();
         let (model, gpu, wd, kd) = default_choices(q);
         let choices = [
@@ -395,11 +405,17 @@ impl Inputs {
             ("kv_dtype", self.kv_dtype.name(), kd.name()),
         ];
         for (name, value, default) in choices {
-            if value != default {
+            if let Some(text) = bad.get(name) {
+                out.push((name, text.clone()));
+            } else if value != default {
                 out.push((name, value.to_string()));
             }
         }
         for (name, _) in question_inputs(q) {
+            if let Some(text) = bad.get(name) {
+                out.push((name, text.clone()));
+                continue;
+            }
             let Some(v) = self.get(name) else { continue };
             if Some(v) != self.default_value(q, name) {
                 out.push((name, format!("{v}")));

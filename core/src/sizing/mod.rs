@@ -21,6 +21,7 @@
 mod check;
 mod derive;
 mod drill;
+mod fit;
 mod inputs;
 pub(crate) mod query;
 mod reveal;
@@ -31,9 +32,10 @@ pub use check::{assumptions, check_fleets, fleet_config, Assumption, SimCheck, S
 
 pub use derive::{derive, prompt_prefill};
 pub use drill::{sensitivity, Drill, EntryUnit, Grade};
+pub use fit::{misfit, smallest_fitting_tp, Misfit, MisfitKind, FIX_FIELD, TP_SIZES};
 pub use inputs::{is_preset_figure, ChoiceOption, InputGroup, InputKind, InputSpec, Inputs};
 pub(crate) use query::write as write_query;
-pub use query::{page_query, pairs as query_pairs, PageQuery, Reveal};
+pub use query::{page_query, page_query_keeping, pairs as query_pairs, PageQuery, Reveal};
 pub use reveal::{gives_away, hidden_by};
 
 use serde::Serialize;

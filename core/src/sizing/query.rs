@@ -94,11 +94,32 @@ impl PageQuery {
 /// [`Inputs::to_query`] writes them, without the question, which the path names), then
 /// `reveal=<n>`, or `reveal=all` once the revealed steps reach the derivation's `steps`.
 pub fn page_query(q: Question, inputs: &Inputs, reveal: Reveal, steps: usize) -> String {
-    let mut pairs = inputs.changed(q);
+    page_query_keeping(q, inputs, &BTreeMap::new(), reveal, steps)
+}
+
+/// As [`page_query`], but each field named in `bad` keeps the text the learner gave it (a
+/// value that is not one, such as `rate=abc`), so a reload brings back the text and its
+/// message rather than silently dropping it.
+pub fn page_query_keeping(
+    q: Question,
+    inputs: &Inputs,
+    bad: &BTreeMap<String, String>,
+    reveal: Reveal,
+    steps: usize,
+) -> String {
+    let mut pairs = inputs.changed_keeping(q, bad);
     if let Some(r) = reveal.written(steps) {
         pairs.push(("reveal", r));
     }
     write(&pairs)
+}
+
+impl PageQuery {
+    /// This page's query string again, bad values included as they were given, for a
+    /// derivation of `steps` steps.
+    pub fn to_query(&self, q: Question, steps: usize) -> String {
+        page_query_keeping(q, &self.inputs, &self.bad_text, self.reveal, steps)
+    }
 }
 
 /// Splits a query string into decoded key-value pairs (`application/x-www-form-urlencoded`:
@@ -175,6 +196,38 @@ mod tests {
         assert_eq!(p.bad_text.len(), p.errors.len());
         assert_eq!(p.inputs.get("output_tokens"), Some(300.0));
         assert_eq!(p.reveal, Reveal::Steps(2));
+    }
+
+    // Issue 29: after "Show all" the URL dropped the bad values, so a reload lost them and
+    // their messages. Bad text is written back as given, in form order, and reads back the
+    // same.
+    #[test]
+    fn bad_values_survive_a_rewrite_of_the_query() {
+        let q = Question::Fleet;
+        for (query, steps, written) in [
+            ("rate=abc&reveal=2", 10, "rate=abc&reveal=2"),
+            ("rate=abc&reveal=all", 10, "rate=abc&reveal=all"),
+            (
+                "reveal=3&batch=-3&gpu=nope&rate=a%26b&output_tokens=300",
+                10,
+                "gpu=nope&rate=a%26b&output_tokens=300&batch=-3&reveal=3",
+            ),
+            ("rate=&mfu=40%25", 10, "rate=&mfu=0.4"),
+            ("rate=60", 10, "rate=60"),
+        ] {
+            let page = PageQuery::parse(q, query);
+            let again = page.to_query(q, steps);
+            assert_eq!(again, written, "{query}");
+            let back = PageQuery::parse(q, &again);
+            assert_eq!(back, page, "{query}");
+        }
+        // The plain writer still writes values only.
+        let page = PageQuery::parse(q, "rate=abc&reveal=2");
+        assert_eq!(page_query(q, &page.inputs, page.reveal, 10), "reveal=2");
+        // Showing every step rewrites the reveal and keeps the bad text.
+        let all = page_query_keeping(q, &page.inputs, &page.bad_text, Reveal::All, 10);
+        assert_eq!(all, "rate=abc&reveal=all");
+        assert_eq!(PageQuery::parse(q, &all).bad_text, page.bad_text);
     }
 
     #[test]

@@ -2,13 +2,16 @@
 //! verdict, and the sections that build on them (simulator check, drills, sensitivity).
 
 use super::drill::Drills;
+use super::misfit::MisfitBanner;
 use super::sensitivity::Sensitivity;
-use super::simcheck::SimCheckPanel;
+use super::simcheck::{words, SimCheckPanel};
 use super::state::Calc;
 use crate::components::Link;
 use crate::components::{ChoiceField, NumberField};
 use crate::route::{use_router, Route};
 use leptos::prelude::*;
+use trainer_content::words::fill;
+use trainer_core::error::sentence;
 use trainer_core::sizing::{
     is_preset_figure, InputGroup, InputKind, InputSpec, Inputs, Pressure, Question, Step,
 };
@@ -34,30 +37,56 @@ fn next_step(c: Calc) {
     });
 }
 
-/// Whether keyboard focus is in a place that takes typing (so arrow keys belong to it).
-fn focus_in_field() -> bool {
-    web_sys::window()
-        .and_then(|w| w.document())
-        .and_then(|d| d.active_element())
+/// Whether a key event comes from a control that uses keys itself (a field, a list, an
+/// editable region): its arrow keys belong to it, never to the page's step navigation.
+fn from_control(ev: &web_sys::KeyboardEvent) -> bool {
+    use wasm_bindgen::JsCast;
+    ev.target()
+        .and_then(|t| t.dyn_into::<web_sys::Element>().ok())
         .is_some_and(|el| {
             let tag = el.tag_name().to_ascii_lowercase();
-            matches!(tag.as_str(), "input" | "select" | "textarea")
-                || el.get_attribute("contenteditable").is_some()
+            let role = el.get_attribute("role").unwrap_or_default();
+            matches!(tag.as_str(), "input" | "select" | "textarea" | "option")
+                || el
+                    .closest("[contenteditable]:not([contenteditable='false'])")
+                    .ok()
+                    .flatten()
+                    .is_some()
+                || matches!(
+                    role.as_str(),
+                    "listbox"
+                        | "combobox"
+                        | "slider"
+                        | "spinbutton"
+                        | "textbox"
+                        | "radiogroup"
+                        | "menu"
+                        | "tablist"
+                )
         })
+}
+
+/// Whether the screen is wide enough for the inputs beside the steps (the CSS breakpoint).
+fn wide_screen() -> bool {
+    web_sys::window()
+        .and_then(|w| w.inner_width().ok())
+        .and_then(|w| w.as_f64())
+        .is_none_or(|w| w > 860.0)
 }
 
 #[component]
 pub fn Calculator(q: Question) -> impl IntoView {
     let router = use_router();
-    let c = Calc::new(q, &router.query.get_untracked());
-    // The right arrow reveals the next step, unless focus is in a field that uses arrows.
+    let c = Calc::new(q, &router.query.get_untracked(), wide_screen());
+    // The right arrow reveals the next step, unless it was pressed in a control that uses
+    // arrow keys itself (the model list, a field).
     let handle = window_event_listener(leptos::ev::keydown, move |ev: web_sys::KeyboardEvent| {
         if ev.key() == "ArrowRight"
             && !ev.alt_key()
             && !ev.ctrl_key()
             && !ev.meta_key()
             && !ev.shift_key()
-            && !focus_in_field()
+            && !from_control(&ev)
         {
             ev.prevent_default();
             next_step(c);
@@ -78,6 +107,7 @@ pub fn Calculator(q: Question) -> impl IntoView {
             <p class="eyebrow"><Link to=Route::SizeIndex testid="size-index">"Size it up"</Link></p>
             <h1>{q.title()}</h1>
             <p class="lede size-prompt">{q.prompt()}</p>
+            <MisfitBanner c=c/>
             <div class="size-layout">
                 <InputsPanel c=c/>
                 <div class="size-main">
@@ -173,20 +203,67 @@ fn InputsPanel(c: Calc) -> impl IntoView {
         let other: Vec<String> = c.errors.with(|e| {
             e.iter()
                 .filter(|(k, _)| !names.contains(&k.as_str()))
-                .map(|(k, m)| format!("{k} {m}"))
+                .map(|(k, m)| sentence(k, m))
                 .collect()
         });
-        (!other.is_empty()).then(|| view! { <p class="field-error" role="alert" data-testid="error-general">{other.join("; ")}</p> })
+        (!other.is_empty()).then(|| view! { <p class="field-error" role="alert" data-testid="error-general">{other.join(" ")}</p> })
     };
     let reset = move |_| c.load(Inputs::defaults(q));
+    // One line that says what the folded panel holds (a phone shows the panel folded).
+    let summary = move || {
+        let w = words();
+        let (inputs, changed) = c.inputs.with(|i| {
+            let specs = i.specs(q);
+            let changed = specs
+                .iter()
+                .filter(|s| s.kind != InputKind::Choice && !i.is_default(q, s.name))
+                .count()
+                + usize::from(i.model() != Inputs::defaults(q).model())
+                + usize::from(i.gpu() != Inputs::defaults(q).gpu());
+            (specs.len(), changed)
+        });
+        let errors = c.errors.with(|e| e.len());
+        if errors > 0 {
+            fill(
+                &w.inputs_summary_errors,
+                &[
+                    ("inputs", inputs.to_string()),
+                    ("errors", errors.to_string()),
+                ],
+            )
+        } else {
+            fill(
+                &w.inputs_summary,
+                &[
+                    ("inputs", inputs.to_string()),
+                    ("changed", changed.to_string()),
+                ],
+            )
+        }
+    };
     view! {
         <aside class="inputs-panel" aria-label="Inputs" data-testid="inputs">
-            <div class="inputs-head">
-                <h2>"Inputs"</h2>
-                <button class="link-button" data-testid="reset-inputs" on:click=reset>"Reset to the question"</button>
-            </div>
-            {general}
-            {panel}
+            <details
+                class="inputs-details"
+                prop:open=move || c.inputs_open.get()
+                on:toggle=move |ev| {
+                    use wasm_bindgen::JsCast;
+                    if let Some(d) = ev.target().and_then(|t| t.dyn_into::<web_sys::Element>().ok()) {
+                        let open = d.has_attribute("open");
+                        if open != c.inputs_open.get_untracked() {
+                            c.inputs_open.set(open);
+                        }
+                    }
+                }
+            >
+                <summary class="inputs-head" data-testid="inputs-toggle">
+                    <h2>"Inputs"</h2>
+                    <span class="inputs-summary muted" data-testid="inputs-summary">{summary}</span>
+                </summary>
+                <button class="link-button reset-inputs" data-testid="reset-inputs" on:click=reset>"Reset to the question"</button>
+                {general}
+                {panel}
+            </details>
         </aside>
     }
 }
@@ -198,7 +275,7 @@ fn Field(c: Calc, spec: InputSpec) -> impl IntoView {
     let label = spec.label;
     let id = format!("in-{name}");
     let testid = format!("input-{name}");
-    let error = Signal::derive(move || c.error(name).map(|m| format!("{label} {m}")));
+    let error = Signal::derive(move || c.error(name).map(|m| sentence(label, &m)));
     let error_id = format!("err-{name}");
     let error_testid = format!("error-{name}");
     if spec.kind == InputKind::Choice {
@@ -339,9 +416,7 @@ fn StepsPanel(c: Calc) -> impl IntoView {
                     {move || format!("{} of {} steps", shown(), total())}
                 </span>
             </div>
-            <p class="hint muted">
-                "Tip: press " <kbd>"→"</kbd> " to reveal the next step. Work each one out before you reveal it."
-            </p>
+            <p class="hint muted" data-testid="steps-tip">{words().steps_tip.clone()}</p>
             {move || c.stale().then(|| view! {
                 <p class="stale-note" role="status" data-testid="stale">
                     "Some inputs need fixing: the steps below are the last good result, not your current inputs."

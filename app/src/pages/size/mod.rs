@@ -6,6 +6,7 @@
 
 mod calc;
 mod drill;
+mod misfit;
 mod sensitivity;
 mod simcheck;
 mod state;

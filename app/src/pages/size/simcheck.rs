@@ -10,9 +10,9 @@ use trainer_content::words::{fill, SizeWords};
 use trainer_core::format::{duration, fixed, int, percent, sig};
 use trainer_core::sizing::{assumptions, check_fleets, Assumption, SimCheck, SimCheckConfig};
 
-/// The check's sentences, parsed from `content/size-words.toml` at build time (the build
+/// The calculator's sentences (the check's, the misfit banner's, the inputs' summary), parsed from `content/size-words.toml` at build time (the build
 /// refuses a file that does not parse, so the empty fallback never shows).
-fn words() -> &'static SizeWords {
+pub(super) fn words() -> &'static SizeWords {
     static WORDS: std::sync::OnceLock<SizeWords> = std::sync::OnceLock::new();
     WORDS.get_or_init(|| {
         serde_json::from_str(include_str!(concat!(env!("OUT_DIR"), "/size-words.json")))

@@ -9,7 +9,8 @@ use leptos::prelude::*;
 use std::collections::BTreeMap;
 use trainer_core::error::ConfigError;
 use trainer_core::sizing::{
-    derive, page_query, Derivation, InputKind, InputSpec, Inputs, PageQuery, Question, Reveal,
+    derive, misfit, page_query, page_query_keeping, Derivation, InputKind, InputSpec, Inputs,
+    Misfit, PageQuery, Question, Reveal, FIX_FIELD,
 };
 
 /// The calculator's state, shared by its parts. Everything derived is a `Memo` over the inputs,
@@ -30,6 +31,11 @@ pub struct Calc {
     pub good: Memo<Option<(Inputs, Derivation)>>,
     /// Every field's message: parse errors and the derivation's errors.
     pub errors: Memo<BTreeMap<String, String>>,
+    /// What the replica cannot hold, with the smallest GPUs per replica that would.
+    pub misfit: Memo<Option<Misfit>>,
+    /// Whether the inputs panel is open (it starts folded on a narrow screen, unless a field
+    /// needs fixing).
+    pub inputs_open: RwSignal<bool>,
     /// Steps revealed.
     revealed: RwSignal<Reveal>,
     /// Taken from the context once: event handlers run outside the component's owner.
@@ -39,7 +45,7 @@ pub struct Calc {
 
 impl Calc {
     /// The state of question `q` from the page's query string.
-    pub fn new(q: Question, query: &str) -> Calc {
+    pub fn new(q: Question, query: &str, wide: bool) -> Calc {
         let page = PageQuery::parse(q, query);
         let mut texts = texts_of(q, &page.inputs);
         // Show the bad text in its field, with the message, so a deep link says what is wrong.
@@ -69,9 +75,13 @@ impl Calc {
             }
             out
         });
+        let misfit = Memo::new(move |_| inputs.with(|i| misfit(q, i)));
+        let open = wide || errors.with_untracked(|e| !e.is_empty());
         let c = Calc {
             q,
             inputs,
+            misfit,
+            inputs_open: RwSignal::new(open),
             texts: RwSignal::new(texts),
             parse_errors,
             result,
@@ -115,12 +125,44 @@ impl Calc {
         self.errors.with(|e| e.get(name).cloned())
     }
 
-    /// The query string of the current state, without the question (the path names it).
+    /// The query string of the current state, without the question (the path names it). A
+    /// field whose text is not a value keeps that text, so a reload shows it again with its
+    /// message.
     pub fn query(&self) -> String {
         let reveal = self.revealed.get_untracked();
         let steps = self.step_count_untracked();
+        let bad = self.bad_texts();
         self.inputs
-            .with_untracked(|i| page_query(self.q, i, reveal, steps))
+            .with_untracked(|i| page_query_keeping(self.q, i, &bad, reveal, steps))
+    }
+
+    /// The text of every field that holds no usable value: text that is not a number (or an
+    /// unknown choice), and numbers the inputs refuse (out of range, or against another
+    /// field), as the query string gives them (a percentage with its `%`).
+    fn bad_texts(&self) -> BTreeMap<String, String> {
+        let q = self.q;
+        let mut names: Vec<String> = self
+            .parse_errors
+            .with_untracked(|p| p.keys().cloned().collect());
+        self.inputs.with_untracked(|i| {
+            names.extend(i.validate(q).into_iter().map(|e| e.field));
+            let specs = i.specs(q);
+            self.texts.with_untracked(|t| {
+                names
+                    .into_iter()
+                    .filter_map(|name| {
+                        let spec = specs.iter().find(|s| s.name == name)?;
+                        let text = t.get(&name)?;
+                        let text = if self.parse_errors.with_untracked(|p| p.contains_key(&name)) {
+                            text.clone()
+                        } else {
+                            spec.kind.typed(text)
+                        };
+                        Some((name, text))
+                    })
+                    .collect()
+            })
+        })
     }
 
     /// The query string of the inputs alone, tracked (so a view can compare it with an
@@ -194,6 +236,22 @@ impl Calc {
         }
         self.inputs.set(next);
         self.sync_url();
+    }
+
+    /// Sets the GPUs per replica to `tp` (the fix the misfit banner offers).
+    pub fn set_gpus_per_replica(&self, tp: u32) {
+        let q = self.q;
+        let mut next = self.inputs.get_untracked();
+        if next.set(q, FIX_FIELD, tp as f64).is_ok() {
+            self.texts.update(|t| {
+                t.insert(FIX_FIELD.to_string(), tp.to_string());
+            });
+            self.parse_errors.update(|p| {
+                p.remove(FIX_FIELD);
+            });
+            self.inputs.set(next);
+            self.sync_url();
+        }
     }
 
     /// Puts one numeric field back to its default (the preset's value).
