@@ -10,7 +10,7 @@
 use leptos::prelude::*;
 use std::cell::Cell;
 use trainer_core::study::{self, day_from_ms};
-pub use trainer_core::study::{MockRecord, MomentAttempt, Progress, PushbackRecord};
+pub use trainer_core::study::{FigureRecord, MockRecord, MomentAttempt, Progress, PushbackRecord};
 use wasm_bindgen::JsCast;
 
 /// Where the current schema lives.
@@ -128,6 +128,18 @@ impl ProgressStore {
     pub fn record_moment(&self, attempt: MomentAttempt) {
         let day = today();
         self.progress.update(|p| p.record_moment(attempt, day));
+        self.save();
+    }
+
+    /// Schedules the figures just checked in a mock (each a step of sizing question
+    /// `question`: a miss due today, a right one a box up), and saves.
+    pub fn record_figures(&self, question: &str, marks: &[FigureRecord]) {
+        let day = today();
+        self.progress.update(|p| {
+            for r in marks {
+                p.record_figure(question, &r.id, r.right, day);
+            }
+        });
         self.save();
     }
 

@@ -9,13 +9,22 @@
 //! more. A `moment` curveball is an interview moment's options: every option runs, and the
 //! chosen one is graded by [`grade_option`]: weak if it misses the moment's SLO or ranks last
 //! on the moment's key figure, strong if it ranks first, acceptable in between.
+//!
+//! At one prompt (`[figures]`, the sizing stage) the candidate types the figures they would
+//! say: replicas, GPUs, cost, open streams, KV per token. Each names a step of the fleet
+//! question's derivation at the mock's load ([`expected_figures`]) and is graded by
+//! [`grade_figure`] against the tolerance the file gives it: right within it, missed outside
+//! it; an entry that is not a positive number gets a message, never a grade.
 
 use crate::error::ConfigError;
 use crate::fleet::FleetConfig;
-use crate::format::{duration, int, money, sig};
+use crate::format::{duration, int, money, num, percent, sig};
 use crate::moments::{Grade, Moment, OptionOutcome};
-use crate::sizing::{derive, fleet_config, Inputs, Question, SimCheck, SimCheckConfig};
-use crate::study::PushbackRecord;
+use crate::sizing::{
+    derive, fleet_config, page_query, EntryUnit, Inputs, PageQuery, Question, Reveal, SimCheck,
+    SimCheckConfig, Step,
+};
+use crate::study::{FigureRecord, PushbackRecord};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
@@ -40,7 +49,337 @@ pub struct Mock {
     pub prompts: Vec<Prompt>,
     #[serde(rename = "curveball")]
     pub curveballs: Vec<Curveball>,
+    /// The figures typed at one prompt and checked against the fleet question.
+    pub figures: Figures,
     pub verdicts: BTreeMap<String, String>,
+}
+
+/// The figures the candidate types at one prompt, each checked against a step of the fleet
+/// question's derivation.
+#[derive(Clone, Debug, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Figures {
+    /// The id of the prompt at which they are asked.
+    pub prompt: String,
+    /// The mock's load as the fleet calculator's query string ("": the seed's defaults).
+    #[serde(default)]
+    pub inputs: String,
+    pub words: FigureWords,
+    #[serde(rename = "figure")]
+    pub list: Vec<FigureSpec>,
+}
+
+/// The sentences around the figures (`{name}`s are filled by the grading).
+#[derive(Clone, Debug, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FigureWords {
+    pub heading: String,
+    pub intro: String,
+    /// The button that checks them.
+    pub check: String,
+    /// The interviewer's heading over the derived figures.
+    pub expected: String,
+    pub right: String,
+    pub missed: String,
+    /// `{typed}`, `{expected}`, `{tolerance}`.
+    pub graded: String,
+    pub derivation: String,
+    pub open_step: String,
+    /// The tolerance of zero.
+    pub exact: String,
+    /// `{amount}`: the tolerance.
+    pub within: String,
+    pub empty: String,
+    /// `{text}`: what was typed.
+    pub not_a_number: String,
+    /// `{label}`: the figure's label.
+    pub not_positive: String,
+    /// `{right}`, `{graded}`.
+    pub summary: String,
+    /// `{right}`, `{graded}`, `{missed}`: the labels of the missed figures.
+    pub summary_missed: String,
+    /// `{reasons}`: why figures of a saved interview were dropped.
+    pub set_aside: String,
+}
+
+/// One figure: a step of the fleet question and how close an answer must come.
+#[derive(Clone, Debug, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FigureSpec {
+    /// The step's id in the fleet question's derivation.
+    pub id: String,
+    pub label: String,
+    /// The unit it is typed in, where it differs from the step's (`KB` for bytes).
+    #[serde(default)]
+    pub unit: Option<String>,
+    /// Tolerance in the typed unit (zero: exactly).
+    #[serde(default)]
+    pub absolute: Option<f64>,
+    /// Tolerance as a fraction of the derived value.
+    #[serde(default)]
+    pub relative: Option<f64>,
+}
+
+/// How close a typed figure must come to the derived one.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Tolerance {
+    /// Within this much, in the typed unit.
+    Absolute(f64),
+    /// Within this fraction of the derived value, either side.
+    Relative(f64),
+}
+
+impl Tolerance {
+    /// Whether `typed` is within the tolerance of `expected` (edges included; a rounding
+    /// error of a part in a billion is forgiven).
+    pub fn holds(self, typed: f64, expected: f64) -> bool {
+        if !typed.is_finite() || !expected.is_finite() {
+            return false;
+        }
+        let allowed = match self {
+            Tolerance::Absolute(a) => a,
+            Tolerance::Relative(r) => r * expected.abs(),
+        };
+        (typed - expected).abs() <= allowed + 1e-9 * expected.abs().max(1.0)
+    }
+}
+
+/// A figure as the derivation gives it at the mock's load.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ExpectedFigure {
+    pub id: String,
+    pub label: String,
+    /// The unit it is typed in, and the factor from the step's unit to it.
+    pub unit: EntryUnit,
+    /// The derived value, in `unit`.
+    pub value: f64,
+    pub tolerance: Tolerance,
+    /// The tolerance as the page states it, e.g. `within 15 %`.
+    pub tolerance_text: String,
+    /// The derivation's step (formula, substituted numbers, value).
+    pub step: Step,
+    /// The calculator at the mock's load with the steps up to this one revealed.
+    pub link: String,
+}
+
+impl ExpectedFigure {
+    /// A value in the typed unit, for people: `$20/h`, `8 replicas`, `131.1 KB`.
+    pub fn show(&self, v: f64) -> String {
+        show_in(self.unit.label, v)
+    }
+}
+
+fn show_in(unit: &str, v: f64) -> String {
+    match unit {
+        "$" => money(v),
+        "$/h" => format!("{}/h", money(v)),
+        "" => sig(v, 4),
+        u => format!("{} {u}", sig(v, 4)),
+    }
+}
+
+/// Why a typed figure was not graded.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum EntryError {
+    Empty,
+    NotANumber,
+    NotPositive,
+}
+
+/// Reads a typed figure: spaces, thousands separators (`,`, `_`) and a leading `$` are
+/// allowed. It must be a finite number above zero.
+pub fn read_entry(text: &str) -> Result<f64, EntryError> {
+    let t: String = text
+        .chars()
+        .filter(|c| !c.is_whitespace() && *c != ',' && *c != '_')
+        .collect();
+    if t.is_empty() {
+        return Err(EntryError::Empty);
+    }
+    let t = t.strip_prefix('$').unwrap_or(&t);
+    match t.parse::<f64>() {
+        Ok(v) if !v.is_finite() => Err(EntryError::NotANumber),
+        Ok(v) if v <= 0.0 => Err(EntryError::NotPositive),
+        Ok(v) => Ok(v),
+        Err(_) => Err(EntryError::NotANumber),
+    }
+}
+
+/// The unit a figure is typed in: the step's entry unit, or the file's `unit` where bytes are
+/// typed in a larger unit. None for a unit the step cannot be typed in.
+fn figure_unit(spec: &FigureSpec, step: &Step) -> Option<EntryUnit> {
+    let own = EntryUnit::for_step(step.unit, step.value);
+    let Some(u) = spec.unit.as_deref() else {
+        return Some(own);
+    };
+    let (label, factor) = match (step.unit, u) {
+        ("B", "bytes") => ("bytes", 1.0),
+        ("B", "KB") => ("KB", 1e-3),
+        ("B", "MB") => ("MB", 1e-6),
+        ("B", "GB") => ("GB", 1e-9),
+        (_, u) if u == own.label => return Some(own),
+        _ => return None,
+    };
+    Some(EntryUnit { label, factor })
+}
+
+impl FigureSpec {
+    /// Its tolerance (None unless exactly one of `absolute` and `relative` is given, finite,
+    /// not negative, and a relative one below one).
+    pub fn tolerance(&self) -> Option<Tolerance> {
+        match (self.absolute, self.relative) {
+            (Some(a), None) if a.is_finite() && a >= 0.0 => Some(Tolerance::Absolute(a)),
+            (None, Some(r)) if r.is_finite() && (0.0..1.0).contains(&r) => {
+                Some(Tolerance::Relative(r))
+            }
+            _ => None,
+        }
+    }
+}
+
+impl Figures {
+    /// The mock's load for the fleet question.
+    pub fn load(&self) -> Result<Inputs, ConfigError> {
+        let page = PageQuery::parse(Question::Fleet, &self.inputs);
+        match page.errors.into_iter().next() {
+            Some(e) => Err(e),
+            None => Ok(page.inputs),
+        }
+    }
+
+    pub fn spec(&self, id: &str) -> Option<&FigureSpec> {
+        self.list.iter().find(|f| f.id == id)
+    }
+
+    fn say(&self, template: &str, fill: &[(&str, String)]) -> String {
+        let mut s = template.to_string();
+        for (name, value) in fill {
+            s = s.replace(&format!("{{{name}}}"), value);
+        }
+        s
+    }
+
+    /// A tolerance as the page states it: `exactly`, `within 1 replica`, `within 15 %`.
+    pub fn tolerance_text(&self, t: Tolerance, unit: &str) -> String {
+        let amount = match t {
+            Tolerance::Absolute(0.0) => return self.words.exact.clone(),
+            Tolerance::Absolute(a) => match unit {
+                "$" | "$/h" | "" => show_in(unit, a),
+                u if a == 1.0 && u.len() > 1 && u.ends_with('s') => {
+                    format!("{} {}", num(a), &u[..u.len() - 1])
+                }
+                u => format!("{} {u}", num(a)),
+            },
+            Tolerance::Relative(r) => percent(r),
+        };
+        self.say(&self.words.within, &[("amount", amount)])
+    }
+
+    /// The sentence for figures a saved interview came back without (None when none was).
+    pub fn set_aside(&self, reasons: &[String]) -> Option<String> {
+        (!reasons.is_empty())
+            .then(|| self.say(&self.words.set_aside, &[("reasons", reasons.join("; "))]))
+    }
+
+    /// The sentence for a typed entry that is not graded.
+    pub fn refusal(&self, e: EntryError, label: &str, text: &str) -> String {
+        match e {
+            EntryError::Empty => self.words.empty.clone(),
+            EntryError::NotANumber => self.say(
+                &self.words.not_a_number,
+                &[("text", text.trim().to_string())],
+            ),
+            EntryError::NotPositive => {
+                self.say(&self.words.not_positive, &[("label", label.into())])
+            }
+        }
+    }
+
+    /// The sentence under a graded figure.
+    pub fn graded(&self, r: &FigureRecord) -> String {
+        self.say(
+            &self.words.graded,
+            &[
+                ("typed", show_in(&r.unit, r.value)),
+                ("expected", show_in(&r.unit, r.expected)),
+                ("tolerance", r.tolerance.clone()),
+            ],
+        )
+    }
+
+    /// One sentence for the marks given (None when none was checked).
+    pub fn summary(&self, marks: &[FigureRecord]) -> Option<String> {
+        if marks.is_empty() {
+            return None;
+        }
+        let right = marks.iter().filter(|r| r.right).count();
+        let missed: Vec<String> = marks
+            .iter()
+            .filter(|r| !r.right)
+            .map(|r| self.spec(&r.id).map_or(r.id.clone(), |s| s.label.clone()))
+            .collect();
+        let mut fill = vec![
+            ("right", int(right as f64)),
+            ("graded", int(marks.len() as f64)),
+        ];
+        Some(if missed.is_empty() {
+            self.say(&self.words.summary, &fill)
+        } else {
+            fill.push(("missed", missed.join(", ")));
+            self.say(&self.words.summary_missed, &fill)
+        })
+    }
+}
+
+/// Every figure as the fleet question derives it at `inputs` (the mock's load, from
+/// [`Figures::load`]), in the file's order, with its tolerance and the calculator link.
+pub fn expected_figures(m: &Mock, inputs: &Inputs) -> Result<Vec<ExpectedFigure>, ConfigError> {
+    let d = derive(Question::Fleet, inputs).map_err(|mut e| e.remove(0))?;
+    let total = d.steps.len();
+    m.figures
+        .list
+        .iter()
+        .map(|spec| {
+            let field = |msg: &str| ConfigError::new(format!("mock figure {}", spec.id), msg);
+            let i = d
+                .steps
+                .iter()
+                .position(|s| s.id == spec.id)
+                .ok_or_else(|| field("is not a step of the fleet question"))?;
+            let step = d.steps[i].clone();
+            let unit = figure_unit(spec, &step)
+                .ok_or_else(|| field("cannot be typed in the unit given"))?;
+            let tolerance = spec
+                .tolerance()
+                .ok_or_else(|| field("needs one tolerance, absolute or relative below one"))?;
+            let query = page_query(Question::Fleet, inputs, Reveal::up_to(i + 1, total), total);
+            Ok(ExpectedFigure {
+                id: spec.id.clone(),
+                label: spec.label.clone(),
+                unit,
+                value: step.value * unit.factor,
+                tolerance,
+                tolerance_text: m.figures.tolerance_text(tolerance, unit.label),
+                link: format!("/size/fleet?{query}#step-{}", spec.id),
+                step,
+            })
+        })
+        .collect()
+}
+
+/// Grades what was typed for one figure: a record of the mark, or the sentence saying why the
+/// entry is not a figure (empty, not a number, not above zero).
+pub fn grade_figure(m: &Mock, e: &ExpectedFigure, text: &str) -> Result<FigureRecord, String> {
+    let v = read_entry(text).map_err(|err| m.figures.refusal(err, &e.label, text))?;
+    Ok(FigureRecord {
+        id: e.id.clone(),
+        typed: text.trim().to_string(),
+        value: v,
+        expected: e.value,
+        unit: e.unit.label.to_string(),
+        tolerance: e.tolerance_text.clone(),
+        right: e.tolerance.holds(v, e.value),
+    })
 }
 
 /// One line of the rubric the candidate assesses themselves against.
@@ -160,6 +499,19 @@ impl Mock {
                 k => return err(&c.id, format!("kind must be replicas or moment, got {k}")),
             }
         }
+        let f = &self.figures;
+        if self.prompts.iter().all(|p| p.id != f.prompt) {
+            return err("figures", format!("names no prompt called {}", f.prompt));
+        }
+        if f.list.is_empty() {
+            return err("figures", "lists no figure".into());
+        }
+        for (i, spec) in f.list.iter().enumerate() {
+            if f.list[..i].iter().any(|o| o.id == spec.id) {
+                return err("figures", format!("lists {} twice", spec.id));
+            }
+        }
+        expected_figures(self, &f.load()?)?;
         for key in VERDICTS {
             if !self.verdicts.contains_key(key) {
                 return err("verdicts", format!("has no {key}"));
@@ -404,6 +756,10 @@ pub struct MockDraft {
     /// Self-assessment marks by rubric line id.
     pub assessment: BTreeMap<String, String>,
     pub pushback: Option<PushbackRecord>,
+    /// The figures typed at the figures' prompt, by figure id, as typed.
+    pub figures: BTreeMap<String, String>,
+    /// The figures checked so far (a checked figure is final).
+    pub marks: Vec<FigureRecord>,
 }
 
 /// Marks a self-assessment takes.
@@ -419,6 +775,13 @@ impl MockDraft {
     /// mock no longer has are dropped (the content may have changed since), as are marks it
     /// does not offer. An error says why the draft cannot be resumed.
     pub fn read(text: &str, m: &Mock) -> Result<MockDraft, String> {
+        Self::resume(text, m).map(|(d, _)| d)
+    }
+
+    /// [`MockDraft::read`], and the reasons for every typed or checked figure it dropped: one
+    /// whose id the mock does not ask for, a second check of the same figure, or a check whose
+    /// figures are not numbers.
+    pub fn resume(text: &str, m: &Mock) -> Result<(MockDraft, Vec<String>), String> {
         let mut d: MockDraft = serde_json::from_str(text)
             .map_err(|e| format!("the saved interview is not readable ({e})"))?;
         if m.curveball(&d.curveball).is_none() {
@@ -457,7 +820,41 @@ impl MockDraft {
         {
             d.pushback = None;
         }
-        Ok(d)
+        let mut dropped = Vec::new();
+        let known = |id: &str| m.figures.spec(id).is_some();
+        d.figures.retain(|id, _| {
+            let ok = known(id);
+            if !ok {
+                dropped.push(format!(
+                    "the typed figure {id:?} is not one this mock asks for"
+                ));
+            }
+            ok
+        });
+        let mut seen: Vec<String> = Vec::new();
+        d.marks.retain(|r| {
+            let why = if !known(&r.id) {
+                Some(format!(
+                    "the checked figure {:?} is not one this mock asks for",
+                    r.id
+                ))
+            } else if seen.contains(&r.id) {
+                Some(format!("the figure {:?} was checked twice", r.id))
+            } else if !(r.value.is_finite() && r.value > 0.0 && r.expected.is_finite()) {
+                Some(format!(
+                    "the checked figure {:?} does not hold numbers",
+                    r.id
+                ))
+            } else {
+                None
+            };
+            seen.push(r.id.clone());
+            if let Some(w) = &why {
+                dropped.push(w.clone());
+            }
+            why.is_none()
+        });
+        Ok((d, dropped))
     }
 }
 
@@ -483,6 +880,16 @@ mod tests {
             .into(),
             assessment: BTreeMap::new(),
             pushback: None,
+            figures: [("replicas".to_string(), "9".to_string())].into(),
+            marks: vec![FigureRecord {
+                id: "replicas".into(),
+                typed: "9".into(),
+                value: 9.0,
+                expected: 8.0,
+                unit: "replicas".into(),
+                tolerance: "within 1 replica".into(),
+                right: true,
+            }],
         };
         (m, d)
     }
@@ -520,6 +927,216 @@ mod tests {
         assert_eq!(r.notes, d.notes);
         assert_eq!(r.assessment.len(), 1);
         assert_eq!(r.assessment[&m.rubric[0].id], "shown");
+    }
+
+    /// The seed's figures, as the mock expects them.
+    fn seed_figures() -> (Mock, Vec<ExpectedFigure>) {
+        let m = mock().unwrap();
+        let load = m.figures.load().unwrap();
+        assert_eq!(
+            load,
+            Inputs::defaults(Question::Fleet),
+            "the mock's load is the seed's"
+        );
+        let e = expected_figures(&m, &load).unwrap();
+        (m, e)
+    }
+
+    fn figure<'a>(e: &'a [ExpectedFigure], id: &str) -> &'a ExpectedFigure {
+        e.iter().find(|f| f.id == id).expect(id)
+    }
+
+    #[test]
+    fn the_figures_are_the_fleet_derivations_steps_with_their_stated_tolerance() {
+        let (_, e) = seed_figures();
+        let ids: Vec<&str> = e.iter().map(|f| f.id.as_str()).collect();
+        assert_eq!(
+            ids,
+            [
+                "replicas",
+                "gpus",
+                "cost_per_hour",
+                "cost_per_million",
+                "open_streams",
+                "kv_per_token"
+            ]
+        );
+        let d = derive(Question::Fleet, &Inputs::defaults(Question::Fleet)).unwrap();
+        for f in &e {
+            let step = d.step(&f.id).unwrap();
+            assert_eq!(&f.step, step);
+            assert!(
+                (f.value - step.value * f.unit.factor).abs() < 1e-12,
+                "{}",
+                f.id
+            );
+            let n = d.steps.iter().position(|s| s.id == f.id).unwrap() + 1;
+            assert_eq!(f.link, format!("/size/fleet?reveal={n}#step-{}", f.id));
+        }
+        // The seed's reference figures: eight replicas of one H100 at $2.50 an hour.
+        assert_eq!(figure(&e, "replicas").value, 8.0);
+        assert_eq!(figure(&e, "gpus").value, 8.0);
+        assert_eq!(figure(&e, "cost_per_hour").value, 20.0);
+        // Llama 3.1 8B's KV: 32 layers × 8 KV heads × 128 dims × K and V × 2 bytes, in KB.
+        assert_eq!(figure(&e, "kv_per_token").unit.label, "KB");
+        assert!((figure(&e, "kv_per_token").value - 131.072).abs() < 1e-9);
+        let stated: Vec<&str> = e.iter().map(|f| f.tolerance_text.as_str()).collect();
+        assert_eq!(
+            stated,
+            [
+                "within 1 replica",
+                "within 1 GPU",
+                "within 15 %",
+                "within 25 %",
+                "within 15 %",
+                "within 10 %"
+            ]
+        );
+        assert_eq!(figure(&e, "cost_per_hour").show(20.0), "$20/h");
+        assert_eq!(figure(&e, "replicas").show(8.0), "8 replicas");
+    }
+
+    #[test]
+    fn a_figure_is_right_within_its_tolerance_edges_included_and_missed_beyond() {
+        let (m, e) = seed_figures();
+        let grade = |id: &str, text: &str| grade_figure(&m, figure(&e, id), text).unwrap().right;
+        // Within one replica of eight: seven to nine.
+        for (text, right) in [
+            ("8", true),
+            ("7", true),
+            ("9", true),
+            ("6", false),
+            ("10", false),
+            ("9.5", false),
+        ] {
+            assert_eq!(grade("replicas", text), right, "replicas {text}");
+        }
+        // Within 15 % of $20 an hour: $17 to $23.
+        for (text, right) in [
+            ("20", true),
+            ("$17", true),
+            ("23", true),
+            ("16.99", false),
+            ("23.01", false),
+        ] {
+            assert_eq!(grade("cost_per_hour", text), right, "cost {text}");
+        }
+        // The edges of the relative tolerance follow the derived value, whatever it is.
+        let streams = figure(&e, "open_streams");
+        let (lo, hi) = (streams.value * 0.85, streams.value * 1.15);
+        for (v, right) in [
+            (lo, true),
+            (hi, true),
+            (lo * 0.999, false),
+            (hi * 1.001, false),
+        ] {
+            assert_eq!(grade("open_streams", &format!("{v}")), right, "streams {v}");
+        }
+        let r = grade_figure(&m, streams, " 1,000 ").unwrap();
+        assert_eq!((r.value, r.typed.as_str()), (1000.0, "1,000"));
+        assert_eq!(r.expected, streams.value);
+        // Exact: zero tolerance takes the value and nothing else.
+        assert!(Tolerance::Absolute(0.0).holds(8.0, 8.0));
+        assert!(!Tolerance::Absolute(0.0).holds(8.01, 8.0));
+        assert!(!Tolerance::Relative(0.5).holds(f64::NAN, 8.0));
+    }
+
+    #[test]
+    fn a_bad_entry_gets_a_message_not_a_grade() {
+        let (m, e) = seed_figures();
+        let f = figure(&e, "replicas");
+        for (text, says) in [
+            ("", "Type a figure"),
+            ("   ", "Type a figure"),
+            ("abc", "“abc” is not a number"),
+            ("8 replicas", "is not a number"),
+            ("inf", "is not a number"),
+            ("NaN", "is not a number"),
+            ("-3", "Replicas must be more than zero"),
+            ("0", "Replicas must be more than zero"),
+        ] {
+            let why = grade_figure(&m, f, text).unwrap_err();
+            assert!(why.contains(says), "{text:?}: {why}");
+        }
+        assert_eq!(read_entry("-3"), Err(EntryError::NotPositive));
+        assert_eq!(read_entry("1_000"), Ok(1000.0));
+    }
+
+    #[test]
+    fn the_marks_sum_up_in_a_sentence_naming_the_misses() {
+        let (m, e) = seed_figures();
+        let marks: Vec<FigureRecord> = [("replicas", "8"), ("gpus", "30"), ("open_streams", "1")]
+            .into_iter()
+            .map(|(id, t)| grade_figure(&m, figure(&e, id), t).unwrap())
+            .collect();
+        assert_eq!(
+            m.figures.summary(&marks).unwrap(),
+            "1 of 3 figures within their tolerance; missed: GPUs, Open streams."
+        );
+        assert_eq!(
+            m.figures.summary(&marks[..1]).unwrap(),
+            "1 of 1 figures within their tolerance."
+        );
+        assert_eq!(m.figures.summary(&[]), None);
+        assert_eq!(
+            m.figures.graded(&marks[1]),
+            "You said 30 GPUs; the arithmetic gives 8 GPUs (within 1 GPU)."
+        );
+    }
+
+    #[test]
+    fn a_draft_keeps_its_figures_and_drops_unknown_ones_with_the_reason() {
+        let (m, d) = draft();
+        let mut x = d.clone();
+        x.figures.insert("gone".into(), "12".into());
+        x.marks.push(FigureRecord {
+            id: "bogus".into(),
+            value: 1.0,
+            ..FigureRecord::default()
+        });
+        x.marks.push(d.marks[0].clone());
+        // (JSON holds no NaN: a mark that reads back must be a number, but not a negative one.)
+        x.marks.push(FigureRecord {
+            id: "gpus".into(),
+            value: -1.0,
+            ..FigureRecord::default()
+        });
+        let (r, why) = MockDraft::resume(&x.to_json(), &m).unwrap();
+        assert_eq!(r.figures, d.figures);
+        assert_eq!(r.marks, d.marks);
+        assert_eq!(why.len(), 4, "{why:?}");
+        assert!(
+            why[0].contains("\"gone\" is not one this mock asks for"),
+            "{why:?}"
+        );
+        assert!(why.iter().any(|w| w.contains("\"bogus\"")), "{why:?}");
+        assert!(why.iter().any(|w| w.contains("checked twice")), "{why:?}");
+        assert!(
+            why.iter().any(|w| w.contains("does not hold numbers")),
+            "{why:?}"
+        );
+        // A draft saved before figures existed still reads.
+        let old = r#"{"timed":false,"curveball":"traffic-triples","stage":1}"#;
+        let (o, why) = MockDraft::resume(old, &m).unwrap();
+        assert!(o.figures.is_empty() && o.marks.is_empty() && why.is_empty());
+    }
+
+    #[test]
+    fn a_figures_section_that_does_not_hang_together_is_refused() {
+        let good = BUILTIN.to_string();
+        for (from, to) in [
+            ("prompt = \"sizing\"", "prompt = \"nowhere\""),
+            ("inputs = \"\"", "inputs = \"rate=abc\""),
+            ("id = \"gpus\"", "id = \"no_such_step\""),
+            ("id = \"gpus\"", "id = \"replicas\""),
+            ("relative = 0.15", "relative = 1.5"),
+            ("relative = 0.15", "relative = -0.1"),
+            ("absolute = 1.0", "absolute = 1.0\nrelative = 0.1"),
+            ("unit = \"KB\"", "unit = \"furlongs\""),
+        ] {
+            assert!(good.contains(from), "{from}");
+            assert!(parse(&good.replacen(from, to, 1)).is_err(), "{to}");
+        }
     }
     use crate::fleet::FleetSim;
 

@@ -6,8 +6,9 @@
 //! read, or comes from a schema this build does not know, yields a clean start and a notice,
 //! never a panic.
 //!
-//! The schedule is a Leitner system of [`BOXES`] boxes. Every drill step, interview moment
-//! and mock curveball the learner answers is an item with a box and a due day:
+//! The schedule is a Leitner system of [`BOXES`] boxes. Every drill step, interview moment,
+//! mock curveball and figure checked in a mock (a step of a sizing question) the learner
+//! answers is an item with a box and a due day:
 //!
 //! - answered well, an item moves up one box (a new item lands in box 2) and comes back after
 //!   that box's interval ([`INTERVAL_DAYS`]: 1, 2, 4, 8 and 16 days);
@@ -142,6 +143,28 @@ pub struct MockRecord {
     pub pushback: Option<PushbackRecord>,
     /// The self-assessment, by rubric line id: `shown`, `partly` or `missed`.
     pub assessment: BTreeMap<String, String>,
+    /// The figures checked at the sizing stage (scheduled when they were checked).
+    pub figures: Vec<FigureRecord>,
+}
+
+/// A figure the candidate typed in a mock, checked against a step of the fleet question.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct FigureRecord {
+    /// The step's id (the fleet question's).
+    pub id: String,
+    /// As typed.
+    pub typed: String,
+    /// As read, in `unit`.
+    pub value: f64,
+    /// The derived value, in `unit`.
+    pub expected: f64,
+    /// The unit it was typed in.
+    pub unit: String,
+    /// The tolerance as it was stated, e.g. `within 15 %`.
+    pub tolerance: String,
+    /// Whether it was within the tolerance.
+    pub right: bool,
 }
 
 /// An answer to a curveball, as the simulator graded it.
@@ -200,6 +223,8 @@ pub enum Item {
     Moment(String),
     /// `curveball:<id>`: a mock interview's curveball.
     Curveball(String),
+    /// `step:<question>/<step>`: one step of a sizing question, as a figure said in a mock.
+    Step { question: String, step: String },
 }
 
 impl Item {
@@ -208,6 +233,7 @@ impl Item {
             Item::Drill { question, step } => format!("drill:{question}/{step}"),
             Item::Moment(id) => format!("moment:{id}"),
             Item::Curveball(id) => format!("curveball:{id}"),
+            Item::Step { question, step } => format!("step:{question}/{step}"),
         }
     }
 
@@ -223,17 +249,41 @@ impl Item {
             }
             "moment" => Some(Item::Moment(rest.to_string())),
             "curveball" => Some(Item::Curveball(rest.to_string())),
+            "step" => {
+                let (q, s) = rest.split_once('/')?;
+                Some(Item::Step {
+                    question: q.to_string(),
+                    step: s.to_string(),
+                })
+            }
             _ => None,
         }
     }
 
     /// The app path that practises the item (relative to the base, no leading slash): a
-    /// drill opens its question at the drill (`#drill-h`).
+    /// drill opens its question at the drill (`#drill-h`), a step its question with the steps
+    /// up to it revealed, at that step.
     pub fn path(&self) -> String {
         match self {
             Item::Drill { question, .. } => format!("size/{question}#drill-h"),
             Item::Moment(id) => format!("moments/{id}"),
             Item::Curveball(id) => format!("mock?curveball={id}"),
+            Item::Step { question, step } => {
+                use crate::sizing::{derive, Inputs, Question};
+                let shown = Question::from_id(question).and_then(|q| {
+                    let d = derive(q, &Inputs::defaults(q)).ok()?;
+                    let i = d.steps.iter().position(|s| s.id == step)?;
+                    Some(if i + 1 >= d.steps.len() {
+                        "all".to_string()
+                    } else {
+                        (i + 1).to_string()
+                    })
+                });
+                format!(
+                    "size/{question}?reveal={}#step-{step}",
+                    shown.as_deref().unwrap_or("all")
+                )
+            }
         }
     }
 }
@@ -334,7 +384,26 @@ impl Progress {
         self.moments.push(attempt);
     }
 
-    /// Records a finished mock and schedules its curveball by the pushback's grade.
+    /// Schedules a figure said in a mock by its check: one step of a sizing question, right or
+    /// missed.
+    pub fn record_figure(&mut self, question: &str, step: &str, right: bool, day: i64) {
+        let outcome = if right {
+            Outcome::Right
+        } else {
+            Outcome::Missed
+        };
+        self.review(
+            &Item::Step {
+                question: question.to_string(),
+                step: step.to_string(),
+            },
+            outcome,
+            day,
+        );
+    }
+
+    /// Records a finished mock and schedules its curveball by the pushback's grade (its
+    /// figures were scheduled as they were checked).
     pub fn record_mock(&mut self, mut mock: MockRecord, day: i64) {
         mock.day = day;
         if let Some(p) = &mock.pushback {
@@ -646,11 +715,53 @@ mod tests {
     }
 
     #[test]
+    fn a_figure_checked_in_a_mock_schedules_its_step_missed_today_right_later() {
+        let mut p = Progress::default();
+        p.record_figure("fleet", "cost_per_hour", false, DAY);
+        p.record_figure("fleet", "replicas", true, DAY);
+        let due = p.due(DAY);
+        assert_eq!(due.len(), 1);
+        let step = Item::Step {
+            question: "fleet".into(),
+            step: "cost_per_hour".into(),
+        };
+        assert_eq!(due[0].item, step);
+        assert_eq!(due[0].key, "step:fleet/cost_per_hour");
+        // The calculator, with the steps up to this one revealed, at this one.
+        let d = crate::sizing::derive(
+            crate::sizing::Question::Fleet,
+            &crate::sizing::Inputs::defaults(crate::sizing::Question::Fleet),
+        )
+        .unwrap();
+        let n = d
+            .steps
+            .iter()
+            .position(|s| s.id == "cost_per_hour")
+            .unwrap()
+            + 1;
+        assert_eq!(
+            step.path(),
+            format!("size/fleet?reveal={n}#step-cost_per_hour")
+        );
+        // A right figure climbs: box 2, back in two days; a second right one, box 3.
+        let right = p.schedule["step:fleet/replicas"];
+        assert_eq!((right.box_, right.due), (2, DAY + 2));
+        p.record_figure("fleet", "replicas", true, DAY + 2);
+        assert_eq!(p.schedule["step:fleet/replicas"].box_, 3);
+        // The progress with figures reads back.
+        assert_eq!(read(&p.to_json(), DAY), Ok(p.clone()));
+    }
+
+    #[test]
     fn item_keys_round_trip_and_name_where_to_practise() {
         for item in [
             drill("replicas"),
             Item::Moment("rag".into()),
             Item::Curveball("replica-fails".into()),
+            Item::Step {
+                question: "fleet".into(),
+                step: "gpus".into(),
+            },
         ] {
             assert_eq!(Item::parse(&item.key()), Some(item.clone()));
         }
@@ -658,6 +769,16 @@ mod tests {
         assert_eq!(Item::Moment("rag".into()).path(), "moments/rag");
         assert_eq!(Item::parse("nonsense"), None);
         assert_eq!(Item::parse("drill:no-step"), None);
+        assert_eq!(Item::parse("step:no-step"), None);
+        // An unknown question still has a path, which shows every step.
+        assert_eq!(
+            Item::Step {
+                question: "nope".into(),
+                step: "x".into()
+            }
+            .path(),
+            "size/nope?reveal=all#step-x"
+        );
     }
 
     /// Schema 1 as the app stored it before schema 2 (copied from a browser's storage).
@@ -697,6 +818,15 @@ mod tests {
                 used_s: 1500.0,
                 notes: [("opening".to_string(), "tokens first".to_string())].into(),
                 assessment: [("load-numbers".to_string(), "shown".to_string())].into(),
+                figures: vec![FigureRecord {
+                    id: "replicas".into(),
+                    typed: "9".into(),
+                    value: 9.0,
+                    expected: 8.0,
+                    unit: "replicas".into(),
+                    tolerance: "within 1 replica".into(),
+                    right: true,
+                }],
                 ..MockRecord::default()
             },
             DAY + 1,

@@ -377,6 +377,67 @@ fn every_link_of_the_mock_interview_resolves() {
     assert!(problems.is_empty(), "{}", problems.join("\n"));
 }
 
+/// The mock interview's file: no figure typed into any of its sentences (the tolerances are
+/// data fields, the graded figures placeholders), only placeholders the grading fills, and
+/// every figure it checks links to its step of the calculator.
+#[test]
+fn the_mock_interview_types_no_figure_and_its_figures_link_to_their_steps() {
+    let text = include_str!("../../content/mock.toml");
+    let mut v: toml::Value = toml::from_str(text).expect("content/mock.toml parses");
+    // The mock's load is a query string of the calculator's inputs (data, checked by reading
+    // the mock), not a sentence.
+    if let Some(f) = v.get_mut("figures").and_then(|f| f.as_table_mut()) {
+        f.remove("inputs");
+    }
+    const FILLED: [&str; 29] = [
+        "reasons",
+        "answer",
+        "spare",
+        "serving",
+        "rate",
+        "ttft",
+        "tpot",
+        "ttft_target",
+        "tpot_target",
+        "lost",
+        "reference",
+        "cost",
+        "reference_cost",
+        "option",
+        "key_label",
+        "key",
+        "best",
+        "slo_label",
+        "slo",
+        "slo_max",
+        "typed",
+        "expected",
+        "tolerance",
+        "amount",
+        "text",
+        "label",
+        "right",
+        "graded",
+        "missed",
+    ];
+    check_page_words(
+        "content/mock.toml",
+        &serde_json::to_value(&v).unwrap(),
+        &FILLED,
+    );
+    let m = trainer_core::mock::mock().expect("content/mock.toml reads");
+    let load = m.figures.load().expect("the mock's load");
+    let figures = trainer_core::mock::expected_figures(&m, &load).expect("every figure derives");
+    assert_eq!(figures.len(), m.figures.list.len());
+    for f in figures {
+        let to = f.link.trim_start_matches('/');
+        assert!(to.contains(&format!("#step-{}", f.id)), "{to}");
+        if let Err(e) = link_resolves(to) {
+            panic!("{}: {to}: {e}", f.id);
+        }
+    }
+}
+
 /// The start page's words: one card per part of the trainer (every section but home, once
 /// each), placeholders the page fills, and no figure typed into the text.
 #[test]

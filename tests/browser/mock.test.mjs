@@ -8,7 +8,7 @@ import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import fs from "node:fs";
 import path from "node:path";
-import { start, open, shoot, shots, PHONE } from "./harness.mjs";
+import { start, open, shoot, shots, DESKTOP, PHONE } from "./harness.mjs";
 
 let app;
 before(async () => { app = await start({ base: "/trainer/" }); });
@@ -382,5 +382,110 @@ test("a reload mid-interview resumes it where it stood, with the clock paused; a
   assert.match(await page.textContent('[data-testid="mock-draft-error"]'), /curveball/);
   await page.waitForSelector('[data-testid="mock-setup"]');
   assert.equal(await page.evaluate(() => localStorage.getItem("serving-trainer.mock-draft")), null);
+  await page.context().close();
+});
+
+// The figures said at the sizing stage, checked against the fleet question's derivation: at
+// both widths, by keyboard, one right and one wrong, an entry that is not a number, the
+// tolerance stated beside each, the derivation and its link for the miss, the draft keeping
+// them over a reload, the interviewer's expected figures, and the miss due on the home page.
+for (const [name, viewport] of [["1280", DESKTOP], ["375", PHONE]]) {
+  test(`figures at the sizing stage are graded with their tolerance, a miss shows its derivation and is due for review (${name} px)`, async () => {
+    const page = await app.page(viewport);
+    await startMock(page, { mode: "practice", interviewer: true });
+    await page.click('[data-testid="mock-next"]');
+    await page.click('[data-testid="mock-next"]');
+    assert.equal(await stage(page), "sizing");
+    // The interviewer sees every figure the derivation gives, with its tolerance, beside the
+    // prompt; each is the value the check grades against.
+    const ids = await page.$$eval('[data-testid^="figure-input-"]', (els) => els.map((e) => e.dataset.testid.slice(13)));
+    assert.deepEqual(ids, ["replicas", "gpus", "cost_per_hour", "cost_per_million", "open_streams", "kv_per_token"]);
+    for (const id of ids) {
+      const shown = page.locator(`[data-testid="interviewer-figures"] [data-testid="expected-${id}"]`);
+      assert.equal(await shown.getAttribute("data-value"), await page.getAttribute(`[data-testid="figure-${id}"]`, "data-expected"), id);
+      assert.match(await shown.textContent(), new RegExp(`\\(${await page.textContent(`[data-testid="figure-tolerance-${id}"]`)}\\)$`), id);
+    }
+    const expected = (id) => page.getAttribute(`[data-testid="figure-${id}"]`, "data-expected").then(Number);
+    assert.equal(await page.textContent('[data-testid="figure-tolerance-replicas"]'), "within 1 replica");
+    assert.equal(await page.textContent('[data-testid="figure-tolerance-cost_per_hour"]'), "within 15 %");
+    // The derivation's replicas and cost, read live: one said right, the other a third too high.
+    const replicas = await expected("replicas");
+    const cost = await expected("cost_per_hour");
+    assert.ok(replicas >= 1 && cost > 0, `${replicas} ${cost}`);
+    await tabTo(page, "figure-input-replicas");
+    await page.keyboard.type(String(replicas));
+    await tabTo(page, "figure-input-cost_per_hour");
+    await page.keyboard.type(String(Math.round(cost * 1.3 * 100) / 100));
+    await tabTo(page, "figure-input-open_streams");
+    await page.keyboard.type("abc");
+    await page.keyboard.press("Enter");
+    await page.waitForSelector('[data-testid="figure-mark-replicas"]');
+    assert.equal(await page.getAttribute('[data-testid="figure-mark-replicas"]', "data-right"), "true");
+    assert.match(await page.textContent('[data-testid="figure-mark-replicas"]'), /^Right\. .*\(within 1 replica\)/);
+    assert.equal(await page.getAttribute('[data-testid="figure-mark-cost_per_hour"]', "data-right"), "false");
+    assert.match(await page.textContent('[data-testid="figure-mark-cost_per_hour"]'), /^Missed\. .*\(within 15 %\)/);
+    // A bad entry and an empty one get a message, not a mark.
+    assert.match(await page.textContent('[data-testid="figure-error-open_streams"]'), /“abc” is not a number/);
+    assert.equal(await page.getAttribute('[data-testid="figure-input-open_streams"]', "aria-invalid"), "true");
+    assert.match(await page.textContent('[data-testid="figure-error-gpus"]'), /Type a figure/);
+    assert.equal(await page.locator('[data-testid="figure-mark-open_streams"]').count(), 0);
+    assert.equal(await page.locator('[data-testid="figure-mark-gpus"]').count(), 0);
+    // A checked figure is final.
+    assert.equal(await page.getAttribute('[data-testid="figure-input-replicas"]', "readonly"), "");
+    assert.match(await page.textContent('[data-testid="figures-summary"]'), /1 of 2 figures within their tolerance; missed: Cost per hour/);
+    // Only the miss shows its derivation: the formula, the numbers in it, the value, a link.
+    assert.equal(await page.locator('[data-testid="figure-derivation-replicas"]').count(), 0);
+    assert.match(await page.textContent('[data-testid="figure-formula-cost_per_hour"]'), /GPUs × price/);
+    assert.match(await page.textContent('[data-testid="figure-substituted-cost_per_hour"]'), /× \$.* = \$[\d,.]+\/h$/);
+    const link = await page.getAttribute('[data-testid="figure-link-cost_per_hour"]', "href");
+    assert.match(link, /\/trainer\/size\/fleet\?reveal=\d+#step-cost_per_hour$/);
+    const wide = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+    assert.ok(wide <= 1, `${wide} px too wide`);
+    await shoot(page, `mock-figures-${name}`);
+    // The draft keeps the typed and the checked figures over a reload.
+    await page.reload();
+    await page.waitForSelector('[data-testid="mock-resumed"]');
+    assert.equal(await stage(page), "sizing");
+    assert.equal(await page.inputValue('[data-testid="figure-input-open_streams"]'), "abc");
+    assert.equal(await page.getAttribute('[data-testid="figure-mark-cost_per_hour"]', "data-right"), "false");
+    // The link opens the calculator at that step, which shows the same figure.
+    await page.click('[data-testid="figure-link-cost_per_hour"]');
+    await page.waitForSelector('[data-testid="step-cost_per_hour"]');
+    assert.equal(new URL(page.url()).hash, "#step-cost_per_hour");
+    assert.equal(Number(await page.getAttribute('[data-testid="step-cost_per_hour"]', "data-value")), cost);
+    // The miss is due today on the home page; the right one climbed a box and is not.
+    await page.click('[data-testid="nav-home"]');
+    await page.waitForSelector('[data-testid="due-today"]');
+    const due = '[data-testid="due-step-fleet-cost_per_hour"]';
+    assert.equal(await page.locator(due).count(), 1);
+    assert.match(await page.textContent(due), /Mock figure: .*cost per hour.*missed last time/);
+    assert.equal(await page.locator('[data-testid="due-step-fleet-replicas"]').count(), 0);
+    const p = await stored(page);
+    assert.deepEqual([p.schedule["step:fleet/replicas"].box, p.schedule["step:fleet/cost_per_hour"].box], [2, 1]);
+    await page.click('[data-testid="due-start"]');
+    await page.waitForSelector('[data-testid="step-cost_per_hour"]');
+    assert.equal(new URL(page.url()).hash, "#step-cost_per_hour");
+    assert.deepEqual(page.problems, []);
+    await page.context().close();
+  });
+}
+
+test("a saved interview with a figure this mock does not ask for comes back without it, saying so", async () => {
+  const page = await app.page();
+  await page.addInitScript(() => {
+    if (sessionStorage.getItem("seeded")) return;
+    sessionStorage.setItem("seeded", "1");
+    localStorage.setItem("serving-trainer.mock-draft", JSON.stringify({
+      timed: false, curveball: "traffic-triples", stage: 2,
+      figures: { replicas: "7", furlongs: "3" },
+      marks: [{ id: "furlongs", typed: "3", value: 3, expected: 4, unit: "", tolerance: "", right: false }],
+    }));
+  });
+  await open(page, app.url, "mock");
+  await page.waitForSelector('[data-testid="mock-resumed"]');
+  assert.match(await page.textContent('[data-testid="mock-resumed"]'), /Set aside from it: .*"furlongs" is not one this mock asks for/);
+  assert.equal(await page.inputValue('[data-testid="figure-input-replicas"]'), "7");
+  assert.equal(await page.locator('[data-testid^="figure-mark-"]').count(), 0);
+  assert.deepEqual(page.problems, []);
   await page.context().close();
 });

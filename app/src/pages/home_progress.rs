@@ -12,16 +12,8 @@ use wasm_bindgen::JsCast;
 /// What the learner reads for a scheduled item.
 fn label(item: &Item) -> String {
     match item {
-        Item::Drill { question, step } => {
-            let Some(q) = Question::from_id(question) else {
-                return format!("Drill: {question}, {step}");
-            };
-            let step_label = derive(q, &Inputs::defaults(q))
-                .ok()
-                .and_then(|d| d.step(step).map(|s| s.label.to_string()))
-                .unwrap_or_else(|| step.clone());
-            format!("Drill: {}, {}", q.title(), step_label.to_lowercase())
-        }
+        Item::Drill { question, step } => step_label("Drill", question, step),
+        Item::Step { question, step } => step_label("Mock figure", question, step),
         Item::Moment(id) => match trainer_core::moments::moment(id) {
             Ok(m) => format!("Interview moment: {}", m.title),
             Err(_) => format!("Interview moment: {id}"),
@@ -34,6 +26,18 @@ fn label(item: &Item) -> String {
             None => format!("Mock curveball: {id}"),
         },
     }
+}
+
+/// A step of a sizing question, after `kind`: "Drill: Size the fleet, replicas".
+fn step_label(kind: &str, question: &str, step: &str) -> String {
+    let Some(q) = Question::from_id(question) else {
+        return format!("{kind}: {question}, {step}");
+    };
+    let step_label = derive(q, &Inputs::defaults(q))
+        .ok()
+        .and_then(|d| d.step(step).map(|s| s.label.to_string()))
+        .unwrap_or_else(|| step.to_string());
+    format!("{kind}: {}, {}", q.title(), step_label.to_lowercase())
 }
 
 /// A key as a `data-testid` suffix (`drill:fleet/replicas` to `drill-fleet-replicas`).

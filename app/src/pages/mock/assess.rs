@@ -6,7 +6,7 @@ use crate::components::PathLink;
 use crate::progress::{use_progress, MockRecord};
 use leptos::prelude::*;
 use trainer_core::mock::Mock;
-use trainer_core::study::PushbackRecord;
+use trainer_core::study::{FigureRecord, PushbackRecord};
 
 /// Self-assessment marks, in the order offered.
 pub const MARKS: [(&str, &str); 3] = [
@@ -16,18 +16,26 @@ pub const MARKS: [(&str, &str); 3] = [
 ];
 
 /// The evidence for rubric line `id`: the notes of the prompts that show it (stage, notes),
-/// and for the curveball's line the graded answer.
+/// the figures checked where their prompt shows it, and for the curveball's line the graded
+/// answer.
 pub fn evidence(
     m: &Mock,
     id: &str,
     notes: &std::collections::BTreeMap<String, String>,
     pushback: Option<&PushbackRecord>,
+    figures: &[FigureRecord],
 ) -> Vec<(String, String)> {
-    let mut out: Vec<(String, String)> = m
-        .prompts_for(id)
-        .into_iter()
-        .filter_map(|p| notes.get(&p.id).map(|n| (p.stage.clone(), n.clone())))
-        .collect();
+    let mut out: Vec<(String, String)> = Vec::new();
+    for p in m.prompts_for(id) {
+        if let Some(n) = notes.get(&p.id) {
+            out.push((p.stage.clone(), n.clone()));
+        }
+        if p.id == m.figures.prompt {
+            if let Some(summary) = m.figures.summary(figures) {
+                out.push((m.figures.words.heading.clone(), summary));
+            }
+        }
+    }
     if id == "pushback" {
         if let Some(n) = notes.get(super::CURVEBALL_STAGE) {
             out.push(("The curveball".into(), n.clone()));
@@ -68,11 +76,12 @@ pub fn Assess(s: Session) -> impl IntoView {
     let m = s.mock.get_value();
     let notes = s.notes_map();
     let pushback = s.pushback.get_untracked();
+    let figures = s.marks.get_untracked();
     let lines = m
         .rubric
         .iter()
         .map(|r| {
-            let ev = evidence(&m, &r.id, &notes, pushback.as_ref());
+            let ev = evidence(&m, &r.id, &notes, pushback.as_ref(), &figures);
             let ev_view = if ev.is_empty() {
                 view! { <p class="muted">"Nothing noted for this line."</p> }.into_any()
             } else {
@@ -124,6 +133,7 @@ pub fn Assess(s: Session) -> impl IntoView {
             notes: s.notes_map(),
             pushback: s.pushback.get_untracked(),
             assessment: s.assessment.get_untracked(),
+            figures: s.marks.get_untracked(),
         });
         s.phase.set(Phase::Done);
     };

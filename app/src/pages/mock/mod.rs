@@ -1,18 +1,21 @@
 //! `/mock`: the mock interview. Set up (practice or against the clock, alone or with an
 //! interviewer, the clock's length, the curveball), then the interviewer's sequence one prompt
 //! at a time with a notes box each, the curveball graded by a simulator run, a
-//! self-assessment against the rubric with the evidence given, and what to study next.
+//! self-assessment against the rubric with the evidence given, and what to study next. At the
+//! sizing stage the candidate types the figures they would say, which are checked against the
+//! fleet question's derivation ([`figures`]).
 //! `/mock/report` ([`report`]) prints the last one. The words are `content/mock.toml`, read by
 //! `trainer_core::mock`; a finished mock is kept in progress and its curveball scheduled.
 
 mod assess;
 mod curveball;
+mod figures;
 mod report;
 
 pub use report::MockReport;
 
 use crate::components::{Countdown, NotesBox, PathLink};
-use crate::progress::{use_progress, PushbackRecord};
+use crate::progress::{use_progress, FigureRecord, PushbackRecord};
 use crate::route::use_router;
 use leptos::prelude::*;
 use std::collections::BTreeMap;
@@ -61,6 +64,10 @@ struct Session {
     time_up: RwSignal<bool>,
     pushback: RwSignal<Option<PushbackRecord>>,
     assessment: RwSignal<BTreeMap<String, String>>,
+    /// The figures typed at the sizing stage, by figure id.
+    figures: StoredValue<Vec<(String, RwSignal<String>)>>,
+    /// The figures checked so far (each final once checked).
+    marks: RwSignal<Vec<FigureRecord>>,
 }
 
 impl Session {
@@ -83,6 +90,13 @@ impl Session {
             }),
             assessment: self.assessment.get(),
             pushback: self.pushback.get(),
+            figures: self.figures.with_value(|f| {
+                f.iter()
+                    .map(|(k, t)| (k.clone(), t.get()))
+                    .filter(|(_, v)| !v.is_empty())
+                    .collect()
+            }),
+            marks: self.marks.get(),
         }
     }
 
@@ -108,6 +122,12 @@ impl Session {
         });
         self.assessment.set(d.assessment);
         self.pushback.set(d.pushback);
+        self.figures.with_value(|f| {
+            for (k, t) in f {
+                t.set(d.figures.get(k).cloned().unwrap_or_default());
+            }
+        });
+        self.marks.set(d.marks);
         self.phase.set(if d.assessing {
             Phase::Assess
         } else {
@@ -117,6 +137,12 @@ impl Session {
 
     fn stages(&self) -> usize {
         self.mock.with_value(|m| m.prompts.len()) + 1
+    }
+
+    /// The text typed for figure `id`.
+    fn figure_text(&self, id: &str) -> Option<RwSignal<String>> {
+        self.figures
+            .with_value(|f| f.iter().find(|(k, _)| k == id).map(|(_, s)| *s))
     }
 
     fn notes_for(&self, id: &str) -> Option<RwSignal<String>> {
@@ -168,6 +194,7 @@ pub fn MockPage() -> impl IntoView {
     });
     let mut ids: Vec<String> = m.prompts.iter().map(|p| p.id.clone()).collect();
     ids.push(CURVEBALL_STAGE.into());
+    let figure_ids: Vec<String> = m.figures.list.iter().map(|f| f.id.clone()).collect();
     let s = Session {
         timed: RwSignal::new(true),
         interviewer: RwSignal::new(false),
@@ -187,17 +214,30 @@ pub fn MockPage() -> impl IntoView {
         time_up: RwSignal::new(false),
         pushback: RwSignal::new(None),
         assessment: RwSignal::new(BTreeMap::new()),
+        figures: StoredValue::new(
+            figure_ids
+                .into_iter()
+                .map(|i| (i, RwSignal::new(String::new())))
+                .collect(),
+        ),
+        marks: RwSignal::new(Vec::new()),
         mock: StoredValue::new(m),
     };
     // A session left mid-way comes back where it stood; one that cannot is set aside with
     // the reason.
     let saved = draft_storage().and_then(|st| st.get_item(DRAFT_KEY).ok().flatten());
-    let notice = match saved.map(|t| s.mock.with_value(|m| MockDraft::read(&t, m))) {
-        Some(Ok(d)) => {
+    let notice = match saved.map(|t| s.mock.with_value(|m| MockDraft::resume(&t, m))) {
+        Some(Ok((d, dropped))) => {
             s.resume(d);
+            let aside = s
+                .mock
+                .with_value(|m| m.figures.set_aside(&dropped))
+                .map_or(String::new(), |a| format!(" {a}"));
             Some((
                 "mock-resumed",
-                "The interview you left is back where it stood, with the clock paused.".to_string(),
+                format!(
+                    "The interview you left is back where it stood, with the clock paused.{aside}"
+                ),
             ))
         }
         Some(Err(why)) => Some((
@@ -279,6 +319,9 @@ fn Setup(s: Session) -> impl IntoView {
         s.assessment.set(BTreeMap::new());
         s.notes
             .with_value(|n| n.iter().for_each(|(_, t)| t.set(String::new())));
+        s.figures
+            .with_value(|f| f.iter().for_each(|(_, t)| t.set(String::new())));
+        s.marks.set(Vec::new());
         s.phase.set(Phase::Interview);
         focus_prompt();
     };
@@ -428,7 +471,7 @@ fn Stage(s: Session, index: usize) -> impl IntoView {
             p.expect.clone(),
             p.rubric.clone(),
             p.train.clone(),
-            None,
+            (p.id == m.figures.prompt).then(|| view! { <figures::FigureCheck s=s/> }.into_any()),
         ),
         None => {
             let cid = s.curveball.get_untracked().unwrap_or_default();
@@ -443,7 +486,7 @@ fn Stage(s: Session, index: usize) -> impl IntoView {
                 Vec::new(),
                 vec!["pushback".to_string()],
                 c.train.clone(),
-                Some(view! { <curveball::CurveballAnswer c=c result=s.pushback/> }),
+                Some(view! { <curveball::CurveballAnswer c=c result=s.pushback/> }.into_any()),
             )
         }
     };
@@ -461,6 +504,7 @@ fn Stage(s: Session, index: usize) -> impl IntoView {
     let notes = s
         .notes_for(&id)
         .unwrap_or_else(|| RwSignal::new(String::new()));
+    let with_figures = id == m.figures.prompt;
     let notes_label = if s.interviewer.get_untracked() {
         "What the candidate said"
     } else {
@@ -477,6 +521,7 @@ fn Stage(s: Session, index: usize) -> impl IntoView {
                         <h3>"A strong answer"</h3>
                         <ul>{expect.iter().map(|e| view! { <li>{e.clone()}</li> }).collect_view()}</ul>
                     })}
+                    {with_figures.then(|| view! { <figures::ExpectedFigures s=s/> })}
                     <h3>"Rubric lines this shows"</h3>
                     <ul>
                         {lines.iter().map(|(lid, level, text)| view! {

@@ -58,7 +58,7 @@ pub fn MockReport() -> impl IntoView {
                 .get(&line.id)
                 .cloned()
                 .unwrap_or_else(|| "not assessed".into());
-            let ev = evidence(&m, &line.id, &r.notes, r.pushback.as_ref());
+            let ev = evidence(&m, &line.id, &r.notes, r.pushback.as_ref(), &r.figures);
             let ev = if ev.is_empty() {
                 view! { <span class="muted">"Nothing noted."</span> }.into_any()
             } else {
