@@ -91,14 +91,6 @@ impl ProgressStore {
         }
     }
 
-    /// The inputs last used in question `q`'s calculator, the defaults when none (tracked).
-    pub fn inputs(&self, q: trainer_core::sizing::Question) -> trainer_core::sizing::Inputs {
-        let query = self
-            .progress
-            .with(|p| p.inputs.get(q.id()).cloned().unwrap_or_default());
-        trainer_core::sizing::PageQuery::parse(q, &query).inputs
-    }
-
     /// Forgets the inputs of every calculator, so pages that read them show the seed's.
     pub fn reset_inputs(&self) {
         let mut changed = false;

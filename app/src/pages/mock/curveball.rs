@@ -3,7 +3,7 @@
 //! runs with every other option of that moment. Runs go in slices between frames.
 
 use crate::components::PathLink;
-use crate::progress::{use_progress, PushbackRecord};
+use crate::progress::PushbackRecord;
 use crate::sim_runner::{run_fleets, RunStatus};
 use leptos::prelude::*;
 use trainer_core::format::{int, sig};
@@ -14,16 +14,13 @@ use trainer_core::mock::{
 use trainer_core::moments::OptionOutcome;
 use trainer_core::sizing::{Inputs, Question, SimCheck};
 
-/// The fleet question's inputs the learner last used (the defaults when none or unreadable).
+/// The mock's load (`[figures] inputs` in `content/mock.toml`: the seed unless it says
+/// otherwise), the same load the figures are checked at: the interview is about the problem
+/// it poses, whatever the learner last tried in the calculator.
 fn base_inputs() -> Inputs {
-    let store = use_progress();
-    store
-        .progress
-        .with_untracked(|p| p.inputs.get("fleet").cloned())
-        .and_then(|q| {
-            let (_, inputs, errors) = Inputs::from_query(&q);
-            errors.is_empty().then_some(inputs)
-        })
+    mock()
+        .ok()
+        .and_then(|m| m.figures.load().ok())
         .unwrap_or_else(|| Inputs::defaults(Question::Fleet))
 }
 

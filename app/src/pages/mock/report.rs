@@ -3,13 +3,12 @@
 //! and where to train it, the curveball's graded answer and what to study next.
 
 use super::assess::{evidence, study_next};
-use crate::components::{InputsBanner, Link, PathLink};
+use crate::components::{Link, PathLink};
 use crate::progress::use_progress;
 use crate::route::Route;
 use leptos::prelude::*;
 use trainer_core::format::duration;
 use trainer_core::mock::mock;
-use trainer_core::sizing::Question;
 use trainer_core::study::date;
 
 #[component]
@@ -93,9 +92,6 @@ pub fn MockReport() -> impl IntoView {
         }
         .into_any()
     });
-    // The curveball and the figures were worked at the learner's fleet inputs.
-    let used = Signal::derive(move || vec![(Question::Fleet, store.inputs(Question::Fleet))]);
-    let reset = Callback::new(move |_| store.reset_inputs());
     let print = move |_| {
         if let Some(w) = web_sys::window() {
             let _ = w.print();
@@ -106,7 +102,6 @@ pub fn MockReport() -> impl IntoView {
             <p class="eyebrow no-print"><Link to=Route::Mock testid="report-back">"Mock interview"</Link></p>
             <h1>"Mock interview report"</h1>
             <p class="muted" data-testid="report-session">{session}</p>
-            <InputsBanner testid="report-inputs" inputs=used on_reset=reset/>
             <button class="button no-print" type="button" data-testid="report-print" on:click=print>"Print the report"</button>
             <h2>"Against the rubric"</h2>
             <table class="report-table">
