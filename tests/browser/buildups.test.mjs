@@ -362,3 +362,16 @@ for (const viewport of [DESKTOP, PHONE]) {
     }
   });
 }
+
+test("each build-up says which engine its run used", async () => {
+  const page = await app.page();
+  await open(page, app.url, "buildups/replica");
+  await page.waitForSelector('[data-testid="buildup-replica-engine"]');
+  assert.equal(await page.getAttribute('[data-testid="buildup-replica-engine"]', "data-engine"), "validated");
+  await open(page, app.url, "buildups/fleet");
+  await page.waitForSelector('[data-testid="buildup-fleet-engine"]');
+  assert.equal(await page.getAttribute('[data-testid="buildup-fleet-engine"]', "data-engine"), "brief");
+  assert.match(await page.textContent('[data-testid="buildup-fleet-engine"]'), /brief's assumptions/);
+  assert.deepEqual(page.problems, []);
+  await page.context().close();
+});

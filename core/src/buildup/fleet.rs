@@ -201,6 +201,13 @@ pub fn replica_name(i: usize) -> String {
 }
 
 impl FleetStory {
+    /// The named engine the build-up's fleet runs.
+    pub fn engine() -> Option<crate::engine::Engine> {
+        FleetStory::config()
+            .ok()
+            .and_then(|c| crate::engine::Engine::of_fleet(&c))
+    }
+
     /// The build-up's fleet.
     pub fn config() -> Result<FleetConfig, ConfigError> {
         let mut cfg = FleetScenario::builtin(SCENARIO)?

@@ -185,6 +185,11 @@ fn scenario() -> ReplicaScenario {
 }
 
 impl ReplicaStory {
+    /// The named engine the build-up's replica runs (the learner's changes leave it as is).
+    pub fn engine() -> Option<crate::engine::Engine> {
+        crate::engine::Engine::of_replica(&scenario().config.replica)
+    }
+
     /// Runs the build-up's replica with `params` and cuts it into chapters.
     pub fn run(params: ReplicaParams) -> Result<ReplicaStory, ConfigError> {
         params.validate()?;

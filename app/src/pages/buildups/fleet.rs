@@ -3,7 +3,7 @@
 //! animation frame (`sim_runner::run_sims`); the story is read once it ends.
 
 use super::{script, text_for, UrlErrors, UrlState};
-use crate::components::{Narration, PlayerStep, RequestPath, StepPlayer};
+use crate::components::{EngineNote, Narration, PlayerStep, RequestPath, StepPlayer};
 use crate::sim_runner::{failure, run_sims, RunStatus};
 use leptos::prelude::*;
 use trainer_content::buildup::Script;
@@ -130,6 +130,7 @@ pub fn FleetBuildUp() -> impl IntoView {
             <p class="eyebrow">"Build-up 2"</p>
             <h1>{title}</h1>
             <p class="lede">{intro}</p>
+            <EngineNote testid="buildup-fleet-engine" engine=Signal::derive(FleetStory::engine)/>
             <UrlErrors errors=url.errors/>
             {body}
         </section>

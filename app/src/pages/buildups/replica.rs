@@ -5,7 +5,7 @@
 //! previous values'.
 
 use super::{script, text_for, UrlErrors, UrlState};
-use crate::components::{ChoiceField, Narration, NumberField, PlayerStep, StepPlayer};
+use crate::components::{ChoiceField, EngineNote, Narration, NumberField, PlayerStep, StepPlayer};
 use gloo_timers::callback::Timeout;
 use leptos::prelude::*;
 use trainer_core::buildup::replica::{Cell, ReplicaFrame, ReplicaParams, ReplicaStory, NAMES};
@@ -125,6 +125,7 @@ pub fn ReplicaBuildUp() -> impl IntoView {
             <p class="eyebrow">"Build-up 1"</p>
             <h1>{title}</h1>
             <p class="lede">{intro}</p>
+            <EngineNote testid="buildup-replica-engine" engine=Signal::derive(ReplicaStory::engine)/>
             <UrlErrors errors=url.errors/>
             <ChangeIt r=r/>
             {move || match failed.get() {
