@@ -134,6 +134,7 @@ pub struct MomentsWords {
     pub unknown: String,
     pub see_list: String,
     pub bad_choice: String,
+    pub bad_engine: String,
     pub asks: String,
     pub your_approach: String,
     pub commit: String,

@@ -168,6 +168,13 @@ for (const viewport of [DESKTOP, PHONE]) {
     await page.reload();
     await page.waitForSelector('[data-testid="moment-results"]', { timeout: 120000 });
     await page.waitForSelector('[data-testid="moment-engine"][data-engine="validated"]');
+    // Trying again keeps the engine in the link.
+    await page.click('[data-testid="try-again"]');
+    await page.waitForFunction(() => location.search === "?engine=validated");
+    // An engine the trainer does not know is named, and the scenario's own runs.
+    await open(page, app.url, "moments/ttft-gap?choice=more-replicas&engine=turbo");
+    assert.match(await page.textContent('[data-testid="bad-engine"]'), /turbo/);
+    await page.waitForSelector('[data-testid="moment-engine"][data-engine="brief"]', { timeout: 120000 });
     assert.deepEqual(page.problems, []);
     await page.context().close();
   });

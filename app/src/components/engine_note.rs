@@ -28,6 +28,7 @@ pub fn EngineNote(
     on_switch: Option<Callback<Engine>>,
 ) -> impl IntoView {
     let w = words();
+    let checked = w.checked.clone();
     let t = testid.clone();
     let sentence = {
         let w = w.clone();
@@ -53,7 +54,6 @@ pub fn EngineNote(
             </button>
         })
     };
-    let checked = words().checked;
     view! {
         <div class="engine-note" data-testid=testid.clone()
             data-engine=move || engine.get().map_or("custom", |e| e.id())>

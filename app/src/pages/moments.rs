@@ -120,12 +120,15 @@ pub fn MomentPage(id: String) -> impl IntoView {
     let committed: RwSignal<Option<String>> = RwSignal::new(valid_choice);
     let estimate: RwSignal<Option<f64>> = RwSignal::new(None);
     // The engine the options run on: the scenario's own unless the URL names one.
-    let engine_choice: RwSignal<Option<Engine>> = RwSignal::new(
-        router
-            .query
-            .with_untracked(|q| form_value(q, "engine"))
-            .and_then(|e| Engine::from_id(&e)),
-    );
+    let query_engine = router
+        .query
+        .with_untracked(|q| form_value(q, "engine"))
+        .filter(|e| !e.is_empty());
+    let bad_engine = query_engine
+        .clone()
+        .filter(|e| Engine::from_id(e).is_none());
+    let engine_choice: RwSignal<Option<Engine>> =
+        RwSignal::new(query_engine.and_then(|e| Engine::from_id(&e)));
     let ran_on: RwSignal<Option<Engine>> = RwSignal::new(None);
     let status = RwSignal::new(RunStatus::Idle);
     let runs: RwSignal<Option<Runs>> = RwSignal::new(None);
@@ -214,7 +217,12 @@ pub fn MomentPage(id: String) -> impl IntoView {
     let retry = move |_| {
         committed.set(None);
         selected.set(None);
-        router.replace_query("");
+        // The engine the learner picked stays in the link.
+        router.replace_query(
+            &engine_choice
+                .get_untracked()
+                .map_or(String::new(), |e| format!("engine={}", e.id())),
+        );
     };
 
     let (mid, title, prompt) = m.with_value(|m| (m.id.clone(), m.title.clone(), m.prompt.clone()));
@@ -290,6 +298,11 @@ pub fn MomentPage(id: String) -> impl IntoView {
         <section class="moment" data-testid=format!("page-moment-{mid}")>
             <p class="eyebrow"><Link to=Route::Moments testid="moments-list">{words().eyebrow.clone()}</Link></p>
             <h1>{title}</h1>
+            {bad_engine.map(|e| view! {
+                <p class="notice" role="status" data-testid="bad-engine">
+                    {fill(&words().bad_engine, &[("engine", e)])}
+                </p>
+            })}
             {bad_choice.map(|c| view! {
                 <p class="notice" role="status" data-testid="bad-choice">
                     {fill(&words().bad_choice, &[("choice", c)])}
