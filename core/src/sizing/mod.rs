@@ -36,7 +36,7 @@ pub use fit::{misfit, smallest_fitting_tp, Misfit, MisfitKind, FIX_FIELD, TP_SIZ
 pub use inputs::{is_preset_figure, ChoiceOption, InputGroup, InputKind, InputSpec, Inputs};
 pub(crate) use query::write as write_query;
 pub use query::{page_query, page_query_keeping, pairs as query_pairs, PageQuery, Reveal};
-pub use reveal::{gives_away, hidden_by};
+pub use reveal::gives_away;
 
 use serde::Serialize;
 

@@ -36,20 +36,6 @@ pub fn gives_away(q: Question, step: &str) -> &'static [&'static str] {
     }
 }
 
-/// The steps of question `q` that stay hidden while the estimates of `pending` (steps not
-/// yet committed or revealed) are open.
-pub fn hidden_by(q: Question, pending: &[&str]) -> Vec<&'static str> {
-    let mut out: Vec<&'static str> = Vec::new();
-    for p in pending {
-        for s in gives_away(q, p) {
-            if !out.contains(s) {
-                out.push(s);
-            }
-        }
-    }
-    out
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -110,7 +96,5 @@ mod tests {
             }
         }
         assert!(gives_away(Question::Fleet, "prompt_tps").is_empty());
-        let h = hidden_by(Question::Fleet, &["open_streams", "kv_in_use"]);
-        assert_eq!(h.len(), 5, "{h:?}: each step once");
     }
 }
