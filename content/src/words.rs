@@ -150,6 +150,20 @@ pub struct MomentsWords {
     pub open_in_lab: String,
     pub your_estimate: String,
     pub estimate_note: String,
+    /// A bar for an option that misses the target: drawn, but never as the best.
+    pub misses: String,
+    pub loads_title: String,
+    pub loads_intro: String,
+    pub loads_run: String,
+    pub loads_rate: String,
+    pub loads_best: String,
+    pub loads_holding: String,
+    /// `{option}`: the strong option, best at every load run.
+    pub loads_hold: String,
+    /// `{rate}`, `{best}`, `{option}`: a load where another option is best.
+    pub loads_flip: String,
+    /// `{rate}`: a load where no option holds the target.
+    pub loads_none: String,
 }
 
 /// The start page's words (`content/home.toml`); `{name}`s are filled from the seed.

@@ -7,8 +7,9 @@
 //! spares gone, and is graded by [`grade_replicas`]: weak if the SLO does not hold, strong if
 //! it holds at no more replicas than the derivation gives, acceptable if it holds but costs
 //! more. A `moment` curveball is an interview moment's options: every option runs, and the
-//! chosen one is graded by [`grade_option`]: weak if it misses the moment's SLO or ranks last
-//! on the moment's key figure, strong if it ranks first, acceptable in between.
+//! chosen one is graded by [`grade_option`] with the moment's own computed grades
+//! ([`Moment::grades`]): weak if it misses the moment's SLO, strong if it is the best of those
+//! that hold it (ties shared), acceptable otherwise.
 //!
 //! At one prompt (`[figures]`, the sizing stage) the candidate types the figures they would
 //! say: replicas, GPUs, cost, open streams, KV per token. Each names a step of the fleet
@@ -545,13 +546,12 @@ impl Mock {
     }
 }
 
-const VERDICTS: [&str; 8] = [
+const VERDICTS: [&str; 7] = [
     "no_replica",
     "replicas_weak",
     "replicas_strong",
     "replicas_acceptable",
     "moment_weak",
-    "moment_last",
     "moment_strong",
     "moment_acceptable",
 ];
@@ -660,14 +660,12 @@ pub fn grade_option(
     let ranking = moment.ranking(outcomes);
     let outcome = &outcomes[chosen];
     let holds = moment.holds_slo(outcome);
-    let last = ranking.len() > 1 && ranking.last() == Some(&chosen);
-    let grade = if !holds || last {
-        Grade::Weak
-    } else if ranking.first() == Some(&chosen) {
-        Grade::Strong
-    } else {
-        Grade::Acceptable
-    };
+    // The moment's own grades, computed from the runs: the mock never grades otherwise.
+    let grade = moment
+        .grades(outcomes)
+        .get(chosen)
+        .copied()
+        .unwrap_or(Grade::Weak);
     let key_i = moment.figure_index(&moment.key).unwrap_or(0);
     let label = |i: usize| {
         moment
@@ -691,7 +689,6 @@ pub fn grade_option(
         None => Default::default(),
     };
     let key = match grade {
-        Grade::Weak if holds => "moment_last",
         Grade::Weak => "moment_weak",
         Grade::Strong => "moment_strong",
         Grade::Acceptable => "moment_acceptable",
@@ -1278,26 +1275,18 @@ mod tests {
         );
         assert_eq!(g(2).grade, Grade::Acceptable);
         assert_eq!(g(3).grade, Grade::Strong);
-        // Without an SLO every option holds, and the last on the key figure is weak.
-        let router = crate::moments::moment("long-prompts").unwrap();
-        assert!(router.slo.is_none());
-        let p95 = router.figure_index(&router.key).unwrap();
-        let outcomes: Vec<OptionOutcome> = [2.0, 1.0, 0.5]
-            .into_iter()
-            .map(|v| {
-                let mut figures = vec![None; router.figures.len()];
-                figures[p95] = Some(v);
-                OptionOutcome { figures }
-            })
-            .collect();
-        let g = |i| grade_option(&m, &router, &outcomes, i, shown);
+        // Equal figures get equal grades: two options that hold the SLO at the same cost are
+        // both strong, and one that misses it is weak however cheap it is.
+        let outcomes = vec![
+            outcome(0.9, 1.0),
+            outcome(0.4, 30.0),
+            outcome(0.3, 15.0),
+            outcome(0.2, 15.0),
+        ];
+        let g = |i| grade_option(&m, &moment, &outcomes, i, shown);
         assert_eq!(g(0).grade, Grade::Weak);
-        assert!(
-            g(0).summary.contains("2.00 against 0.50"),
-            "{}",
-            g(0).summary
-        );
         assert_eq!(g(1).grade, Grade::Acceptable);
         assert_eq!(g(2).grade, Grade::Strong);
+        assert_eq!(g(3).grade, Grade::Strong);
     }
 }

@@ -7,10 +7,12 @@
 //! `content` test checks that the option the file calls strong is the one that wins.
 
 use crate::cost::{CostModel, Deployment, Efficiency};
+use crate::engine::Engine;
 use crate::error::ConfigError;
 use crate::fleet::scenario::FleetScenario;
 use crate::fleet::{FleetConfig, FleetReport};
 use crate::sizing::{derive, Inputs, Question};
+use crate::workload::Arrival;
 use serde::{Deserialize, Serialize};
 
 /// The shipped moments, as (id, TOML text), in the order the app lists them.
@@ -62,6 +64,10 @@ pub struct Moment {
     /// A target every option must hold to count (a figure at most `max`).
     #[serde(default)]
     pub slo: Option<Slo>,
+    /// Whether the ranking changes with the load within the range the moment is checked at
+    /// (25 % less to 25 % more traffic); the page then says where, from its runs.
+    #[serde(default)]
+    pub load_dependent: bool,
     /// A number the learner estimates before the runs are shown.
     #[serde(default)]
     pub estimate: Option<EstimateSpec>,
@@ -202,9 +208,9 @@ impl Moment {
         if strong != 1 {
             return err(format!("needs exactly one strong option, has {strong}"));
         }
-        if !(3..=4).contains(&self.options.len()) {
+        if !(3..=5).contains(&self.options.len()) {
             return err(format!(
-                "offers three or four options, not {}",
+                "offers three to five options, not {}",
                 self.options.len()
             ));
         }
@@ -217,6 +223,15 @@ impl Moment {
                     "its SLO figure {:?} is not one of its figures",
                     s.figure
                 ));
+            }
+        }
+        for (what, text) in self.texts() {
+            for name in placeholders(text) {
+                if self.placeholder(&name).is_none() {
+                    return err(format!(
+                        "{what} fills {{{name}}}, which is not an option's figure (option.figure)"
+                    ));
+                }
             }
         }
         match (&self.scenario, &self.break_even) {
@@ -238,6 +253,51 @@ impl Moment {
         Ok(())
     }
 
+    /// Every text the page fills from the runs: the closing and each option's reason.
+    fn texts(&self) -> impl Iterator<Item = (String, &str)> {
+        std::iter::once(("the closing".to_string(), self.closing.as_str())).chain(
+            self.options
+                .iter()
+                .map(|o| (format!("option {}'s why", o.id), o.why.as_str())),
+        )
+    }
+
+    /// The option and figure indices a `{option.figure}` placeholder names.
+    fn placeholder(&self, name: &str) -> Option<(usize, usize)> {
+        let (opt, fig) = name.split_once('.')?;
+        Some((
+            self.options.iter().position(|o| o.id == opt)?,
+            self.figure_index(fig)?,
+        ))
+    }
+
+    /// A text of the moment with every `{option.figure}` replaced by that option's figure as
+    /// its run measured it (shown in the figure's unit; a dash when the run has none), so no
+    /// figure in a reason or the closing is typed by hand.
+    pub fn fill(&self, text: &str, outcomes: &[OptionOutcome]) -> String {
+        let mut out = String::with_capacity(text.len());
+        let mut rest = text;
+        while let Some(open) = rest.find('{') {
+            let Some(close) = rest[open..].find('}').map(|c| open + c) else {
+                break;
+            };
+            out.push_str(&rest[..open]);
+            let name = &rest[open + 1..close];
+            match self.placeholder(name) {
+                Some((o, f)) => out.push_str(
+                    &outcomes
+                        .get(o)
+                        .and_then(|x| x.figures.get(f).copied().flatten())
+                        .map_or("—".to_string(), |v| show(&self.figures[f].unit, v)),
+                ),
+                None => out.push_str(&rest[open..=close]),
+            }
+            rest = &rest[close + 1..];
+        }
+        out.push_str(rest);
+        out
+    }
+
     /// The index of figure `id`.
     pub fn figure_index(&self, id: &str) -> Option<usize> {
         self.figures.iter().position(|f| f.id == id)
@@ -248,9 +308,16 @@ impl Moment {
         self.options.iter().find(|o| o.grade == Grade::Strong)
     }
 
-    /// The fleets a fleet moment runs, one per option in order, cut to its horizon (empty for
-    /// a break-even moment).
+    /// The fleets a fleet moment runs, one per option in order, cut to its horizon, on the
+    /// engine that teaches (the validated one) at the scenario's own load and seeds (empty
+    /// for a break-even moment).
     pub fn fleets(&self) -> Result<Vec<FleetConfig>, ConfigError> {
+        self.fleets_for(Variant::default())
+    }
+
+    /// The fleets for one variant of the moment's runs: another engine, the traffic scaled,
+    /// other seeds. The page and the tests that check a ranking holds both come here.
+    pub fn fleets_for(&self, v: Variant) -> Result<Vec<FleetConfig>, ConfigError> {
         let Some(name) = &self.scenario else {
             return Ok(Vec::new());
         };
@@ -263,7 +330,53 @@ impl Moment {
                     ConfigError::new("arm", format!("scenario {name} has no arm {arm:?}"))
                 })?;
                 f.truncate(self.horizon_s.unwrap_or(60.0));
+                v.apply(&mut f);
                 Ok(f)
+            })
+            .collect()
+    }
+
+    /// Requests per second the scenario offers at its busiest (every source that runs at
+    /// once, at `load` times its rate): what the page names a variant's load by.
+    pub fn peak_rate(&self, load: f64) -> Option<f64> {
+        let f = self.fleets().ok()?.into_iter().next()?;
+        let rate = f
+            .traffic
+            .iter()
+            .map(|t| match t.workload.arrival {
+                Arrival::Poisson { rate } | Arrival::Constant { rate } => rate,
+                Arrival::Gamma { rate, .. } => rate,
+                Arrival::Trace { .. } => 0.0,
+            })
+            .sum::<f64>();
+        (rate > 0.0).then_some(rate * load)
+    }
+
+    /// Each option's grade, computed from what the runs show: an option that misses the SLO
+    /// (or has no key figure) is weak; of those that hold it, the best on the key figure is
+    /// strong, with every option whose figure equals it; the rest that hold it are
+    /// acceptable. Equal figures get equal grades, and no option that misses the target can
+    /// outrank one that holds it.
+    pub fn grades(&self, outcomes: &[OptionOutcome]) -> Vec<Grade> {
+        let key = self.figure_index(&self.key).unwrap_or(0);
+        let score = |o: &OptionOutcome| {
+            o.figures[key].map(|v| match self.better {
+                Better::Lower => v,
+                Better::Higher => -v,
+            })
+        };
+        let holds = |o: &OptionOutcome| self.holds_slo(o) && score(o).is_some();
+        let best = outcomes
+            .iter()
+            .filter(|o| holds(o))
+            .filter_map(score)
+            .fold(f64::INFINITY, f64::min);
+        outcomes
+            .iter()
+            .map(|o| match score(o) {
+                Some(s) if holds(o) && same_figure(s, best) => Grade::Strong,
+                Some(_) if holds(o) => Grade::Acceptable,
+                _ => Grade::Weak,
             })
             .collect()
     }
@@ -410,6 +523,124 @@ pub fn break_even_deployment(spec: &BreakEvenSpec) -> Result<Deployment, ConfigE
     )
 }
 
+/// What the runs at other loads say about the moment's strong option.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum LoadFinding {
+    /// The strong option is graded strong at every load run.
+    StrongHolds,
+    /// At `load` times the scenario's traffic, option `best` does better.
+    Better { load: f64, best: usize },
+    /// At `load`, no option holds the target.
+    NoneHolds { load: f64 },
+}
+
+impl Moment {
+    /// The conclusions the runs at several loads support, from each load's computed grades
+    /// (`(load, grades)`, in the order run): where the strong option stops being the best,
+    /// where nothing holds, or that it holds everywhere.
+    pub fn load_findings(&self, rows: &[(f64, Vec<Grade>)]) -> Vec<LoadFinding> {
+        let Some(strong) = self.options.iter().position(|o| o.grade == Grade::Strong) else {
+            return Vec::new();
+        };
+        let found: Vec<LoadFinding> = rows
+            .iter()
+            .filter_map(|(load, grades)| {
+                let best = grades.iter().position(|&g| g == Grade::Strong);
+                match best {
+                    None => Some(LoadFinding::NoneHolds { load: *load }),
+                    Some(_) if grades.get(strong) == Some(&Grade::Strong) => None,
+                    Some(best) => Some(LoadFinding::Better { load: *load, best }),
+                }
+            })
+            .collect();
+        if found.is_empty() {
+            vec![LoadFinding::StrongHolds]
+        } else {
+            found
+        }
+    }
+}
+
+/// A moment's figure in its unit (the moments page, the mock's curveballs and the filled
+/// reasons all show figures this way).
+pub fn show(unit: &str, v: f64) -> String {
+    use crate::format::{duration, fixed, int, money, percent, sig};
+    match unit {
+        "s" => duration(v, 3),
+        "fraction" => percent(v),
+        "dollars" => money(v),
+        "gpu_hours" => format!("{} GPU-h", fixed(v, 2)),
+        "count" => int(v),
+        "rate" => format!("{} req/s", sig(v, 3)),
+        _ => sig(v, 3),
+    }
+}
+
+/// The names inside `{...}` in `text`, in order.
+fn placeholders(text: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut rest = text;
+    while let Some(open) = rest.find('{') {
+        let Some(close) = rest[open..].find('}').map(|c| open + c) else {
+            break;
+        };
+        out.push(rest[open + 1..close].to_string());
+        rest = &rest[close + 1..];
+    }
+    out
+}
+
+/// How a moment's runs are varied to check that a ranking holds (and to show where it does
+/// not): the engine, the traffic as a multiple of the scenario's, and an offset to every seed.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Variant {
+    pub engine: Engine,
+    pub load: f64,
+    pub seed: u64,
+}
+
+impl Default for Variant {
+    fn default() -> Self {
+        Variant {
+            engine: Engine::Validated,
+            load: 1.0,
+            seed: 0,
+        }
+    }
+}
+
+impl Variant {
+    /// The loads besides the scenario's own that a ranking must survive (or the page shows
+    /// where it flips): a quarter less and a quarter more traffic.
+    pub const OTHER_LOADS: [f64; 2] = [0.75, 1.25];
+
+    /// Puts a fleet on the variant's engine, scales every source's rate by its load and moves
+    /// every seed by its offset (offset 0 leaves the scenario's seeds as they are).
+    pub fn apply(&self, f: &mut FleetConfig) {
+        self.engine.apply(f);
+        // Large odd multipliers, so that nearby offsets give unrelated streams.
+        f.seed = f.seed.wrapping_add(self.seed.wrapping_mul(7_919));
+        for t in &mut f.traffic {
+            t.workload.seed = t
+                .workload
+                .seed
+                .wrapping_add(self.seed.wrapping_mul(104_729));
+            match &mut t.workload.arrival {
+                Arrival::Poisson { rate } | Arrival::Constant { rate } => *rate *= self.load,
+                Arrival::Gamma { rate, .. } => *rate *= self.load,
+                // A trace is its own load: its times stay as recorded.
+                Arrival::Trace { .. } => {}
+            }
+        }
+    }
+}
+
+/// Whether two key figures are the same for grading: equal to nine significant digits, so
+/// two runs that behaved identically tie however their sums were ordered.
+fn same_figure(a: f64, b: f64) -> bool {
+    (a - b).abs() <= 1e-9 * a.abs().max(b.abs()).max(1e-12)
+}
+
 fn lookup(v: &serde_json::Value, path: &str) -> Option<f64> {
     path.split('.')
         .try_fold(v, |v, k| match k.parse::<usize>() {
@@ -439,6 +670,101 @@ mod tests {
             .replace("grade = \"strong\"", "grade = \"weak\"");
         let e = parse(&text).expect_err("no strong option");
         assert!(e.message.contains("exactly one strong"), "{e:?}");
+    }
+
+    #[test]
+    fn reasons_are_filled_from_the_runs_and_a_bad_placeholder_is_refused() {
+        let m = moment("routing").unwrap();
+        let mut outcomes = vec![
+            OptionOutcome {
+                figures: vec![None; m.figures.len()]
+            };
+            m.options.len()
+        ];
+        let hit = m.figure_index("prefix_hit_rate").unwrap();
+        outcomes[0].figures[hit] = Some(0.25);
+        let text = m.fill(
+            "{round-robin.prefix_hit_rate} and {least-outstanding.prefix_hit_rate}",
+            &outcomes,
+        );
+        assert_eq!(text, "25 % and —");
+        // Every shipped reason names only options and figures the moment has.
+        for m in moments().unwrap() {
+            for (what, t) in m.texts() {
+                assert!(!m.fill(t, &[]).contains('{'), "{}: {what}", m.id);
+            }
+        }
+        let bad = BUILTIN[0].1.replace(
+            "{prefix-affinity.server_ttft_p99}",
+            "{prefix-affinity.nonsense}",
+        );
+        assert!(parse(&bad).unwrap_err().message.contains("nonsense"));
+    }
+
+    #[test]
+    fn grades_follow_the_runs_with_ties_shared() {
+        let m = moment("autoscaler").unwrap();
+        let (t, h) = (
+            m.figure_index("server_ttft_p99").unwrap(),
+            m.figure_index("gpu_hours").unwrap(),
+        );
+        let o = |ttft: f64, hours: Option<f64>| {
+            let mut figures = vec![None; m.figures.len()];
+            figures[t] = Some(ttft);
+            figures[h] = hours;
+            OptionOutcome { figures }
+        };
+        // The cheapest misses the target: weak, and it cannot outrank those that hold it.
+        let runs = [
+            o(9.0, Some(1.0)),
+            o(0.1, Some(2.0)),
+            o(0.1, Some(1.5)),
+            o(0.2, Some(1.5)),
+        ];
+        assert_eq!(
+            m.grades(&runs),
+            vec![Grade::Weak, Grade::Acceptable, Grade::Strong, Grade::Strong]
+        );
+        assert_ne!(m.ranking(&runs)[0], 0);
+        // No key figure: weak.
+        let runs = [o(0.1, None), o(0.1, Some(2.0)), o(0.1, Some(3.0))];
+        assert_eq!(
+            m.grades(&runs),
+            vec![Grade::Weak, Grade::Strong, Grade::Acceptable]
+        );
+    }
+
+    #[test]
+    fn the_findings_at_other_loads_name_where_the_answer_changes() {
+        use Grade::*;
+        let m = moment("autoscaler").unwrap();
+        let strong = m.options.iter().position(|o| o.grade == Strong).unwrap();
+        let at = |strong_grade: Grade, other: usize| {
+            let mut g = vec![Acceptable; m.options.len()];
+            g[strong] = strong_grade;
+            if strong_grade != Strong {
+                g[other] = Strong;
+            }
+            g
+        };
+        let other = (strong + 1) % m.options.len();
+        let rows = vec![
+            (0.75, at(Acceptable, other)),
+            (1.0, at(Strong, 0)),
+            (1.25, vec![Weak; m.options.len()]),
+        ];
+        assert_eq!(
+            m.load_findings(&rows),
+            vec![
+                LoadFinding::Better {
+                    load: 0.75,
+                    best: other
+                },
+                LoadFinding::NoneHolds { load: 1.25 }
+            ]
+        );
+        let rows = vec![(0.75, at(Strong, 0)), (1.25, at(Strong, 0))];
+        assert_eq!(m.load_findings(&rows), vec![LoadFinding::StrongHolds]);
     }
 
     #[test]

@@ -529,8 +529,9 @@ fn the_moments_pages_type_no_figure() {
     use trainer_content::words::MomentsWords;
     let w: MomentsWords = toml::from_str(include_str!("../../content/moments-page.toml"))
         .expect("content/moments-page.toml parses");
-    const FILLED: [&str; 9] = [
-        "id", "choice", "run", "runs", "wall", "figure", "max", "estimate", "engine",
+    const FILLED: [&str; 12] = [
+        "id", "choice", "run", "runs", "wall", "figure", "max", "estimate", "engine", "option",
+        "rate", "best",
     ];
     check_page_words(
         "content/moments-page.toml",

@@ -88,13 +88,14 @@ fn check_run(r: &FleetReport, recs: &[RequestRecord]) -> Result<(), String> {
 }
 
 fn policy(i: u8) -> RoutingPolicy {
-    match i % 6 {
+    match i % 7 {
         0 => RoutingPolicy::RoundRobin,
+        6 => RoutingPolicy::PowerOfTwo,
         1 => RoutingPolicy::Random,
         2 => RoutingPolicy::LeastOutstanding,
         3 => RoutingPolicy::LeastQueuedTokens,
         4 => RoutingPolicy::KvAware,
-        _ => RoutingPolicy::PrefixAffinity { load_bound: 1.25 },
+        _ => RoutingPolicy::prefix_affinity(1.25),
     }
 }
 
@@ -308,7 +309,7 @@ fn bad_fleets_are_errors_that_name_the_field() {
         ("pools", |c| c.pools.clear()),
         ("pools[0].replicas", |c| c.pools[0].replicas = 99),
         ("router.policy.load_bound", |c| {
-            c.router.policy = RoutingPolicy::PrefixAffinity { load_bound: 0.0 }
+            c.router.policy = RoutingPolicy::prefix_affinity(0.0)
         }),
         ("overflow.action.pool", |c| {
             c.overflow.action = OverflowAction::SpillToPool { pool: 5 }

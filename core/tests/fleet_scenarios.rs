@@ -50,7 +50,7 @@ fn every_shipped_scenario_parses_with_its_arms() {
                 "gpu-utilisation",
                 "queued-tokens",
                 "ttft",
-                "queued-tokens-headroom",
+                "scheduled-floor",
             ],
         ),
         (
@@ -60,6 +60,7 @@ fn every_shipped_scenario_parses_with_its_arms() {
                 "prefix-affinity",
                 "least-outstanding",
                 "sticky-unbounded",
+                "power-of-two",
             ],
         ),
         (

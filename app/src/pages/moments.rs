@@ -11,8 +11,8 @@ use crate::sim_runner::{run_fleets, RunStatus};
 use leptos::prelude::*;
 use trainer_content::words::{fill, MomentsWords};
 use trainer_core::engine::Engine;
-use trainer_core::format::{duration, fixed, int, money, percent, sig};
-use trainer_core::moments::{moment, moments, Grade, Moment, OptionOutcome};
+use trainer_core::format::{duration, sig};
+use trainer_core::moments::{moment, moments, Grade, LoadFinding, Moment, OptionOutcome, Variant};
 
 /// The pages' own sentences, parsed from `content/moments-page.toml` at build time (the
 /// build refuses a file that does not parse, so the empty fallback never shows).
@@ -85,6 +85,25 @@ struct Runs {
     outcomes: Vec<OptionOutcome>,
     /// Options, best first (see `Moment::ranking`).
     ranking: Vec<usize>,
+    /// Each option's grade, computed from the runs (`Moment::grades`).
+    grades: Vec<Grade>,
+}
+
+impl Runs {
+    fn of(m: &Moment, outcomes: Vec<OptionOutcome>) -> Runs {
+        Runs {
+            ranking: m.ranking(&outcomes),
+            grades: m.grades(&outcomes),
+            outcomes,
+        }
+    }
+}
+
+/// One load of the runs at other loads: its multiple of the scenario's traffic and grades.
+#[derive(Clone, Debug, PartialEq)]
+struct LoadRow {
+    load: f64,
+    grades: Vec<Grade>,
 }
 
 /// `/moments/<id>`.
@@ -119,7 +138,7 @@ pub fn MomentPage(id: String) -> impl IntoView {
     let selected: RwSignal<Option<String>> = RwSignal::new(valid_choice.clone());
     let committed: RwSignal<Option<String>> = RwSignal::new(valid_choice);
     let estimate: RwSignal<Option<f64>> = RwSignal::new(None);
-    // The engine the options run on: the scenario's own unless the URL names one.
+    // The engine the options run on: the validated one unless the URL names the other.
     let query_engine = router
         .query
         .with_untracked(|q| form_value(q, "engine"))
@@ -132,6 +151,33 @@ pub fn MomentPage(id: String) -> impl IntoView {
     let ran_on: RwSignal<Option<Engine>> = RwSignal::new(None);
     let status = RwSignal::new(RunStatus::Idle);
     let runs: RwSignal<Option<Runs>> = RwSignal::new(None);
+    // A commit is recorded once its runs have graded it.
+    let pending_record = RwSignal::new(false);
+    let record = move |r: &Runs| {
+        if !pending_record.get_untracked() {
+            return;
+        }
+        pending_record.set(false);
+        let Some(choice) = committed.get_untracked() else {
+            return;
+        };
+        let grade = m.with_value(|m| {
+            m.options
+                .iter()
+                .position(|o| o.id == choice)
+                .and_then(|i| r.grades.get(i).copied())
+                .map_or("weak", grade_id)
+        });
+        store.record_moment(MomentAttempt {
+            moment: m.with_value(|m| m.id.clone()),
+            option: choice,
+            grade: grade.to_string(),
+            estimate: estimate.get_untracked(),
+            day: None,
+        });
+    };
+    let loads: RwSignal<Option<Vec<LoadRow>>> = RwSignal::new(None);
+    let loads_status = RwSignal::new(RunStatus::Idle);
 
     let start_runs = move || {
         if runs.with_untracked(|r| r.is_some()) || status.get_untracked().running() {
@@ -141,8 +187,9 @@ pub fn MomentPage(id: String) -> impl IntoView {
         if let Some(priced) = mm.break_even_outcomes() {
             match priced {
                 Ok(outcomes) => {
-                    let ranking = mm.ranking(&outcomes);
-                    runs.set(Some(Runs { outcomes, ranking }));
+                    let r = Runs::of(&mm, outcomes);
+                    record(&r);
+                    runs.set(Some(r));
                     status.set(RunStatus::Done {
                         wall_ms: 0.0,
                         longest_ms: 0.0,
@@ -161,8 +208,9 @@ pub fn MomentPage(id: String) -> impl IntoView {
                 run_fleets(fleets, status, move |done| {
                     let outcomes: Vec<OptionOutcome> =
                         done.iter().map(|(_, r)| mm.read_report(r)).collect();
-                    let ranking = mm.ranking(&outcomes);
-                    let _ = runs.try_set(Some(Runs { outcomes, ranking }));
+                    let r = Runs::of(&mm, outcomes);
+                    record(&r);
+                    let _ = runs.try_set(Some(r));
                 })
             }
             Err(e) => status.set(RunStatus::Failed(e.to_string())),
@@ -178,21 +226,12 @@ pub fn MomentPage(id: String) -> impl IntoView {
         };
         committed.set(Some(choice.clone()));
         router.replace_query(&moment_query(&choice, engine_choice.get_untracked()));
-        let grade = m.with_value(|m| {
-            m.options
-                .iter()
-                .find(|o| o.id == choice)
-                .map(|o| grade_id(o.grade))
-                .unwrap_or("weak")
-        });
-        store.record_moment(MomentAttempt {
-            moment: m.with_value(|m| m.id.clone()),
-            option: choice,
-            grade: grade.to_string(),
-            estimate: estimate.get_untracked(),
-            day: None,
-        });
-        start_runs();
+        pending_record.set(true);
+        match runs.get_untracked() {
+            // The runs are already there (a second try): grade from them at once.
+            Some(r) => record(&r),
+            None => start_runs(),
+        }
     };
     // Reruns every option on the other named engine; the URL keeps the choice.
     let switch_engine = Callback::new(move |e: Engine| {
@@ -204,8 +243,48 @@ pub fn MomentPage(id: String) -> impl IntoView {
             router.replace_query(&moment_query(&choice, Some(e)));
         }
         runs.set(None);
+        loads.set(None);
+        loads_status.set(RunStatus::Idle);
         start_runs();
     });
+    // Every option again at a quarter less and a quarter more traffic, on the same engine.
+    let run_loads = move |_| {
+        if loads_status.get_untracked().running() {
+            return;
+        }
+        let mm = m.get_value();
+        let engine = engine_choice.get_untracked().unwrap_or(Engine::Validated);
+        let mut fleets = Vec::new();
+        for load in Variant::OTHER_LOADS {
+            match mm.fleets_for(Variant {
+                engine,
+                load,
+                seed: 0,
+            }) {
+                Ok(f) => fleets.extend(f),
+                Err(e) => {
+                    loads_status.set(RunStatus::Failed(e.to_string()));
+                    return;
+                }
+            }
+        }
+        let n = mm.options.len();
+        run_fleets(fleets, loads_status, move |done| {
+            let rows = Variant::OTHER_LOADS
+                .iter()
+                .zip(done.chunks(n.max(1)))
+                .map(|(&load, chunk)| {
+                    let outcomes: Vec<OptionOutcome> =
+                        chunk.iter().map(|(_, r)| mm.read_report(r)).collect();
+                    LoadRow {
+                        load,
+                        grades: mm.grades(&outcomes),
+                    }
+                })
+                .collect();
+            let _ = loads.try_set(Some(rows));
+        });
+    };
     let has_fleets = m.with_value(|m| m.scenario.is_some());
     let engine_note = move || {
         (has_fleets && committed.get().is_some() && runs.get().is_some()).then(|| {
@@ -294,6 +373,47 @@ pub fn MomentPage(id: String) -> impl IntoView {
         let r = runs.get()?;
         Some(results_view(&m.get_value(), &r, &choice, estimate.get()))
     };
+    let loads_view = move || {
+        if !has_fleets || committed.get().is_none() {
+            return None;
+        }
+        let r = runs.get()?;
+        let mm = m.get_value();
+        let table = loads.get().map(|rows| {
+            let mut all = vec![LoadRow {
+                load: 1.0,
+                grades: r.grades.clone(),
+            }];
+            all.extend(rows);
+            all.sort_by(|a, b| a.load.total_cmp(&b.load));
+            loads_table(&mm, &all)
+        });
+        let running = move || {
+            match loads_status.get() {
+            RunStatus::Running { run, runs: n, progress } => Some(view! {
+                <p class="sim-status" role="status" data-testid="moment-loads-running">
+                    {fill(&words().running, &[("run", (run + 1).to_string()), ("runs", n.to_string())])}
+                    <progress max="1" value=progress></progress>
+                </p>
+            }.into_any()),
+            RunStatus::Failed(msg) => Some(view! { <p class="field-error" role="alert">{msg}</p> }.into_any()),
+            _ => None,
+        }
+        };
+        Some(view! {
+            <section class="moment-loads" data-testid="moment-loads">
+                <h2>{words().loads_title.clone()}</h2>
+                <p>{words().loads_intro.clone()}</p>
+                {move || loads.get().is_none().then(|| view! {
+                    <button class="button" data-testid="run-loads" disabled=move || loads_status.get().running() on:click=run_loads>
+                        {words().loads_run.clone()}
+                    </button>
+                })}
+                {running}
+                {table}
+            </section>
+        })
+    };
     view! {
         <section class="moment" data-testid=format!("page-moment-{mid}")>
             <p class="eyebrow"><Link to=Route::Moments testid="moments-list">{words().eyebrow.clone()}</Link></p>
@@ -334,6 +454,7 @@ pub fn MomentPage(id: String) -> impl IntoView {
             {progress_view}
             {engine_note}
             {results}
+            {loads_view}
         </section>
     }
     .into_any()
@@ -341,7 +462,13 @@ pub fn MomentPage(id: String) -> impl IntoView {
 
 fn results_view(m: &Moment, r: &Runs, choice: &str, estimate: Option<f64>) -> AnyView {
     let key = m.figure_index(&m.key).unwrap_or(0);
-    let winner = r.ranking.first().copied();
+    // The best is only ever an option that holds the target.
+    let winner = r
+        .ranking
+        .first()
+        .copied()
+        .filter(|&i| r.grades.get(i) == Some(&Grade::Strong));
+    let grade = |i: usize| r.grades.get(i).copied().unwrap_or(Grade::Weak);
     let chosen = m.options.iter().position(|o| o.id == choice);
     let head = m
         .figures
@@ -388,22 +515,24 @@ fn results_view(m: &Moment, r: &Runs, choice: &str, estimate: Option<f64>) -> An
     let chart = bar_chart(m, r, key);
     let verdict = chosen.map(|i| {
         let o = &m.options[i];
+        let g = grade(i);
         view! {
-            <section class=format!("verdict-box grade-{}", grade_id(o.grade)) data-testid="moment-verdict" data-grade=grade_id(o.grade) aria-live="polite">
-                <h2>{format!("Your answer: {}", grade_word(o.grade))}</h2>
-                <p>{o.why.clone()}</p>
+            <section class=format!("verdict-box grade-{}", grade_id(g)) data-testid="moment-verdict" data-grade=grade_id(g) aria-live="polite">
+                <h2>{format!("Your answer: {}", grade_word(g))}</h2>
+                <p>{m.fill(&o.why, &r.outcomes)}</p>
             </section>
         }
     });
     let others = m
         .options
         .iter()
-        .filter(|o| o.id != choice)
-        .map(|o| {
+        .enumerate()
+        .filter(|(_, o)| o.id != choice)
+        .map(|(i, o)| {
             view! {
-                <li data-testid=format!("why-{}", o.id)>
-                    <strong>{format!("{} ({}). ", o.label, grade_word(o.grade).to_lowercase())}</strong>
-                    {o.why.clone()}
+                <li data-testid=format!("why-{}", o.id) data-grade=grade_id(grade(i))>
+                    <strong>{format!("{} ({}). ", o.label, grade_word(grade(i)).to_lowercase())}</strong>
+                    {m.fill(&o.why, &r.outcomes)}
                 </li>
             }
         })
@@ -447,7 +576,7 @@ fn results_view(m: &Moment, r: &Runs, choice: &str, estimate: Option<f64>) -> An
         </section>
         <blockquote class="interviewer" data-testid="moment-closing">
             <p class="muted">{words().sums_up.clone()}</p>
-            <p>{m.closing.clone()}</p>
+            <p>{m.fill(&m.closing, &r.outcomes)}</p>
         </blockquote>
         {lab}
     }
@@ -473,11 +602,23 @@ fn bar_chart(m: &Moment, r: &Runs, key: usize) -> impl IntoView {
         .map(|(i, (o, &v))| {
             let y = 5.0 + i as f64 * row_h;
             let w = (v / max * 300.0).max(1.0);
-            let cls = if r.ranking.first() == Some(&i) { "bar best" } else { "bar" };
+            let misses = r.grades.get(i) == Some(&Grade::Weak);
+            let cls = if misses {
+                "bar miss"
+            } else if r.ranking.first() == Some(&i) {
+                "bar best"
+            } else {
+                "bar"
+            };
+            let label = if misses {
+                format!("{} · {} · {}", show(&f.unit, v), o.id, words().misses)
+            } else {
+                format!("{} · {}", show(&f.unit, v), o.id)
+            };
             view! {
-                <g>
+                <g data-testid=format!("bar-{}", o.id) data-miss=misses.to_string()>
                     <rect x="0" y=y width=w height=row_h - 12.0 class=cls rx="3"></rect>
-                    <text x=w + 6.0 y=y + row_h / 2.0 class="bar-label">{format!("{} · {}", show(&f.unit, v), o.id)}</text>
+                    <text x=w + 6.0 y=y + row_h / 2.0 class="bar-label">{label}</text>
                 </g>
             }
         })
@@ -486,7 +627,14 @@ fn bar_chart(m: &Moment, r: &Runs, key: usize) -> impl IntoView {
         .options
         .iter()
         .zip(&vals)
-        .map(|(o, &v)| format!("{}: {}", o.id, show(&f.unit, v)))
+        .enumerate()
+        .map(|(i, (o, &v))| {
+            if r.grades.get(i) == Some(&Grade::Weak) {
+                format!("{}: {} ({})", o.id, show(&f.unit, v), words().misses)
+            } else {
+                format!("{}: {}", o.id, show(&f.unit, v))
+            }
+        })
         .collect::<Vec<_>>()
         .join("; ");
     view! {
@@ -501,15 +649,95 @@ fn bar_chart(m: &Moment, r: &Runs, key: usize) -> impl IntoView {
 
 /// A moment's figure in its unit (the mock's curveballs show the same figures).
 pub(super) fn show(unit: &str, v: f64) -> String {
-    match unit {
-        "s" => duration(v, 3),
-        "fraction" => percent(v),
-        "dollars" => money(v),
-        "gpu_hours" => format!("{} GPU-h", fixed(v, 2)),
-        "count" => int(v),
-        "rate" => format!("{} req/s", sig(v, 3)),
-        _ => sig(v, 3),
+    trainer_core::moments::show(unit, v)
+}
+
+/// The grades at each load run, and the sentences the core draws from them.
+fn loads_table(m: &Moment, rows: &[LoadRow]) -> AnyView {
+    let label = |i: usize| {
+        m.options
+            .get(i)
+            .map_or(String::new(), |o| o.label.trim_end_matches('.').to_string())
+    };
+    let rate = |load: f64| {
+        m.peak_rate(load)
+            .map_or_else(|| format!("{}x", sig(load, 2)), |r| show("rate", r))
+    };
+    let body = rows
+        .iter()
+        .map(|row| {
+            let best = row
+                .grades
+                .iter()
+                .enumerate()
+                .filter(|(_, g)| **g == Grade::Strong)
+                .map(|(i, _)| m.options[i].id.clone())
+                .collect::<Vec<_>>()
+                .join(", ");
+            let holding = row
+                .grades
+                .iter()
+                .enumerate()
+                .filter(|(_, g)| **g != Grade::Weak)
+                .map(|(i, _)| m.options[i].id.clone())
+                .collect::<Vec<_>>()
+                .join(", ");
+            let best_cell = if best.is_empty() {
+                "—".to_string()
+            } else {
+                best.clone()
+            };
+            view! {
+                <tr data-testid=format!("load-row-{}", row.load) data-best=best>
+                    <th scope="row">{rate(row.load)}</th>
+                    <td>{best_cell}</td>
+                    <td>{if holding.is_empty() { "—".to_string() } else { holding }}</td>
+                </tr>
+            }
+        })
+        .collect_view();
+    let pairs: Vec<(f64, Vec<Grade>)> = rows.iter().map(|r| (r.load, r.grades.clone())).collect();
+    let strong = m
+        .strong()
+        .map(|o| o.label.trim_end_matches('.').to_string())
+        .unwrap_or_default();
+    let findings = m
+        .load_findings(&pairs)
+        .into_iter()
+        .map(|f| {
+            let text = match f {
+                LoadFinding::StrongHolds => {
+                    fill(&words().loads_hold, &[("option", strong.clone())])
+                }
+                LoadFinding::Better { load, best } => fill(
+                    &words().loads_flip,
+                    &[
+                        ("rate", rate(load)),
+                        ("best", label(best)),
+                        ("option", strong.clone()),
+                    ],
+                ),
+                LoadFinding::NoneHolds { load } => {
+                    fill(&words().loads_none, &[("rate", rate(load))])
+                }
+            };
+            view! { <li>{text}</li> }
+        })
+        .collect_view();
+    view! {
+        <div class="table-wrap">
+            <table class="moment-table" data-testid="moment-loads-table">
+                <thead><tr>
+                    <th scope="col">{words().loads_rate.clone()}</th>
+                    <th scope="col">{words().loads_best.clone()}</th>
+                    <th scope="col">{words().loads_holding.clone()}</th>
+                </tr></thead>
+                <tbody>{body}</tbody>
+            </table>
+        </div>
+        <ul class="moment-findings" data-testid="moment-loads-findings">{findings}</ul>
     }
+    .into_any()
 }
 
 fn grade_id(g: Grade) -> &'static str {

@@ -51,6 +51,19 @@ pub struct AutoscalerConfig {
     pub tolerance: f64,
     /// Quantile of server TTFT used by the TTFT signal.
     pub ttft_quantile: f64,
+    /// A floor on a schedule: from `at_s` on, the pool keeps at least `replicas`, asked for
+    /// at once whatever the signal says (pre-scaling for a peak that comes every evening,
+    /// early enough that the new replicas have loaded when it lands).
+    pub scheduled_floor: Option<ScheduledFloor>,
+}
+
+/// See [`AutoscalerConfig::scheduled_floor`].
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ScheduledFloor {
+    /// Seconds from the start of the run.
+    pub at_s: f64,
+    pub replicas: u32,
 }
 
 impl Default for AutoscalerConfig {
@@ -67,6 +80,7 @@ impl Default for AutoscalerConfig {
             max_scale_down_step: 1,
             tolerance: 0.1,
             ttft_quantile: 0.95,
+            scheduled_floor: None,
         }
     }
 }
@@ -91,6 +105,10 @@ impl AutoscalerConfig {
         }
         check_range("tolerance", self.tolerance, 0.0, 1.0)?;
         check_range("ttft_quantile", self.ttft_quantile, 0.0, 1.0)?;
+        if let Some(f) = self.scheduled_floor {
+            check_range("scheduled_floor.at_s", f.at_s, 0.0, 86_400.0 * 7.0)?;
+            check_range("scheduled_floor.replicas", f.replicas as f64, 0.0, 10_000.0)?;
+        }
         if matches!(
             self.signal,
             ScaleSignal::GpuUtilisation | ScaleSignal::KvUsage
@@ -102,6 +120,15 @@ impl AutoscalerConfig {
             ));
         }
         Ok(())
+    }
+
+    /// The least the pool may hold at `t`: the pool's own minimum, raised by the scheduled
+    /// floor once its time has come (never above the pool's maximum).
+    pub fn floor_at(&self, t: f64, min: u32, max: u32) -> u32 {
+        match self.scheduled_floor {
+            Some(f) if t >= f.at_s => min.max(f.replicas.min(max)),
+            _ => min,
+        }
     }
 
     /// The replica count the autoscaler asks for, or `None` to leave the pool alone.

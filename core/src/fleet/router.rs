@@ -23,17 +23,44 @@ pub enum RoutingPolicy {
     Random,
     /// Fewest requests in the replica (running + waiting).
     LeastOutstanding,
+    /// Two replicas drawn at random, the one with fewer requests in it (the "power of two
+    /// choices" that least-request balancers such as Envoy's use): nearly as even as asking
+    /// every replica, without sending every new request to the one that just emptied.
+    PowerOfTwo,
     /// Fewest prompt tokens still to prefill: the policy that sees a 32K prompt as 32K.
     LeastQueuedTokens,
     /// Lowest KV-cache usage, then fewest queued prompt tokens.
     KvAware,
     /// The replica that already holds the longest prefix of the prompt (or the session's
-    /// previous replica), unless its load exceeds `load_bound` times the fleet average
-    /// (consistent hashing with bounded loads); otherwise the fewest queued prompt tokens.
-    PrefixAffinity { load_bound: f64 },
+    /// previous replica), unless the prefill work waiting on it exceeds `load_bound` times
+    /// the fleet's average plus `slack_tokens` (bounded loads, with the absolute and relative
+    /// thresholds of SGLang's cache-aware router); otherwise the fewest queued prompt tokens.
+    /// The bound counts prompt tokens waiting to prefill, not requests: a replica's streams
+    /// still decoding hardly delay a new prompt, while a prefill queue does.
+    PrefixAffinity {
+        load_bound: f64,
+        #[serde(default = "default_slack_tokens")]
+        slack_tokens: u32,
+    },
+}
+
+/// Half of the token budget vLLM gives a step on an H100: a queue shorter than that clears
+/// within a step, so spilling a turn away from its cache to dodge it costs more than it saves.
+pub const DEFAULT_SLACK_TOKENS: u32 = 4096;
+
+fn default_slack_tokens() -> u32 {
+    DEFAULT_SLACK_TOKENS
 }
 
 impl RoutingPolicy {
+    /// Prefix affinity bounded at `load_bound` with the default slack.
+    pub fn prefix_affinity(load_bound: f64) -> RoutingPolicy {
+        RoutingPolicy::PrefixAffinity {
+            load_bound,
+            slack_tokens: DEFAULT_SLACK_TOKENS,
+        }
+    }
+
     /// Whether the policy needs each replica's cached prefix length for the prompt.
     pub fn needs_prefix(&self) -> bool {
         matches!(self, RoutingPolicy::PrefixAffinity { .. })
@@ -45,6 +72,7 @@ impl RoutingPolicy {
             RoutingPolicy::RoundRobin => "round_robin",
             RoutingPolicy::Random => "random",
             RoutingPolicy::LeastOutstanding => "least_outstanding",
+            RoutingPolicy::PowerOfTwo => "power_of_two",
             RoutingPolicy::LeastQueuedTokens => "least_queued_tokens",
             RoutingPolicy::KvAware => "kv_aware",
             RoutingPolicy::PrefixAffinity { .. } => "prefix_affinity",
@@ -82,8 +110,13 @@ impl RouterConfig {
     pub fn validate(&self) -> Result<(), ConfigError> {
         check_range("decision_s", self.decision_s, 0.0, 10.0)?;
         check_range("fixed_delay_s", self.fixed_delay_s, 0.0, 60.0)?;
-        if let RoutingPolicy::PrefixAffinity { load_bound } = self.policy {
+        if let RoutingPolicy::PrefixAffinity {
+            load_bound,
+            slack_tokens,
+        } = self.policy
+        {
             check_range("policy.load_bound", load_bound, 1.0, 100.0)?;
+            check_range("policy.slack_tokens", slack_tokens as f64, 0.0, 1e6)?;
         }
         Ok(())
     }
@@ -169,6 +202,20 @@ impl Router {
             RoutingPolicy::LeastOutstanding => {
                 argmin(candidates, offset, |c| (c.load.outstanding as f64, 0.0))
             }
+            RoutingPolicy::PowerOfTwo => {
+                let a = rng.gen_range(0..n as u64) as usize;
+                if n == 1 {
+                    a
+                } else {
+                    // A second draw among the other n - 1, so the two are distinct.
+                    let b = (a + 1 + rng.gen_range(0..(n - 1) as u64) as usize) % n;
+                    if candidates[b].load.outstanding < candidates[a].load.outstanding {
+                        b
+                    } else {
+                        a
+                    }
+                }
+            }
             RoutingPolicy::LeastQueuedTokens => argmin(candidates, offset, |c| {
                 (
                     c.load.queued_prompt_tokens as f64,
@@ -178,9 +225,10 @@ impl Router {
             RoutingPolicy::KvAware => argmin(candidates, offset, |c| {
                 (kv_usage(&c.load), c.load.queued_prompt_tokens as f64)
             }),
-            RoutingPolicy::PrefixAffinity { load_bound } => {
-                self.affinity(req, candidates, offset, load_bound)
-            }
+            RoutingPolicy::PrefixAffinity {
+                load_bound,
+                slack_tokens,
+            } => self.affinity(req, candidates, offset, load_bound, slack_tokens),
         };
         if let Some(s) = req.session {
             self.sessions.insert(s, candidates[pick].replica);
@@ -194,12 +242,17 @@ impl Router {
         candidates: &[Candidate],
         offset: usize,
         load_bound: f64,
+        slack_tokens: u32,
     ) -> usize {
         let n = candidates.len() as f64;
-        let total: f64 = candidates.iter().map(|c| c.load.outstanding as f64).sum();
-        // Bounded loads: no replica may hold more than load_bound x the average (plus this one).
-        let cap = libm::ceil(load_bound * (total + 1.0) / n);
-        let within = |c: &Candidate| (c.load.outstanding as f64) < cap;
+        let queued: f64 = candidates
+            .iter()
+            .map(|c| c.load.queued_prompt_tokens as f64)
+            .sum();
+        // Bounded loads: no replica keeps the turn while more than load_bound x the average
+        // prefill queue, plus the slack, waits on it.
+        let cap = load_bound * queued / n + slack_tokens as f64;
+        let within = |c: &Candidate| (c.load.queued_prompt_tokens as f64) <= cap;
         if let Some(prev) = req.session.and_then(|s| self.sessions.get(&s)) {
             if let Some(i) = candidates
                 .iter()
@@ -320,6 +373,29 @@ mod tests {
     }
 
     #[test]
+    fn two_choices_take_the_less_loaded_of_two_distinct_draws() {
+        // Replica 3 is the emptiest, but two random draws rarely both miss the rest, so it
+        // gets about the share of a replica that is one of the pair (1 - 3/4 x 2/3 = 1/2 of the
+        // picks go to a pair that holds it), not all of them.
+        let cands = [
+            cand(5, 0, 0, 0),
+            cand(4, 0, 0, 0),
+            cand(3, 0, 0, 0),
+            cand(0, 0, 0, 0),
+        ];
+        let got = picks(RoutingPolicy::PowerOfTwo, &cands, 4_000);
+        let share = |i: usize| got.iter().filter(|&&p| p == i).count() as f64 / 4_000.0;
+        assert!((share(3) - 0.5).abs() < 0.04, "{}", share(3));
+        // The busiest replica loses to whichever replica it is drawn with.
+        assert_eq!(share(0), 0.0);
+        // One replica: it is the pick.
+        assert_eq!(
+            picks(RoutingPolicy::PowerOfTwo, &cands[..1], 3),
+            vec![0, 0, 0]
+        );
+    }
+
+    #[test]
     fn ties_rotate_instead_of_piling_on_the_first_replica() {
         let cands = [cand(0, 0, 0, 0); 4];
         assert_eq!(
@@ -330,19 +406,34 @@ mod tests {
 
     #[test]
     fn affinity_follows_the_cache_until_the_load_bound() {
-        let policy = RoutingPolicy::PrefixAffinity { load_bound: 1.25 };
+        let policy = RoutingPolicy::prefix_affinity(1.25);
         // Replica 1 caches 900 tokens of the prompt and is not overloaded: it wins.
         let cands = [cand(4, 0, 0, 0), cand(4, 900, 0, 900), cand(4, 0, 0, 100)];
         assert_eq!(picks(policy, &cands, 2), vec![1, 1]);
-        // The same replica far above the average load loses to the least queued one.
-        let cands = [cand(1, 500, 0, 0), cand(20, 900, 0, 900), cand(1, 0, 0, 0)];
+        // Many more streams decoding there do not move the turn: they hardly delay a prompt.
+        let cands = [cand(1, 500, 0, 0), cand(40, 900, 0, 900), cand(1, 0, 0, 0)];
+        assert_eq!(picks(policy, &cands, 1), vec![1]);
+        // A prefill queue far above the average (and the slack) does: the least queued wins.
+        let cands = [
+            cand(1, 500, 0, 0),
+            cand(4, 20_000, 0, 900),
+            cand(1, 0, 0, 0),
+        ];
         assert_eq!(picks(policy, &cands, 1), vec![2]);
+        // With no slack, a queue just over load_bound x the average is already too much.
+        let tight = RoutingPolicy::PrefixAffinity {
+            load_bound: 1.25,
+            slack_tokens: 0,
+        };
+        let cands = [cand(1, 500, 0, 0), cand(4, 2_000, 0, 900), cand(1, 0, 0, 0)];
+        assert_eq!(picks(tight, &cands, 1), vec![2]);
+        assert_eq!(picks(policy, &cands, 1), vec![1]);
     }
 
     #[test]
     fn a_session_sticks_to_its_replica() {
         let mut r = Router::new(RouterConfig {
-            policy: RoutingPolicy::PrefixAffinity { load_bound: 2.0 },
+            policy: RoutingPolicy::prefix_affinity(2.0),
             ..RouterConfig::default()
         })
         .unwrap();
@@ -358,6 +449,7 @@ mod tests {
         let first = r.choose(req, &c, &mut rng).unwrap();
         assert_eq!(first, 1);
         c[1].load.outstanding = 2;
+        c[1].load.queued_prompt_tokens = 3_000;
         assert_eq!(r.choose(req, &c, &mut rng), Some(1));
     }
 
@@ -373,7 +465,7 @@ mod tests {
         let want = [0.11, 0.12, 0.61];
         assert!(got.iter().zip(want).all(|(g, w)| (g - w).abs() < 1e-12));
         assert!(Router::new(RouterConfig {
-            policy: RoutingPolicy::PrefixAffinity { load_bound: 0.5 },
+            policy: RoutingPolicy::prefix_affinity(0.5),
             ..RouterConfig::default()
         })
         .is_err());

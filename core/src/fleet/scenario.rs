@@ -442,7 +442,7 @@ mod tests {
         let a = s.arm("affinity").unwrap();
         assert_eq!(
             a.router.policy,
-            crate::fleet::RoutingPolicy::PrefixAffinity { load_bound: 1.5 }
+            crate::fleet::RoutingPolicy::prefix_affinity(1.5)
         );
         assert_eq!(a.router.decision_s, 0.002);
         assert_eq!(a.pools[0].replicas, 2);

@@ -882,7 +882,10 @@ impl FleetSim {
     fn sync_for_route(&mut self, t: f64) {
         let outstanding_only = matches!(
             self.router.config().policy,
-            RoutingPolicy::RoundRobin | RoutingPolicy::Random | RoutingPolicy::LeastOutstanding
+            RoutingPolicy::RoundRobin
+                | RoutingPolicy::Random
+                | RoutingPolicy::LeastOutstanding
+                | RoutingPolicy::PowerOfTwo
         ) && !self.cfg.overflow.active();
         if outstanding_only {
             for r in 0..self.replicas.len() {
@@ -1547,7 +1550,8 @@ impl FleetSim {
             provisioned: current,
         });
         let p = &self.cfg.pools[pool];
-        let (min, max) = (p.min_replicas, p.max_replicas);
+        let max = p.max_replicas;
+        let min = a.floor_at(t, p.min_replicas, max);
         let since = t - self.last_scale_change;
         let want = a.desired(ready, current, value, min, max).and_then(|want| {
             if want > current {
@@ -1557,6 +1561,11 @@ impl FleetSim {
                     .then_some(want.max(current.saturating_sub(a.max_scale_down_step)))
             }
         });
+        // A scheduled floor is asked for at once, whatever the signal and the cooldown say.
+        let want = match want {
+            None if current < min => Some(min),
+            w => w,
+        };
         {
             if let Some(want) = want {
                 self.scale_events.push(ScaleEvent {

@@ -424,6 +424,7 @@ impl Knob {
                 ("round_robin", "round-robin"),
                 ("random", "random"),
                 ("least_outstanding", "fewest outstanding requests"),
+                ("power_of_two", "fewer requests of two random replicas"),
                 ("least_queued_tokens", "fewest queued prompt tokens"),
                 ("kv_aware", "lowest KV usage"),
                 ("prefix_affinity", "prefix affinity (bounded load)"),
@@ -512,7 +513,7 @@ impl Knob {
             Knob::Replicas => p.replicas.to_string(),
             Knob::Policy => cfg.router.policy.name().into(),
             Knob::LoadBound => match cfg.router.policy {
-                RoutingPolicy::PrefixAffinity { load_bound } => num(load_bound),
+                RoutingPolicy::PrefixAffinity { load_bound, .. } => num(load_bound),
                 _ => String::new(),
             },
             Knob::RouterMs => num(cfg.router.decision_s * 1e3),
@@ -771,7 +772,7 @@ impl Knob {
                 p.max_replicas = u;
             }
             Knob::LoadBound => {
-                if let RoutingPolicy::PrefixAffinity { load_bound } = &mut cfg.router.policy {
+                if let RoutingPolicy::PrefixAffinity { load_bound, .. } = &mut cfg.router.policy {
                     *load_bound = v;
                 }
             }
@@ -882,11 +883,12 @@ impl Knob {
                     "round_robin" => RoutingPolicy::RoundRobin,
                     "random" => RoutingPolicy::Random,
                     "least_outstanding" => RoutingPolicy::LeastOutstanding,
+                    "power_of_two" => RoutingPolicy::PowerOfTwo,
                     "least_queued_tokens" => RoutingPolicy::LeastQueuedTokens,
                     "kv_aware" => RoutingPolicy::KvAware,
                     _ => match cfg.router.policy {
                         p @ RoutingPolicy::PrefixAffinity { .. } => p,
-                        _ => RoutingPolicy::PrefixAffinity { load_bound: 1.25 },
+                        _ => RoutingPolicy::prefix_affinity(1.25),
                     },
                 }
             }
