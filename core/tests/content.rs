@@ -149,10 +149,13 @@ const PENDING_IN_FILES_BEING_REWRITTEN: [(&str, &str); 8] = [
     ("sizing-why.toml", "million"),
 ];
 
-/// Keys whose strings are identifiers, links, units or data, not sentences a learner reads.
-const NOT_PROSE_KEYS: [&str; 13] = [
+/// Keys whose strings are identifiers, links, units or data, not sentences a learner reads:
+/// ids and keys, a report path, a scenario and its arms (probes), links (`train`, `lab`), a
+/// query string of inputs, a kind or level, a moment's or rubric line's id, a unit, and the
+/// figure a build-up's counted phrase counts.
+const NOT_PROSE_KEYS: [&str; 15] = [
     "id", "key", "path", "scenario", "broken", "fixed", "train", "lab", "inputs", "kind", "level",
-    "moment", "rubric",
+    "moment", "rubric", "unit", "count",
 ];
 
 /// Files that are data for the simulators, with the only keys in them that hold sentences a
