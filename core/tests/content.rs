@@ -973,3 +973,60 @@ fn the_widget_words_type_no_figure() {
         check_page_words(file, words, filled);
     }
 }
+
+/// Every placeholder of every text the core fills resolves, and no filled text keeps a brace:
+/// each scenario's title and description (a placeholder that does not resolve refuses the
+/// file), each validation row's words and `/simulator`'s, the mock's prompts and curveballs,
+/// and the sizing questions' prompts.
+#[test]
+fn every_placeholder_the_core_fills_resolves() {
+    let mut texts: Vec<(String, String)> = Vec::new();
+    for p in trainer_core::lab::presets().expect("every scenario parses, its words filled") {
+        texts.push((format!("{} title", p.id), p.title));
+        texts.push((format!("{} description", p.id), p.description));
+    }
+    let v = trainer_core::validation::shipped().expect("the measurements' words fill");
+    for r in v.row {
+        texts.push((format!("{} engine", r.id), r.engine));
+        texts.push((format!("{} conditions", r.id), r.conditions));
+        texts.extend(r.excluded.map(|x| (format!("{} excluded", r.id), x)));
+    }
+    let a = trainer_core::validation::about().expect("the page's words fill");
+    texts.push(("about band".into(), a.band));
+    texts.extend(
+        a.models
+            .into_iter()
+            .map(|m| ("about models".to_string(), m)),
+    );
+    let m = trainer_core::mock::mock().expect("the mock's words fill");
+    for p in m.prompts {
+        texts.push((format!("mock {}", p.id), p.ask));
+        texts.push((format!("mock {}", p.id), p.hint));
+    }
+    for c in m.curveballs {
+        texts.push((format!("mock {}", c.id), c.title));
+        texts.push((format!("mock {}", c.id), c.ask));
+        texts.push((format!("mock {}", c.id), c.hint));
+    }
+    for q in Question::ALL {
+        texts.push((format!("sizing {}", q.id()), q.prompt()));
+    }
+    assert!(texts.len() > 50);
+    for (at, t) in &texts {
+        assert!(
+            !t.contains('{') && !t.contains('}') && !t.contains('—'),
+            "{at}: {t}"
+        );
+        assert!(
+            typed_figures(t)
+                .iter()
+                .all(|w| w.chars().any(|c| c.is_ascii_digit())),
+            "{at}"
+        );
+    }
+    // A placeholder that does not resolve is refused, not shown.
+    let bad = include_str!("../../content/scenarios/fleet-seed.toml")
+        .replace("{param pools.0.replicas}", "{param pools.0.nope}");
+    let e = trainer_core::scenario::Scenario::from_toml(&bad).unwrap_err();
+    assert_eq!(e.field, "description", "{e:?}");
+}
