@@ -10,6 +10,7 @@ pub mod cost;
 mod due;
 pub mod engine;
 pub mod error;
+pub mod fill;
 pub mod fleet;
 pub mod format;
 pub mod lab;

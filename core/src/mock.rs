@@ -450,13 +450,51 @@ pub fn mock() -> Result<Mock, ConfigError> {
 
 /// Reads a mock file and checks it hangs together.
 pub fn parse(text: &str) -> Result<Mock, ConfigError> {
-    let m: Mock =
+    let mut m: Mock =
         toml::from_str(text).map_err(|e| ConfigError::new("mock", e.message().to_string()))?;
     m.check()?;
+    m.fill_words()?;
     Ok(m)
 }
 
 impl Mock {
+    /// Fills the figures of the interviewer's words: in a prompt, `{input NAME}` is an input
+    /// of the mock's load (`[figures] inputs`) as the calculator shows it; in a curveball,
+    /// `{rate_factor}` is its own factor on the traffic. (The grading's sentences keep their
+    /// placeholders, which the page fills from the run.)
+    fn fill_words(&mut self) -> Result<(), ConfigError> {
+        let load = self.figures.load()?;
+        let fill = |at: &str, t: &mut String, resolve: &dyn Fn(&str) -> Result<String, String>| {
+            crate::fill::fill(t, resolve)
+                .map(|f| *t = f)
+                .map_err(|e| ConfigError::new(format!("mock {at}"), e.join("; ")))
+        };
+        let input = |inside: &str| match inside.split_once(' ') {
+            Some(("input", name)) => load
+                .shown(Question::Fleet, name.trim())
+                .ok_or_else(|| format!("the fleet question has no input {name:?}")),
+            _ => Err("a prompt's words take {input NAME}".to_string()),
+        };
+        for p in &mut self.prompts {
+            fill(&p.id, &mut p.ask, &input)?;
+            fill(&p.id, &mut p.hint, &input)?;
+            for e in &mut p.expect {
+                fill(&p.id, e, &input)?;
+            }
+        }
+        for c in &mut self.curveballs {
+            let factor = c.rate_factor;
+            let own = move |inside: &str| match (inside, factor) {
+                ("rate_factor", Some(f)) => Ok(crate::format::num(f)),
+                _ => Err("a curveball's words take {rate_factor} (when it has one)".to_string()),
+            };
+            fill(&c.id, &mut c.title, &own)?;
+            fill(&c.id, &mut c.ask, &own)?;
+            fill(&c.id, &mut c.hint, &own)?;
+        }
+        Ok(())
+    }
+
     fn check(&self) -> Result<(), ConfigError> {
         let err = |field: &str, msg: String| Err(ConfigError::new(format!("mock {field}"), msg));
         if !(1..=180).contains(&self.minutes) {
@@ -1049,8 +1087,8 @@ mod tests {
             ("8 replicas", "is not a number"),
             ("inf", "is not a number"),
             ("NaN", "is not a number"),
-            ("-3", "Replicas must be more than zero"),
-            ("0", "Replicas must be more than zero"),
+            ("-3", "Replicas must be a positive number"),
+            ("0", "Replicas must be a positive number"),
         ] {
             let why = grade_figure(&m, f, text).unwrap_err();
             assert!(why.contains(says), "{text:?}: {why}");

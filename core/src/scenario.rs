@@ -321,6 +321,7 @@ impl ReplicaScenario {
 /// A replica file from its top-level table: the replica's efficiency and memory completed
 /// from its engine, then parsed and built.
 fn replica_from_table(mut table: toml::Table) -> Result<Scenario, ConfigError> {
+    let written = toml::Value::Table(table.clone());
     match table.get_mut("replica") {
         Some(toml::Value::Table(r)) => complete_tables(r, Engine::Validated, "replica")?,
         Some(_) => {}
@@ -333,7 +334,28 @@ fn replica_from_table(mut table: toml::Table) -> Result<Scenario, ConfigError> {
     let file: ReplicaFile = toml::Value::Table(table)
         .try_into()
         .map_err(|e: toml::de::Error| ConfigError::new("", one_line(e.message())))?;
-    file.build().map(|r| Scenario::Replica(Box::new(r)))
+    let mut r = file.build()?;
+    fill_words(
+        &mut r.title,
+        &mut r.description,
+        &written,
+        &r.config.replica,
+    )?;
+    Ok(Scenario::Replica(Box::new(r)))
+}
+
+/// Fills the placeholders of a scenario's title and description from the file as written
+/// and the cost model of `replica` (see [`crate::fill`]).
+pub(crate) fn fill_words(
+    title: &mut String,
+    description: &mut String,
+    written: &toml::Value,
+    replica: &crate::replica::ReplicaConfig,
+) -> Result<(), ConfigError> {
+    let cost = crate::cost::CostModel::new(replica.deployment.clone(), replica.efficiency).ok();
+    *title = crate::fill::fill_scenario("title", title, written, cost.as_ref())?;
+    *description = crate::fill::fill_scenario("description", description, written, cost.as_ref())?;
+    Ok(())
 }
 
 /// Which simulator a file is for.

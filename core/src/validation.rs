@@ -45,9 +45,40 @@ pub struct MetricDefinition {
     pub definition: String,
 }
 
-/// Parses the page's words.
+/// Parses the page's words and fills their figures: `{band}` ([`BAND`]), `{block_size}` (the
+/// KV block the simulator's scheduler uses by default) and `{gpu_memory_utilization}` (vLLM's
+/// default share, [`crate::cost::MemoryConfig::VLLM`]).
 pub fn about() -> Result<About, ConfigError> {
-    toml::from_str(ABOUT).map_err(|e| ConfigError::new("", format!("about: {}", e.message())))
+    let mut a: About = toml::from_str(ABOUT)
+        .map_err(|e| ConfigError::new("", format!("about: {}", e.message())))?;
+    let block = crate::replica::SchedulerConfig::default().block_size as f64;
+    let figure = |inside: &str| match inside {
+        "band" => Ok(crate::format::percent(BAND)),
+        "block_size" => Ok(crate::format::int(block)),
+        "gpu_memory_utilization" => Ok(crate::format::percent(
+            crate::cost::MemoryConfig::VLLM.gpu_memory_utilization,
+        )),
+        _ => Err("not a figure of this page (band, block_size, gpu_memory_utilization)".into()),
+    };
+    let fill = |field: &str, t: &mut String| {
+        crate::fill::fill(t, figure)
+            .map(|f| *t = f)
+            .map_err(|e| ConfigError::new(format!("about.{field}"), e.join("; ")))
+    };
+    fill("title", &mut a.title)?;
+    fill("intro", &mut a.intro)?;
+    fill("band", &mut a.band)?;
+    for t in a.models.iter_mut() {
+        fill("models", t)?;
+    }
+    for t in a.leaves_out.iter_mut() {
+        fill("leaves_out", t)?;
+    }
+    for m in a.metric.iter_mut() {
+        fill("metric", &mut m.name)?;
+        fill("metric", &mut m.definition)?;
+    }
+    Ok(a)
 }
 
 /// The shipped measurements file.
@@ -101,6 +132,13 @@ pub struct Row {
     pub rate: Option<f64>,
     pub prompt_len: LengthDist,
     pub output_len: LengthDist,
+    /// The multi-step scheduling the source ran (`--num-scheduler-steps`), for the row's
+    /// words; the simulator models its effect as async scheduling.
+    #[serde(default)]
+    pub scheduler_steps: Option<u32>,
+    /// The context limit the source served with (`--max_model_len`), for the row's words.
+    #[serde(default)]
+    pub max_model_len: Option<u32>,
     /// Why the row is shown but not held to the band (a mechanism the simulator leaves out).
     #[serde(default)]
     pub excluded: Option<String>,
@@ -142,9 +180,37 @@ pub fn shipped() -> Result<Measurements, ConfigError> {
     parse(MEASUREMENTS)
 }
 
-/// Parses a measurements file.
+/// Parses a measurements file. A row's words (`engine`, `conditions`, `excluded`) name its
+/// figures as `{param KEY}` (a number of the row itself, see [`crate::fill`]), filled here.
 pub fn parse(text: &str) -> Result<Measurements, ConfigError> {
-    toml::from_str(text).map_err(|e| ConfigError::new("", format!("measurements: {}", e.message())))
+    let de = |e: toml::de::Error| ConfigError::new("", format!("measurements: {}", e.message()));
+    let mut m: Measurements = toml::from_str(text).map_err(de)?;
+    let written: toml::Value = toml::from_str(text).map_err(de)?;
+    for (i, row) in m.row.iter_mut().enumerate() {
+        let Some(table) = written.get("row").and_then(|r| r.get(i)) else {
+            continue;
+        };
+        let figure = |inside: &str| {
+            let words: Vec<&str> = inside.split_whitespace().collect();
+            match words.as_slice() {
+                ["param", path] => crate::fill::shown(crate::fill::param(table, path)?, None),
+                ["param", path, how] => {
+                    crate::fill::shown(crate::fill::param(table, path)?, Some(how))
+                }
+                _ => Err("a row's words take {param KEY}".to_string()),
+            }
+        };
+        let at = |field: &str| format!("row[{i}].{field}");
+        let fill = |field: &str, t: &str| {
+            crate::fill::fill(t, figure).map_err(|e| ConfigError::new(at(field), e.join("; ")))
+        };
+        row.engine = fill("engine", &row.engine)?;
+        row.conditions = fill("conditions", &row.conditions)?;
+        if let Some(x) = &row.excluded {
+            row.excluded = Some(fill("excluded", x)?);
+        }
+    }
+    Ok(m)
 }
 
 impl Row {

@@ -4,7 +4,7 @@
 //! request, the followed request's clocks), checked against runs made here without the
 //! build-up code.
 
-use trainer_content::buildup::Script;
+use trainer_content::buildup::{Script, StepScript};
 use trainer_content::words::{fill, placeholders};
 use trainer_core::buildup::fleet::{clocks_at, Clock, ClockState, FleetStory, MomentKind};
 use trainer_core::buildup::replica::{Cell, ReplicaParams, ReplicaStory, D};
@@ -31,13 +31,23 @@ fn check_words(name: &str, script: &Script, chapters: &[Chapter]) {
     for (s, c) in script.steps.iter().zip(chapters) {
         assert_eq!(s.id, c.id, "{name}: steps in the simulator's order");
         assert!(!s.title.trim().is_empty() && !s.text.trim().is_empty());
-        let text = match c.variant {
-            Variant::Happened => &s.text,
-            Variant::Absent => s
-                .absent
-                .as_ref()
-                .unwrap_or_else(|| panic!("{name}/{}: no text for a run without it", s.id)),
-        };
+        if c.variant == Variant::Absent {
+            assert!(
+                s.absent.is_some(),
+                "{name}/{}: no text for a run without it",
+                s.id
+            );
+        }
+        for k in &s.counted {
+            assert!(
+                c.figure(&k.count).is_some() || c.variant == Variant::Absent,
+                "{name}/{}: counted phrase {} counts {}, not a figure of the chapter",
+                s.id,
+                k.name,
+                k.count
+            );
+        }
+        let text = &narration(s, c);
         for p in placeholders(text) {
             assert!(
                 c.figure(&p).is_some(),
@@ -50,6 +60,33 @@ fn check_words(name: &str, script: &Script, chapters: &[Chapter]) {
         assert!(!filled.contains('{'), "{name}/{}: {filled}", s.id);
         assert!(c.first <= c.last);
     }
+    check_no_odd_counts(name, script, chapters);
+}
+
+/// The narration the page shows for chapter `c`, counted phrases chosen, before its figures
+/// are filled.
+fn narration(s: &StepScript, c: &Chapter) -> String {
+    s.narration(c.variant == Variant::Absent, |n| {
+        c.figure(n).map(|f| f.value)
+    })
+}
+
+/// Every narration of a run, filled as the page fills it; fails on a figure of 0 stated as a
+/// count ("0 tokens") or of 1 with a plural ("1 chunks").
+fn check_no_odd_counts(name: &str, script: &Script, chapters: &[Chapter]) -> Vec<String> {
+    let mut out = Vec::new();
+    for (s, c) in script.steps.iter().zip(chapters) {
+        let filled = fill(&narration(s, c), &figure_texts(&c.figures));
+        let words: Vec<&str> = filled.split_whitespace().collect();
+        for w in words.windows(2) {
+            let n = w[0].trim_start_matches('(');
+            let plural = w[1].trim_end_matches([',', '.', ';', ')']).ends_with('s');
+            let odd = n == "0" || (n == "1" && plural);
+            assert!(!odd, "{name}/{}: “{} {}” in “{filled}”", s.id, w[0], w[1]);
+        }
+        out.push(filled);
+    }
+    out
 }
 
 fn value(c: &Chapter, name: &str) -> f64 {
@@ -385,4 +422,78 @@ fn each_build_up_runs_one_named_engine() {
     use trainer_core::engine::Engine;
     assert_eq!(ReplicaStory::engine(), Some(Engine::Validated));
     assert_eq!(FleetStory::engine(), Some(Engine::Brief));
+}
+
+/// A count that is zero reads as the sentence written for zero, never as "0 ...": the shipped
+/// replica run has prefix caching off, so the recompute step finds nothing in the prefix
+/// cache; a fleet without overflow spills nothing; and where the count is not zero the other
+/// sentence is chosen.
+#[test]
+fn a_count_of_zero_chooses_the_sentence_written_for_zero() {
+    let s = script("replica");
+    let phrase = |step: &str, count: &str| {
+        s.step(step)
+            .unwrap()
+            .counted
+            .iter()
+            .find(|k| k.count == count)
+            .unwrap_or_else(|| panic!("{step} counts {count}"))
+            .clone()
+    };
+    let cached = phrase("recompute", "cached_tokens");
+    let zero = cached.zero.clone().expect("a sentence for zero");
+    let story = ReplicaStory::run(ReplicaParams::shipped()).unwrap();
+    assert_eq!(story.chapters[5].variant, Variant::Happened);
+    assert_eq!(value(&story.chapters[5], "cached_tokens"), 0.0);
+    let texts = check_no_odd_counts("shipped", &s, &story.chapters);
+    assert!(texts[5].contains(&zero), "{}", texts[5]);
+    assert!(!texts[5].contains("tokens were found"), "{}", texts[5]);
+    // One chunk: a short prompt under a big budget.
+    let one = ReplicaStory::run(ReplicaParams {
+        d_prompt: 300,
+        budget: 2048,
+        ..ReplicaParams::shipped()
+    })
+    .unwrap();
+    assert_eq!(value(&one.chapters[1], "chunks"), 1.0);
+    let texts = check_no_odd_counts("one chunk", &s, &one.chapters);
+    let single = phrase("chunks", "chunks").one.unwrap();
+    let single = fill(&single, &figure_texts(&one.chapters[1].figures));
+    assert!(texts[1].contains(&single), "{}", texts[1]);
+
+    let f = script("fleet");
+    let mut cfg = FleetStory::config().unwrap();
+    cfg.overflow.action = OverflowAction::Queue;
+    cfg.truncate(20.0);
+    let mut sim = FleetStory::sim_of(cfg).unwrap();
+    sim.run();
+    let quiet = FleetStory::from_sim(&sim).unwrap();
+    let ov = &quiet.chapters[5];
+    assert_eq!(ov.variant, Variant::Absent);
+    assert_eq!(value(ov, "spilled_total"), 0.0);
+    let texts = check_no_odd_counts("no overflow", &f, &quiet.chapters);
+    let none = phrase_of(&f, "overflow", "spilled_total", true);
+    assert!(texts[5].contains(&none), "{}", texts[5]);
+    // The shipped fleet spills: the other sentence, with its figure.
+    let shipped = FleetStory::run().unwrap();
+    let texts = check_no_odd_counts("shipped fleet", &f, &shipped.chapters);
+    assert!(value(&shipped.chapters[5], "spilled_total") > 1.0);
+    assert!(texts[5].contains("requests went that way"), "{}", texts[5]);
+}
+
+/// The zero sentence (`zero`) or the many sentence of the counted phrase of `step` on `count`
+/// used by the text that applies.
+fn phrase_of(s: &Script, step: &str, count: &str, zero: bool) -> String {
+    let st = s.step(step).unwrap();
+    let k = st
+        .counted
+        .iter()
+        .filter(|k| k.count == count)
+        .find(|k| k.zero.is_some() == zero)
+        .unwrap_or_else(|| panic!("{step}: no phrase on {count}"));
+    if zero {
+        k.zero.clone().unwrap()
+    } else {
+        k.many.clone()
+    }
 }

@@ -21,18 +21,296 @@ const WIDGETS: [&str; 6] = [
     "verdict",
 ];
 
-/// Words with digits that are names, not figures (a model, a GPU, a status code, a percentile,
-/// the probe's own name).
-const NAMES_WITH_DIGITS: [&str; 8] = [
+/// Words with digits that are names, not figures: a model, a GPU or a number format, a status
+/// code, a percentile's name, an engine's version, a checkpoint's id. Matched as whole words.
+const NAMES_WITH_DIGITS: [&str; 21] = [
     "3.1",
     "8B",
+    "70B",
     "BF16",
-    "H100s",
+    "FP8",
     "H100",
+    "H100s",
+    "H200",
+    "A100",
     "429",
+    "p50",
+    "p90",
+    "p95",
     "p99",
-    "32K-token",
+    "E2EL",
+    "V0",
+    "V1",
+    "V1's",
+    "pre-V1",
+    "Meta-Llama-3-8B",
+    "nvidia/Llama-3.1-8B-Instruct-FP8",
 ];
+
+/// Phrases whose number is part of a name or a unit, removed before a text is checked: an
+/// engine's release (`vLLM 0.6.0`) and "per million" (tokens), the unit of a price.
+const NAMED_PHRASES: [&str; 5] = [
+    "vLLM 0.5.3",
+    "vLLM 0.6.0",
+    "vLLM 0.5",
+    "vLLM 0.6",
+    "per million",
+];
+
+/// Numbers written as words, matched as whole words whatever their case. "one" is not here:
+/// it is mostly a pronoun or an article ("one replica", "one at a time"), so a count that can
+/// be other than one is a placeholder by review, not by this list; nor are "first" and
+/// "second", which name an order ("the first token", "a second wave") rather than a figure.
+const NUMBER_WORDS: [&str; 66] = [
+    "zero",
+    "two",
+    "three",
+    "four",
+    "five",
+    "six",
+    "seven",
+    "eight",
+    "nine",
+    "ten",
+    "eleven",
+    "twelve",
+    "thirteen",
+    "fourteen",
+    "fifteen",
+    "sixteen",
+    "seventeen",
+    "eighteen",
+    "nineteen",
+    "twenty",
+    "thirty",
+    "forty",
+    "fifty",
+    "sixty",
+    "seventy",
+    "eighty",
+    "ninety",
+    "hundred",
+    "hundreds",
+    "thousand",
+    "thousands",
+    "million",
+    "millions",
+    "billion",
+    "billions",
+    "tens",
+    "dozen",
+    "dozens",
+    "half",
+    "halves",
+    "halve",
+    "halved",
+    "twice",
+    "thrice",
+    "double",
+    "doubles",
+    "doubled",
+    "triple",
+    "triples",
+    "tripled",
+    "quadruple",
+    "quarter",
+    "quarters",
+    "third",
+    "thirds",
+    "fourth",
+    "fifth",
+    "sixth",
+    "seventh",
+    "eighth",
+    "ninth",
+    "tenth",
+    "eleventh",
+    "twelfth",
+    "hundredth",
+    "thousandth",
+];
+
+/// TEMPORARY: files the typed-figure check skips while they are rewritten (the interview
+/// moments, which the lead is rewriting with their figures filled from the runs). Remove the
+/// entry when that work lands; every other file in `content/` must pass.
+const TEMPORARILY_EXEMPT: [&str; 1] = ["moments/"];
+
+/// Typed figures in files that other work is rewriting now (the lesson, its widget words and
+/// the sizing sentences), each exactly as found: the check fails on any other hit in these
+/// files, and on an entry here that no longer occurs (so the list only shrinks).
+const PENDING_IN_FILES_BEING_REWRITTEN: [(&str, &str); 8] = [
+    ("lesson.md", "two"),
+    ("lesson.md", "half"),
+    ("lesson.md", "dozens"),
+    ("lesson.md", "Three"),
+    ("lesson.md", "32K-token"),
+    ("lesson.md", "third"),
+    ("sizing-why.toml", "two"),
+    ("sizing-why.toml", "million"),
+];
+
+/// Keys whose strings are identifiers, links, units or data, not sentences a learner reads:
+/// ids and keys, a report path, a scenario and its arms (probes), links (`train`, `lab`), a
+/// query string of inputs, a kind or level, a moment's or rubric line's id, a unit, and the
+/// figure a build-up's counted phrase counts.
+const NOT_PROSE_KEYS: [&str; 15] = [
+    "id", "key", "path", "scenario", "broken", "fixed", "train", "lab", "inputs", "kind", "level",
+    "moment", "rubric", "unit", "count",
+];
+
+/// Files that are data for the simulators, with the only keys in them that hold sentences a
+/// learner reads (the lab shows a scenario's title and description; `/simulator` a
+/// measurement's engine, conditions and reason for exclusion). A source is a citation.
+const PROSE_KEYS_OF_DATA_FILES: [(&str, &[&str]); 2] = [
+    ("scenarios/", &["title", "description"]),
+    (
+        "validation/measurements.toml",
+        &["engine", "conditions", "excluded"],
+    ),
+];
+
+/// The figures typed into `text`: words with a digit that are not names, and numbers written
+/// as words. Placeholders (`{...}`) are figures filled later and are skipped.
+fn typed_figures(text: &str) -> Vec<String> {
+    let mut t = String::with_capacity(text.len());
+    let mut depth = 0;
+    for c in text.chars() {
+        match c {
+            '{' => depth += 1,
+            '}' if depth > 0 => depth -= 1,
+            _ if depth == 0 => t.push(c),
+            _ => {}
+        }
+    }
+    for p in NAMED_PHRASES {
+        t = t.replace(p, " ");
+    }
+    let mut out = Vec::new();
+    for word in t.split(|c: char| c.is_whitespace() || "(),:;\"“”‘—–=".contains(c)) {
+        let word = word
+            .trim_end_matches(['.', '!', '?', '\''])
+            .trim_start_matches('\'');
+        if word.is_empty() {
+            continue;
+        }
+        if word.chars().any(|c| c.is_ascii_digit()) {
+            if !NAMES_WITH_DIGITS.contains(&word) {
+                out.push(word.to_string());
+            }
+            continue;
+        }
+        // Hyphenated and possessive words are checked part by part ("two-minute", "four's").
+        for part in word.split(['-', '/', '\'', '’']) {
+            if NUMBER_WORDS.contains(&part.to_ascii_lowercase().as_str()) {
+                out.push(word.to_string());
+                break;
+            }
+        }
+    }
+    out
+}
+
+/// Every string a learner reads in a TOML file, with its key path: all of them, except those
+/// under [`NOT_PROSE_KEYS`], or in a data file only those under its prose keys.
+fn prose_of_toml(rel: &str, text: &str) -> Vec<(String, String)> {
+    fn walk(
+        v: &toml::Value,
+        path: &str,
+        key: &str,
+        prose: Option<&[&str]>,
+        out: &mut Vec<(String, String)>,
+    ) {
+        match v {
+            toml::Value::String(s) => {
+                let is_prose = match prose {
+                    Some(keys) => keys.contains(&key),
+                    None => !NOT_PROSE_KEYS.contains(&key),
+                };
+                if is_prose {
+                    out.push((path.to_string(), s.clone()));
+                }
+            }
+            toml::Value::Array(a) => {
+                for (i, x) in a.iter().enumerate() {
+                    walk(x, &format!("{path}[{i}]"), key, prose, out);
+                }
+            }
+            toml::Value::Table(t) => {
+                for (k, x) in t {
+                    let p = if path.is_empty() {
+                        k.clone()
+                    } else {
+                        format!("{path}.{k}")
+                    };
+                    walk(x, &p, k, prose, out);
+                }
+            }
+            _ => {}
+        }
+    }
+    let v: toml::Value = toml::from_str(text).unwrap_or_else(|e| panic!("{rel} parses: {e}"));
+    let prose = PROSE_KEYS_OF_DATA_FILES
+        .iter()
+        .find(|(prefix, _)| rel.starts_with(prefix))
+        .map(|(_, keys)| *keys);
+    let mut out = Vec::new();
+    walk(&v, "", "", prose, &mut out);
+    out
+}
+
+/// Every content file a learner reads from, relative to `content/`: the TOML and Markdown
+/// files, at any depth, but not the crate's own (`src/`, `Cargo.toml`).
+fn content_files() -> Vec<String> {
+    fn walk(dir: &std::path::Path, rel: &str, out: &mut Vec<String>) {
+        for entry in std::fs::read_dir(dir).expect("a readable directory") {
+            let path = entry.expect("a directory entry").path();
+            let name = path.file_name().unwrap().to_string_lossy().to_string();
+            let r = if rel.is_empty() {
+                name.clone()
+            } else {
+                format!("{rel}/{name}")
+            };
+            if path.is_dir() {
+                if r != "src" {
+                    walk(&path, &r, out);
+                }
+            } else if (name.ends_with(".toml") && name != "Cargo.toml") || name.ends_with(".md") {
+                out.push(r);
+            }
+        }
+    }
+    let mut out = Vec::new();
+    walk(
+        std::path::Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../content")),
+        "",
+        &mut out,
+    );
+    out.sort();
+    out
+}
+
+/// Each text a learner reads in `content/`, as (file, where, text).
+fn every_prose_text() -> Vec<(String, String, String)> {
+    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../content");
+    let mut out = Vec::new();
+    for rel in content_files() {
+        let text = std::fs::read_to_string(format!("{dir}/{rel}")).expect("readable");
+        if rel.ends_with(".md") {
+            let doc = trainer_content::parse::parse(&text)
+                .unwrap_or_else(|e| panic!("{rel} does not parse:\n{}", e.join("\n")));
+            for i in doc.all_inlines() {
+                if let Inline::Text { text } = i {
+                    out.push((rel.clone(), "text".to_string(), text.clone()));
+                }
+            }
+        } else {
+            for (path, s) in prose_of_toml(&rel, &text) {
+                out.push((rel.clone(), path, s));
+            }
+        }
+    }
+    out
+}
 
 fn docs() -> Vec<(String, Doc)> {
     let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../content");
@@ -212,22 +490,87 @@ fn headings_step_down_one_level_with_unique_ids_and_nothing_is_empty() {
     }
 }
 
+/// No figure is typed into anything a learner reads, in any file of `content/`: every number
+/// is a placeholder filled from the inputs, the parameters or a run, or a name (see
+/// [`typed_figures`]); the exemptions are [`TEMPORARILY_EXEMPT`] and
+/// [`PENDING_IN_FILES_BEING_REWRITTEN`], which may only shrink.
 #[test]
-fn no_figure_is_typed_into_the_prose() {
-    for (name, doc) in docs() {
-        for i in doc.all_inlines() {
-            let Inline::Text { text } = i else { continue };
-            for word in text.split(|c: char| c.is_whitespace() || "(),:;".contains(c)) {
-                let word = word.trim_end_matches(['.', '!', '?']);
-                if word.chars().any(|c| c.is_ascii_digit()) {
-                    assert!(
-                        NAMES_WITH_DIGITS.contains(&word),
-                        "{name}: “{word}” in “{text}” looks like a typed figure: use {{fig}} or {{input}}"
-                    );
-                }
+fn no_figure_is_typed_into_any_content_file() {
+    let texts = every_prose_text();
+    let files: BTreeSet<&str> = texts.iter().map(|(f, _, _)| f.as_str()).collect();
+    for want in [
+        "lesson.md",
+        "mock.toml",
+        "scenarios/fleet-seed.toml",
+        "buildups/replica.toml",
+        "validation/about.toml",
+        "lab/lab.toml",
+    ] {
+        assert!(files.contains(want), "the walk reaches {want}");
+    }
+    let mut problems = Vec::new();
+    let mut pending_seen = BTreeSet::new();
+    for (file, at, text) in &texts {
+        if TEMPORARILY_EXEMPT.iter().any(|p| file.starts_with(p)) {
+            continue;
+        }
+        for word in typed_figures(text) {
+            if PENDING_IN_FILES_BEING_REWRITTEN.contains(&(file.as_str(), word.as_str())) {
+                pending_seen.insert((file.clone(), word));
+                continue;
             }
+            problems.push(format!(
+                "content/{file} {at}: “{word}” looks like a typed figure (use a placeholder): “{text}”"
+            ));
         }
     }
+    for (file, word) in PENDING_IN_FILES_BEING_REWRITTEN {
+        if !pending_seen.contains(&(file.to_string(), word.to_string())) {
+            problems.push(format!(
+                "content/{file}: “{word}” is gone; drop it from the pending list"
+            ));
+        }
+    }
+    assert!(
+        problems.is_empty(),
+        "{} typed figures:\n{}",
+        problems.len(),
+        problems.join("\n")
+    );
+}
+
+/// The check above is not one that cannot fail.
+#[test]
+fn the_typed_figure_check_catches_figures_and_passes_names() {
+    assert_eq!(typed_figures("about 571 ms on four GPUs"), ["571", "four"]);
+    assert_eq!(
+        typed_figures("Two replicas, a two-minute load, traffic doubles."),
+        ["Two", "two-minute", "doubles"]
+    );
+    assert_eq!(
+        typed_figures("half their peak, a dozen, tens of thousands"),
+        ["half", "dozen", "tens", "thousands"]
+    );
+    assert!(typed_figures(
+        "Llama 3.1 8B in BF16 on one H100, p99 TTFT, a 429, vLLM 0.6.0, cost per million tokens"
+    )
+    .is_empty());
+    assert!(typed_figures("{param pools.0.replicas} replicas at {rate}").is_empty());
+    assert_eq!(
+        typed_figures("the first token, one at a time, the second wave, 0 s"),
+        ["0"]
+    );
+    let data = "name = \"fleet-rag-70b\"\ntitle = \"Eight replicas\"\n[[pools]]\nmodel = \"llama-3.1-70b\"";
+    let prose = prose_of_toml("scenarios/x.toml", data);
+    assert_eq!(prose, [("title".to_string(), "Eight replicas".to_string())]);
+    let words = prose_of_toml(
+        "home.toml",
+        "id = \"x2\"\n[[parts]]\nid = \"y\"\nblurb = \"two runs\"",
+    );
+    assert_eq!(
+        words,
+        [("parts[0].blurb".to_string(), "two runs".to_string())]
+    );
 }
 
 #[test]
@@ -389,7 +732,12 @@ fn the_mock_interview_types_no_figure_and_its_figures_link_to_their_steps() {
     if let Some(f) = v.get_mut("figures").and_then(|f| f.as_table_mut()) {
         f.remove("inputs");
     }
-    const FILLED: [&str; 29] = [
+    const FILLED: [&str; 34] = [
+        "input rate",
+        "input prompt_tokens",
+        "input output_tokens",
+        "input model",
+        "rate_factor",
         "reasons",
         "answer",
         "spare",
@@ -541,8 +889,8 @@ fn the_moments_pages_type_no_figure() {
 }
 
 /// Every sentence of a page's words file (every string in it, however nested): present, with
-/// only the placeholders the page fills (`filled`), and no figure typed into it (a word with a
-/// digit must be a name, as in the lesson).
+/// only the placeholders the page fills (`filled`). (That no figure is typed into it is
+/// checked for every file at once by [`no_figure_is_typed_into_any_content_file`].)
 fn check_page_words(file: &str, words: &serde_json::Value, filled: &[&str]) {
     fn strings<'a>(v: &'a serde_json::Value, out: &mut Vec<&'a str>) {
         match v {
@@ -561,13 +909,6 @@ fn check_page_words(file: &str, words: &serde_json::Value, filled: &[&str]) {
             assert!(
                 filled.contains(&name.as_str()),
                 "{file}: {{{name}}} in “{t}” is not filled"
-            );
-        }
-        for word in t.split(|c: char| c.is_whitespace() || "(),:;".contains(c)) {
-            let word = word.trim_end_matches(['.', '!', '?']);
-            assert!(
-                !word.chars().any(|c| c.is_ascii_digit()) || NAMES_WITH_DIGITS.contains(&word),
-                "{file}: “{word}” in “{t}” looks like a typed figure: use a placeholder"
             );
         }
     }
@@ -632,4 +973,61 @@ fn the_widget_words_type_no_figure() {
     for (file, words, filled) in &files {
         check_page_words(file, words, filled);
     }
+}
+
+/// Every placeholder of every text the core fills resolves, and no filled text keeps a brace:
+/// each scenario's title and description (a placeholder that does not resolve refuses the
+/// file), each validation row's words and `/simulator`'s, the mock's prompts and curveballs,
+/// and the sizing questions' prompts.
+#[test]
+fn every_placeholder_the_core_fills_resolves() {
+    let mut texts: Vec<(String, String)> = Vec::new();
+    for p in trainer_core::lab::presets().expect("every scenario parses, its words filled") {
+        texts.push((format!("{} title", p.id), p.title));
+        texts.push((format!("{} description", p.id), p.description));
+    }
+    let v = trainer_core::validation::shipped().expect("the measurements' words fill");
+    for r in v.row {
+        texts.push((format!("{} engine", r.id), r.engine));
+        texts.push((format!("{} conditions", r.id), r.conditions));
+        texts.extend(r.excluded.map(|x| (format!("{} excluded", r.id), x)));
+    }
+    let a = trainer_core::validation::about().expect("the page's words fill");
+    texts.push(("about band".into(), a.band));
+    texts.extend(
+        a.models
+            .into_iter()
+            .map(|m| ("about models".to_string(), m)),
+    );
+    let m = trainer_core::mock::mock().expect("the mock's words fill");
+    for p in m.prompts {
+        texts.push((format!("mock {}", p.id), p.ask));
+        texts.push((format!("mock {}", p.id), p.hint));
+    }
+    for c in m.curveballs {
+        texts.push((format!("mock {}", c.id), c.title));
+        texts.push((format!("mock {}", c.id), c.ask));
+        texts.push((format!("mock {}", c.id), c.hint));
+    }
+    for q in Question::ALL {
+        texts.push((format!("sizing {}", q.id()), q.prompt()));
+    }
+    assert!(texts.len() > 50);
+    for (at, t) in &texts {
+        assert!(
+            !t.contains('{') && !t.contains('}') && !t.contains('—'),
+            "{at}: {t}"
+        );
+        assert!(
+            typed_figures(t)
+                .iter()
+                .all(|w| w.chars().any(|c| c.is_ascii_digit())),
+            "{at}"
+        );
+    }
+    // A placeholder that does not resolve is refused, not shown.
+    let bad = include_str!("../../content/scenarios/fleet-seed.toml")
+        .replace("{param pools.0.replicas}", "{param pools.0.nope}");
+    let e = trainer_core::scenario::Scenario::from_toml(&bad).unwrap_err();
+    assert_eq!(e.field, "description", "{e:?}");
 }

@@ -73,9 +73,16 @@ fn an_excluded_row_says_why_and_a_broken_file_is_an_error() {
     assert!(!about.models.is_empty() && !about.leaves_out.is_empty());
     let keys: Vec<&str> = about.metric.iter().map(|m| m.key.as_str()).collect();
     assert_eq!(keys, ["ttft", "tpot", "itl", "e2el", "goodput"]);
+    // No percentage is typed into the words (the content check refuses any typed figure);
+    // the ones the page states are filled from the code, and nothing is left unfilled.
+    assert!(!trainer_core::validation::ABOUT.contains('%'));
     assert!(about
         .models
         .iter()
         .chain(&about.leaves_out)
-        .all(|s| !s.contains('%')));
+        .chain([&about.band])
+        .all(|s| !s.contains('{') && !s.contains('}')));
+    assert!(about.band.contains(&trainer_core::format::percent(
+        trainer_core::validation::BAND
+    )));
 }

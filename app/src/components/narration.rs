@@ -24,7 +24,8 @@ pub fn pieces(template: &str) -> Vec<(bool, String)> {
 
 /// A paragraph of narration. Each figure shows its text in a `<strong>` with
 /// `data-testid="fig-<name>"` and its unrounded value in `data-value`; a placeholder without a
-/// figure stays visible as `{name}` (marked `missing`), so a mistake shows instead of vanishing.
+/// figure shows an em dash marked `missing` (its name in `data-missing`), never a raw `{name}`
+/// (`core/tests/buildups.rs` checks every placeholder of every run has its figure).
 #[component]
 pub fn Narration(
     /// The paragraph's `data-testid`.
@@ -49,7 +50,7 @@ pub fn Narration(
                     </strong>
                 }
                 .into_any(),
-                None => view! { <span class="narrated missing">{format!("{{{s}}}")}</span> }.into_any(),
+                None => view! { <span class="narrated missing" data-missing=s.clone()>"—"</span> }.into_any(),
             }
         })
         .collect_view();

@@ -287,6 +287,7 @@ impl FleetScenario {
 
     /// The scenario from the file's top-level table.
     fn from_table(mut base: toml::Table) -> Result<FleetScenario, ConfigError> {
+        let written = toml::Value::Table(base.clone());
         complete_pools(&mut base, "")?;
         // The arms come out of the base first, so that each arm merges into a copy of the
         // base alone: the whole file is read once, not once per arm.
@@ -359,10 +360,14 @@ impl FleetScenario {
             let cfg = f.build().map_err(|e| e.within(&format!("arms[{i}]")))?;
             arms.push((name, cfg));
         }
+        let (mut title, mut description) = (file.title, file.description);
+        if let Some(pool) = arms.first().and_then(|(_, f)| f.pools.first()) {
+            crate::scenario::fill_words(&mut title, &mut description, &written, &pool.replica)?;
+        }
         Ok(FleetScenario {
             name: file.name,
-            title: file.title,
-            description: file.description,
+            title,
+            description,
             arms,
         })
     }

@@ -170,9 +170,21 @@ impl Question {
         words::question(self.id()).map_or(self.id(), |w| w.title.as_str())
     }
 
-    /// The question as the learner is given it, in one paragraph (from `content/sizing.toml`).
-    pub fn prompt(self) -> &'static str {
-        words::question(self.id()).map_or("", |w| w.prompt.as_str())
+    /// The question as the learner is given it, in one paragraph (from `content/sizing.toml`),
+    /// its `{input NAME}`s filled with the question's defaults as the form shows them.
+    pub fn prompt(self) -> String {
+        let text = words::question(self.id()).map_or("", |w| w.prompt.as_str());
+        crate::fill::fill_or_dash(text, |inside| self.prompt_figure(inside))
+    }
+
+    /// One `{input NAME}` of the prompt, at the question's defaults.
+    pub fn prompt_figure(self, inside: &str) -> Result<String, String> {
+        match inside.split_once(' ') {
+            Some(("input", name)) => Inputs::defaults(self)
+                .shown(self, name.trim())
+                .ok_or_else(|| format!("{} has no input {name:?}", self.id())),
+            _ => Err("a question's prompt takes {input NAME}".into()),
+        }
     }
 
     /// The inputs of this question with their default values (those of its default presets).

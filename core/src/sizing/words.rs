@@ -89,6 +89,10 @@ mod tests {
                 q.id()
             );
             assert_eq!(q.title(), w.title);
+            let filled = crate::fill::fill(&w.prompt, |i| q.prompt_figure(i))
+                .unwrap_or_else(|e| panic!("{}: {e:?}", q.id()));
+            assert_eq!(q.prompt(), filled);
+            assert!(!filled.contains('{') && !filled.contains('—'), "{filled}");
         }
     }
 

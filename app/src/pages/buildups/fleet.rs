@@ -185,11 +185,7 @@ fn FleetFrame(
         let (c, _) = current.get()?;
         let (title, text, watch) = script.with_value(|sc| {
             let st = sc.step(c.id)?;
-            Some((
-                st.title.clone(),
-                text_for(st, &c).to_string(),
-                st.watch.clone(),
-            ))
+            Some((st.title.clone(), text_for(st, &c), st.watch.clone()))
         })?;
         Some(view! {
             <div class="buildup-narration" data-testid="narration" data-step=c.id>

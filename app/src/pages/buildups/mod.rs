@@ -28,12 +28,13 @@ pub fn script(id: &str) -> Option<Script> {
     serde_json::from_str(json).ok()
 }
 
-/// The narration that fits a chapter: its text, or the text for a run without its event.
-pub fn text_for<'a>(s: &'a StepScript, c: &Chapter) -> &'a str {
-    match (c.variant, &s.absent) {
-        (Variant::Absent, Some(t)) => t,
-        _ => &s.text,
-    }
+/// The narration that fits a chapter: its text, or the text for a run without its event,
+/// with each phrase that states a count chosen by the chapter's figure
+/// (`StepScript::narration`).
+pub fn text_for(s: &StepScript, c: &Chapter) -> String {
+    s.narration(c.variant == Variant::Absent, |name| {
+        c.figure(name).map(|f| f.value)
+    })
 }
 
 /// The build-ups' index.

@@ -159,7 +159,7 @@ fn ReplicaFrameView(
                 let st = sc.step(c.id)?;
                 Some((
                     st.title.clone(),
-                    text_for(st, &c).to_string(),
+                    text_for(st, &c),
                     st.watch.clone(),
                 ))
             })?;
