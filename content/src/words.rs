@@ -18,10 +18,17 @@ pub struct LessonWords {
     pub sim_open_streams: String,
     pub sim_kv_in_use: String,
     pub gap_replicas: String,
+    /// Added to `gap_replicas` when the check also ran one replica fewer.
+    pub gap_fewer: String,
+    /// By `trainer_core::sizing::StreamsGap`: `Sooner`, `NoFewer`, `Lost`.
     pub gap_open_streams: String,
+    pub gap_open_streams_more: String,
+    pub gap_open_streams_lost: String,
     pub gap_kv_in_use: String,
+    /// `fewer_result` by `trainer_core::sizing::Fewer`.
     pub fewer_holds: String,
     pub fewer_misses: String,
+    pub fewer_misses_too: String,
     pub probe_run: String,
     pub probe_running: String,
     pub probe_caption: String,
