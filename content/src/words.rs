@@ -66,8 +66,12 @@ pub struct SizeWords {
     pub wall_time: String,
     pub stale: String,
     pub targets: String,
+    /// By `trainer_core::sizing::StreamsGap`: `Sooner` (with `streams_smaller_batch` when the
+    /// simulated batch is smaller than the one assumed), `NoFewer`, `Lost`.
     pub streams_shorter: String,
+    pub streams_smaller_batch: String,
     pub streams_longer: String,
+    pub streams_lost: String,
     pub streams_simulated: String,
     pub streams_estimated: String,
     pub shortfall_at: String,
