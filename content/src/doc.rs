@@ -77,6 +77,13 @@ pub enum Inline {
         question: String,
         name: String,
     },
+    /// `{say question/id}`: a sentence that draws a conclusion from the figures, chosen by
+    /// the sizing engine at the learner's inputs from the alternatives in
+    /// `content/verdict.toml` (`[say]`).
+    Say {
+        question: String,
+        id: String,
+    },
 }
 
 impl Doc {
@@ -147,6 +154,7 @@ pub fn plain(text: &[Inline]) -> String {
             }
             Inline::Figure { question, step } => s.push_str(&format!("{{fig {question}/{step}}}")),
             Inline::Input { question, name } => s.push_str(&format!("{{input {question}/{name}}}")),
+            Inline::Say { question, id } => s.push_str(&format!("{{say {question}/{id}}}")),
         }
     }
     s

@@ -333,7 +333,7 @@ fn directive(body: &str) -> Result<Inline, String> {
     let bad = |a: &str| a.is_empty() || !a.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
     if bad(a) || bad(b) {
         return Err(format!(
-            "`{{{body}}}`: a directive is `{{fig question/step}}` or `{{input question/name}}`"
+            "`{{{body}}}`: a directive is `{{fig question/step}}`, `{{input question/name}}` or `{{say question/id}}`"
         ));
     }
     let (a, b) = (a.to_string(), b.to_string());
@@ -346,8 +346,9 @@ fn directive(body: &str) -> Result<Inline, String> {
             question: a,
             name: b,
         }),
+        "say" => Ok(Inline::Say { question: a, id: b }),
         other => Err(format!(
-            "`{{{body}}}`: unknown directive `{other}` (known: fig, input)"
+            "`{{{body}}}`: unknown directive `{other}` (known: fig, input, say)"
         )),
     }
 }
@@ -441,6 +442,24 @@ mod tests {
         assert!(matches!(&d.blocks[3], Block::List { ordered: false, items } if items.len() == 2));
         assert!(matches!(&d.blocks[4], Block::Aside { blocks } if blocks.len() == 1));
         assert_eq!(d.contents(), vec![("size".into(), "Size it".into())]);
+    }
+
+    #[test]
+    fn a_say_directive_names_its_question_and_sentence() {
+        let d = doc("# T\n\n**{say fleet/decode}** Every step reads the weights.\n");
+        let Block::Paragraph { text } = &d.blocks[0] else {
+            panic!()
+        };
+        let Inline::Strong { text } = &text[0] else {
+            panic!("{text:?}")
+        };
+        assert_eq!(
+            text[0],
+            Inline::Say {
+                question: "fleet".into(),
+                id: "decode".into()
+            }
+        );
     }
 
     #[test]

@@ -18,10 +18,17 @@ pub struct LessonWords {
     pub sim_open_streams: String,
     pub sim_kv_in_use: String,
     pub gap_replicas: String,
+    /// Added to `gap_replicas` when the check also ran one replica fewer.
+    pub gap_fewer: String,
+    /// By `trainer_core::sizing::StreamsGap`: `Sooner`, `NoFewer`, `Lost`.
     pub gap_open_streams: String,
+    pub gap_open_streams_more: String,
+    pub gap_open_streams_lost: String,
     pub gap_kv_in_use: String,
+    /// `fewer_result` by `trainer_core::sizing::Fewer`.
     pub fewer_holds: String,
     pub fewer_misses: String,
+    pub fewer_misses_too: String,
     pub probe_run: String,
     pub probe_running: String,
     pub probe_caption: String,
@@ -59,8 +66,12 @@ pub struct SizeWords {
     pub wall_time: String,
     pub stale: String,
     pub targets: String,
+    /// By `trainer_core::sizing::StreamsGap`: `Sooner` (with `streams_smaller_batch` when the
+    /// simulated batch is smaller than the one assumed), `NoFewer`, `Lost`.
     pub streams_shorter: String,
+    pub streams_smaller_batch: String,
     pub streams_longer: String,
+    pub streams_lost: String,
     pub streams_simulated: String,
     pub streams_estimated: String,
     pub shortfall_at: String,

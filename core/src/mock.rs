@@ -584,9 +584,10 @@ impl Mock {
     }
 }
 
-const VERDICTS: [&str; 7] = [
+const VERDICTS: [&str; 8] = [
     "no_replica",
     "replicas_weak",
+    "replicas_weak_none_lost",
     "replicas_strong",
     "replicas_acceptable",
     "moment_weak",
@@ -658,7 +659,10 @@ pub fn grade_replicas(
     } else {
         Grade::Acceptable
     };
+    let lost = check.timed_out + check.rejected;
     let key = match grade {
+        // A zero reads as "no request was lost", not "0 requests lost".
+        Grade::Weak if lost == 0 => "replicas_weak_none_lost",
         Grade::Weak => "replicas_weak",
         Grade::Strong => "replicas_strong",
         Grade::Acceptable => "replicas_acceptable",
@@ -674,7 +678,7 @@ pub fn grade_replicas(
         ("tpot", duration(check.tpot_p99_s, 3)),
         ("ttft_target", duration(check.ttft_target_s, 3)),
         ("tpot_target", duration(check.tpot_target_s, 3)),
-        ("lost", int((check.timed_out + check.rejected) as f64)),
+        ("lost", int(lost as f64)),
         ("reference", int(reference as f64)),
         ("cost", money(answer as f64 * price)),
         ("reference_cost", money(reference as f64 * price)),
@@ -1250,6 +1254,27 @@ mod tests {
             "{}",
             p.summary
         );
+    }
+
+    #[test]
+    fn a_miss_with_no_request_lost_says_so_in_words() {
+        let m = mock().expect("mock");
+        let c = m.curveball("traffic-triples").unwrap().clone();
+        let base = Inputs::defaults(Question::Fleet);
+        let f = replicas_fleet(&c, &base, 4).unwrap().unwrap();
+        let mut check = run(&f);
+        // The same miss with every request served: the TTFT target alone fails.
+        check.timed_out = 0;
+        check.rejected = 0;
+        check.ttft_p99_s = check.ttft_target_s * 2.0;
+        let p = grade_replicas(&m, &c, &base, 4, Some(&check)).unwrap();
+        assert_eq!(p.grade, Grade::Weak);
+        assert!(p.summary.contains("no request was lost"), "{}", p.summary);
+        assert!(!p.summary.contains(" 0 requests"), "{}", p.summary);
+        // With requests lost, their count is said.
+        check.timed_out = 7;
+        let p = grade_replicas(&m, &c, &base, 4, Some(&check)).unwrap();
+        assert!(p.summary.contains("7 requests lost"), "{}", p.summary);
     }
 
     #[test]

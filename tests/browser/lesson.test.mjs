@@ -89,6 +89,49 @@ test("changing an input in the calculator and coming back changes the lesson's f
   await page.context().close();
 });
 
+test("the lesson's conclusions follow the calculator's inputs: 8,000-token prompts, then 70B on four GPUs", async () => {
+  const page = await app.page();
+  await open(page, app.url, "lesson");
+  await revealAll(page);
+  const key = (id) => page.getAttribute(`[data-testid="say-fleet-${id}"]`, "data-key");
+  const verdict = () => page.textContent('[data-testid="verdict-fleet"]');
+  // The seed: HBM bandwidth sets the count; the target leaves room.
+  assert.match(await verdict(), /^HBM bandwidth bounds the answer\./);
+  assert.equal(await key("decode"), "decode_memory");
+  assert.equal(await key("pace"), "pace_faster");
+  assert.equal(await key("kv"), "kv_room");
+  const setAndReturn = async (change) => {
+    await page.click('[data-testid="input-fleet-rate"] a');
+    await page.waitForSelector('[data-testid="input-rate"]');
+    await change();
+    await page.click('[data-testid="nav-lesson"]');
+    await page.waitForSelector('[data-testid="page-lesson"]');
+    await revealAll(page);
+  };
+  await setAndReturn(async () => {
+    await page.fill('[data-testid="input-prompt_tokens"]', "8000");
+    await page.waitForFunction(() => location.search.includes("prompt_tokens=8000"));
+  });
+  // The decode step now reaches the target: it binds, and the lesson no longer says that
+  // replies finish sooner.
+  assert.match(await verdict(), /^Compute and the latency target bound the answer\./);
+  assert.equal(await key("pace"), "pace_close");
+  assert.doesNotMatch(await page.textContent('[data-testid="say-fleet-pace"]'), /finish sooner and fewer/);
+  await setAndReturn(async () => {
+    await page.fill('[data-testid="input-prompt_tokens"]', "1000");
+    await page.fill('[data-testid="input-gpus_per_replica"]', "4");
+    await page.selectOption('[data-testid="input-model"]', "llama-3.1-70b");
+    await page.waitForFunction(() => location.search.includes("model=llama-3.1-70b"));
+  });
+  assert.equal(await key("decode"), "decode_memory");
+  assert.equal(await key("pace"), "pace_close");
+  assert.match(await verdict(), /the latency target also weigh in/);
+  assert.match(await page.textContent(".lesson-article"), /the model is Llama 3\.1 70B in BF16/);
+  await shoot(page, "lesson-conclusions-70b-tp4");
+  assert.deepEqual(page.problems, []);
+  await page.context().close();
+});
+
 test("an estimate stays hidden until committed, then stands beside the derivation and the simulator", async () => {
   const page = await app.page();
   await open(page, app.url, "lesson");

@@ -293,6 +293,50 @@ impl SimCheck {
     pub fn overloaded(&self) -> bool {
         matches!(self.verdict, crate::fleet::FleetVerdict::Overloaded { .. })
     }
+
+    /// How the simulated open streams sit against Little's law at the target pace, and why.
+    pub fn streams_gap(&self) -> StreamsGap {
+        if self.open_streams >= self.open_streams_estimate {
+            StreamsGap::NoFewer
+        } else if self.itl_mean_s < self.tpot_target_s {
+            StreamsGap::Sooner
+        } else {
+            StreamsGap::Lost
+        }
+    }
+
+    /// How the check at one replica fewer reads beside this one.
+    pub fn fewer(&self, fewer: &SimCheck) -> Fewer {
+        match (self.passes(), fewer.passes()) {
+            (_, true) => Fewer::Holds,
+            (true, false) => Fewer::Needed,
+            (false, false) => Fewer::MissesToo,
+        }
+    }
+}
+
+/// The simulated open streams against the estimate's (rate × output tokens × the target).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum StreamsGap {
+    /// Fewer, with tokens faster than the target: replies closed sooner.
+    Sooner,
+    /// As many or more: replies, with their wait for a first token, stayed open as long.
+    NoFewer,
+    /// Fewer, though tokens came no faster than the target: requests lost hold no stream.
+    Lost,
+}
+
+/// What a check at one replica fewer than the derived count says about that count.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Fewer {
+    /// One fewer still meets the targets: the ceiling is headroom.
+    Holds,
+    /// The count holds and one fewer misses: the rounding up was needed.
+    Needed,
+    /// Both miss a target.
+    MissesToo,
 }
 
 #[cfg(test)]

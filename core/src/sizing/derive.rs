@@ -3,7 +3,8 @@
 //! Little's law, money, shares).
 
 use super::{
-    fit, words, Derivation, Inputs, Limit, LimitReading, Pressure, Question, Step, Verdict,
+    conclusions, fit, words, Derivation, Inputs, Limit, LimitReading, Pressure, Question, Said,
+    Step, Verdict,
 };
 use crate::cost::{CostModel, Efficiency, MemoryConfig, StepCost};
 use crate::error::ConfigError;
@@ -704,86 +705,147 @@ fn fleet(c: &Ctx) -> Derivation {
     } else {
         (total, 0.0)
     };
+    let say =
+        |section: &str, key: &str, values: &[(&str, String)]| words::conclude(section, key, values);
+    let load_values = |load: f64| {
+        vec![
+            ("share", percent(load / total)),
+            ("load", sig(load, 3)),
+            ("total", sig(total, 3)),
+        ]
+    };
     let mut readings = vec![
         LimitReading {
             limit: Limit::Compute,
             pressure: load_pressure(compute_load, memory_load, total),
-            reason: format!(
-                "Compute carries {} of the work ({} of {} replica-s/s): prefill{}.",
-                percent(compute_load / total),
-                sig(compute_load, 3),
-                sig(total, 3),
+            reason: say(
+                "fleet",
                 if sc.memory_bound() {
-                    ""
+                    "compute_prefill"
                 } else {
-                    " and a compute-bound decode"
-                }
+                    "compute_all"
+                },
+                &load_values(compute_load),
             ),
         },
         LimitReading {
             limit: Limit::HbmBandwidth,
             pressure: load_pressure(memory_load, compute_load, total),
             reason: if sc.memory_bound() {
-                format!(
-                    "Decode carries {} of the work, and each decode step is memory-bound: it reads {} to emit {} tokens.",
-                    percent(memory_load / total),
-                    gb(bytes, 4),
-                    int(batch as f64)
+                say(
+                    "fleet",
+                    "hbm_memory_bound",
+                    &[
+                        ("share", percent(memory_load / total)),
+                        ("bytes", gb(bytes, 4)),
+                        ("batch", int(batch as f64)),
+                    ],
                 )
             } else {
-                "Even decode is compute-bound here, so HBM bandwidth has room.".to_string()
+                say("fleet", "hbm_compute_bound", &[])
             },
         },
     ];
-    let fill = spr / batch as f64;
+    // The latency target presses through the step (missed, or within a tenth of it, so that
+    // a tighter target would fail at this batch) and through the streams it keeps open (more
+    // than the batch, at a batch whose step misses the target). It never enters the replica
+    // count itself, so nothing else makes it bind.
+    let pace = conclusions::Pace::of(sc.total_s, tpot);
+    let step_values = vec![
+        ("step", duration(sc.total_s, 2)),
+        ("tpot", duration(tpot, 3)),
+        ("ratio", percent(sc.total_s / tpot)),
+        ("batch", int(batch as f64)),
+    ];
+    let mut stream_values = vec![
+        ("reply", duration(reply_s, 2)),
+        ("streams", fixed(spr, 2)),
+        ("batch", int(batch as f64)),
+    ];
+    let (streams_key, streams_pressure) = if batch_ok {
+        ("streams_fit", Pressure::Slack)
+    } else {
+        let step_held = c
+            .cost
+            .decode_step(held.min(u32::MAX as f64) as u32, ctx)
+            .total_s;
+        stream_values.push(("held", int(held)));
+        stream_values.push(("step_held", duration(step_held, 2)));
+        if step_held <= tpot {
+            ("streams_over_fit", Pressure::Slack)
+        } else {
+            ("streams_over_miss", Pressure::Binding)
+        }
+    };
     readings.push(LimitReading {
         limit: Limit::LatencyTarget,
-        pressure: if !tpot_ok || fill >= 0.9 {
-            Pressure::Binding
-        } else if fill >= 0.5 {
-            Pressure::Secondary
-        } else {
-            Pressure::Slack
-        },
-        reason: if tpot_ok {
-            format!(
-                "At {} per token a reply stays open {}, which keeps {} streams on each replica against a batch of {}{}.",
-                duration(tpot, 3),
-                duration(reply_s, 2),
-                fixed(spr, 2),
-                int(batch as f64),
-                if batch_ok {
-                    ""
-                } else {
-                    ": replicas must run bigger, slower batches than assumed, or the fleet needs more of them"
-                }
-            )
-        } else {
-            format!(
-                "A decode step of {} misses the {} target, so the batch must shrink or the model must run on more GPUs.",
-                duration(sc.total_s, 2),
-                duration(tpot, 3)
-            )
-        },
-    });
-    let batch_kv = batch as f64 * avg_ctx;
-    readings.push(LimitReading {
-        limit: Limit::KvCapacity,
-        pressure: if share >= 0.9 || batch_kv > pool {
-            Pressure::Binding
-        } else if share >= 0.5 {
-            Pressure::Secondary
-        } else {
-            Pressure::Slack
-        },
+        pressure: conclusions::stronger(pace.pressure(), streams_pressure),
         reason: format!(
-            "The streams in flight use {} of each replica's KV pool ({} of {} tokens).",
-            percent(share),
-            int(in_use),
-            int(pool)
+            "{} {}",
+            say("fleet", pace.reading_key(), &step_values),
+            say("fleet", streams_key, &stream_values)
         ),
     });
-    finish(Question::Fleet, s, readings)
+    let batch_kv = batch as f64 * avg_ctx;
+    let kv = conclusions::KvCase::of(share, batch_kv, pool);
+    let kv_values = vec![
+        ("share", percent(share)),
+        ("in_use", int(in_use)),
+        ("pool", int(pool)),
+        ("batch", int(batch as f64)),
+        ("batch_kv", int(batch_kv)),
+    ];
+    readings.push(LimitReading {
+        limit: Limit::KvCapacity,
+        pressure: kv.pressure(),
+        reason: say("fleet", kv.key(), &kv_values),
+    });
+    let said = vec![
+        Said {
+            id: "decode",
+            step: "decode_step",
+            key: if sc.memory_bound() {
+                "decode_memory"
+            } else {
+                "decode_compute"
+            },
+            text: String::new(),
+        },
+        Said {
+            id: "streams",
+            step: "streams_per_replica",
+            key: if batch_ok {
+                "streams_fit"
+            } else {
+                "streams_over"
+            },
+            text: String::new(),
+        },
+        Said {
+            id: "kv",
+            step: "kv_share",
+            key: kv.key(),
+            text: String::new(),
+        },
+        Said {
+            id: "pace",
+            step: "decode_step",
+            key: pace.say_key(),
+            text: String::new(),
+        },
+    ]
+    .into_iter()
+    .map(|mut x| {
+        let values = match x.id {
+            "pace" => &step_values,
+            "kv" => &kv_values,
+            _ => &stream_values,
+        };
+        x.text = say("say", x.key, values);
+        x
+    })
+    .collect();
+    finish_with(Question::Fleet, s, readings, said)
 }
 
 /// How many chats of a given length the KV pool of one replica holds, and how many of them
@@ -882,10 +944,13 @@ fn chats_per_replica(c: &Ctx) -> Derivation {
             } else {
                 Pressure::Slack
             },
-            reason: format!(
-                "A full decode step spends {} on arithmetic against {} on memory.",
-                duration(full.compute_s, 2),
-                duration(full.memory_s, 2)
+            reason: words::conclude(
+                "chats",
+                "compute",
+                &[
+                    ("compute", duration(full.compute_s, 2)),
+                    ("memory", duration(full.memory_s, 2)),
+                ],
             ),
         },
         LimitReading {
@@ -895,19 +960,19 @@ fn chats_per_replica(c: &Ctx) -> Derivation {
             } else {
                 Pressure::Slack
             },
-            reason: format!(
-                "With every chat at full length a decode step reads {}.",
-                gb(full_bytes, 4)
-            ),
+            reason: words::conclude("chats", "hbm", &[("bytes", gb(full_bytes, 4))]),
         },
         LimitReading {
             limit: Limit::KvCapacity,
             pressure: Pressure::Binding,
-            reason: format!(
-                "{} tokens of KV pool hold {} of {} tokens.",
-                int(pool),
-                plural(chats, "chat"),
-                num(len)
+            reason: words::conclude(
+                "chats",
+                "kv",
+                &[
+                    ("pool", int(pool)),
+                    ("chats", plural(chats, "chat")),
+                    ("length", num(len)),
+                ],
             ),
         },
         LimitReading {
@@ -917,20 +982,21 @@ fn chats_per_replica(c: &Ctx) -> Derivation {
             } else {
                 Pressure::Slack
             },
-            reason: if latency_binds {
-                format!(
-                    "Decoding all of them takes {} a step, over the {} target; only {} decode within it.",
-                    duration(full.total_s, 2),
-                    duration(tpot, 3),
-                    plural(within as f64, "chat")
-                )
-            } else {
-                format!(
-                    "Decoding all of them takes {} a step, within the {} target.",
-                    duration(full.total_s, 2),
-                    duration(tpot, 3)
-                )
-            },
+            reason: words::conclude(
+                "chats",
+                if !latency_binds {
+                    "latency_within"
+                } else if within == 0 {
+                    "latency_none"
+                } else {
+                    "latency_over"
+                },
+                &[
+                    ("step", duration(full.total_s, 2)),
+                    ("tpot", duration(tpot, 3)),
+                    ("within", plural(within as f64, "chat")),
+                ],
+            ),
         },
     ];
     finish(Question::ChatsPerReplica, s, readings)
@@ -989,9 +1055,13 @@ fn gpu_hours(c: &Ctx) -> Derivation {
             } else {
                 Pressure::Binding
             },
-            reason: format!(
-                "A decode step spends {} on arithmetic.",
-                duration(sc.compute_s, 2)
+            reason: words::conclude(
+                "gpu_hours",
+                "compute",
+                &[
+                    ("compute", duration(sc.compute_s, 2)),
+                    ("memory", duration(sc.memory_s, 2)),
+                ],
             ),
         },
         LimitReading {
@@ -1001,27 +1071,31 @@ fn gpu_hours(c: &Ctx) -> Derivation {
             } else {
                 Pressure::Slack
             },
-            reason: format!(
-                "A decode step reads {}, which takes {} at the bandwidth the engine reaches.",
-                gb(bytes, 4),
-                duration(sc.memory_s, 2)
+            reason: words::conclude(
+                "gpu_hours",
+                "hbm",
+                &[
+                    ("bytes", gb(bytes, 4)),
+                    ("memory", duration(sc.memory_s, 2)),
+                ],
             ),
         },
         LimitReading {
             limit: Limit::KvCapacity,
-            pressure: if kv_share >= 0.9 {
-                Pressure::Binding
-            } else if kv_share >= 0.5 {
-                Pressure::Secondary
-            } else {
-                Pressure::Slack
-            },
-            reason: format!(
-                "The batch holds {} tokens of context, {} of the KV pool at {} memory use and a {} reserve per GPU.",
-                int(kv),
-                percent(kv_share),
-                percent(c.memory.gpu_memory_utilization),
-                gb(c.memory.reserve_bytes_per_gpu, 3)
+            pressure: share_pressure(kv_share <= 1.0, kv_share),
+            reason: words::conclude(
+                "gpu_hours",
+                if kv_share <= 1.0 {
+                    "kv_fits"
+                } else {
+                    "kv_over"
+                },
+                &[
+                    ("tokens", int(kv)),
+                    ("share", percent(kv_share)),
+                    ("util", percent(c.memory.gpu_memory_utilization)),
+                    ("reserve", gb(c.memory.reserve_bytes_per_gpu, 3)),
+                ],
             ),
         },
     ];
@@ -1182,7 +1256,13 @@ fn batch(c: &Ctx) -> Derivation {
         gpus_diff,
         "GPUs",
         words::part(
-            if more { "gpus_more" } else { "gpus_saved" },
+            if more {
+                "gpus_more"
+            } else if gpus_diff == 0.0 {
+                "gpus_none"
+            } else {
+                "gpus_saved"
+            },
             &[
                 ("gpus", plural(gpus_diff, "GPU")),
                 ("share", percent(gpus_diff / (stream_replicas * tp))),
@@ -1207,7 +1287,14 @@ fn batch(c: &Ctx) -> Derivation {
             money(stream_per_million),
             money(sized.cost_per_million)
         ),
-        "",
+        &if more {
+            words::part("streaming_cost_less_why", &[])
+        } else if gpus_diff == 0.0 {
+            words::part("streaming_cost_same_why", &[])
+        } else {
+            // The sentence of the file (`[steps] streaming_cost_per_million`).
+            String::new()
+        },
     ));
     s.push(fig(
         "gateway_streams",
@@ -1234,70 +1321,77 @@ fn batch(c: &Ctx) -> Derivation {
     };
     let kv_share = batch_kv / pool;
     let done_share = completion / target;
-    let share_pressure = |ok: bool, share: f64| {
-        if !ok || share >= 0.9 {
-            Pressure::Binding
-        } else if share >= 0.5 {
-            Pressure::Secondary
-        } else {
-            Pressure::Slack
-        }
-    };
     let readings = vec![
         LimitReading {
             limit: Limit::Compute,
             pressure: load_pressure(compute_load, memory_load, total),
-            reason: format!(
-                "Compute carries {} of the work ({} of {} replica-s/s): prefill{}.",
-                percent(compute_load / total),
-                sig(compute_load, 3),
-                sig(total, 3),
+            reason: words::conclude(
+                "batch",
                 if sc.memory_bound() {
-                    ", whose share grows as a bigger batch spreads each read of the weights over more tokens"
+                    "compute_prefill"
                 } else {
-                    " and a decode that the batch has made compute-bound"
-                }
+                    "compute_all"
+                },
+                &[
+                    ("share", percent(compute_load / total)),
+                    ("load", sig(compute_load, 3)),
+                    ("total", sig(total, 3)),
+                ],
             ),
         },
         LimitReading {
             limit: Limit::HbmBandwidth,
             pressure: load_pressure(memory_load, compute_load, total),
-            reason: if sc.memory_bound() {
-                format!(
-                    "Decode carries {} of the work, and each decode step is still memory-bound: it reads {} to emit {} tokens.",
-                    percent(memory_load / total),
-                    gb(bytes, 4),
-                    int(batch as f64)
-                )
-            } else {
-                format!(
-                    "At a batch of {} even decode is compute-bound, so HBM bandwidth has room.",
-                    int(batch as f64)
-                )
-            },
+            reason: words::conclude(
+                "batch",
+                if sc.memory_bound() {
+                    "hbm_memory_bound"
+                } else {
+                    "hbm_compute_bound"
+                },
+                &[
+                    ("share", percent(memory_load / total)),
+                    ("bytes", gb(bytes, 4)),
+                    ("batch", int(batch as f64)),
+                ],
+            ),
         },
         LimitReading {
             limit: Limit::KvCapacity,
             pressure: share_pressure(kv_ok, kv_share),
-            reason: format!(
-                "A full batch holds {} tokens of context, {} of the KV pool, which has room for {} at this context.",
-                int(batch_kv),
-                percent(kv_share),
-                plural((pool / avg_ctx).floor(), "job")
-            ),
+            reason: {
+                let jobs = (pool / avg_ctx).floor();
+                words::conclude(
+                    "batch",
+                    if kv_ok {
+                        "kv_fits"
+                    } else if jobs < 1.0 {
+                        "kv_none"
+                    } else {
+                        "kv_over"
+                    },
+                    &[
+                        ("tokens", int(batch_kv)),
+                        ("share", percent(kv_share)),
+                        ("jobs", plural(jobs, "job")),
+                    ],
+                )
+            },
         },
         LimitReading {
             limit: Limit::LatencyTarget,
             pressure: share_pressure(completion_ok, done_share),
-            reason: format!(
-                "A job completes in {} against a target of {}{}.",
-                duration(completion, 3),
-                duration(target, 3),
+            reason: words::conclude(
+                "batch",
                 if completion_ok {
-                    ""
+                    "latency_met"
                 } else {
-                    ": the batch must shrink, so that fewer jobs wait at once"
-                }
+                    "latency_missed"
+                },
+                &[
+                    ("completion", duration(completion, 3)),
+                    ("target", duration(target, 3)),
+                ],
             ),
         },
     ];
@@ -1348,6 +1442,18 @@ fn largest_batch_within(cost: &CostModel, max: u32, context: u32, target: f64) -
     lo
 }
 
+/// Pressure on a limit from the share of it in use (`ok`: the limit holds at all): binding
+/// when it fails or is within a tenth of failing, weighing in from half.
+fn share_pressure(ok: bool, share: f64) -> Pressure {
+    if !ok || share >= conclusions::BINDING_SHARE {
+        Pressure::Binding
+    } else if share >= conclusions::SECONDARY_SHARE {
+        Pressure::Secondary
+    } else {
+        Pressure::Slack
+    }
+}
+
 /// Pressure on a resource from its share of the load against the other resource's.
 fn load_pressure(mine: f64, other: f64, total: f64) -> Pressure {
     if mine > other {
@@ -1360,50 +1466,58 @@ fn load_pressure(mine: f64, other: f64, total: f64) -> Pressure {
 }
 
 /// Assembles the derivation, writing the verdict's summary from its readings.
-fn finish(q: Question, steps: Vec<Step>, mut readings: Vec<LimitReading>) -> Derivation {
+fn finish(q: Question, steps: Vec<Step>, readings: Vec<LimitReading>) -> Derivation {
+    finish_with(q, steps, readings, Vec::new())
+}
+
+/// [`finish`], with the lesson's sentences on the derivation.
+fn finish_with(
+    q: Question,
+    steps: Vec<Step>,
+    mut readings: Vec<LimitReading>,
+    said: Vec<Said>,
+) -> Derivation {
     readings.sort_by_key(|r| r.limit);
     let pick = |p: Pressure| -> Vec<&LimitReading> {
         readings.iter().filter(|r| r.pressure == p).collect()
     };
+    // "{limits} bounds the answer." for one limit, "... bound ..." for several.
+    let glue = |group: &[&LimitReading], one: &str, many: &str| {
+        let limits = capitalise(&join(group.iter().map(|r| r.limit.label())));
+        words::conclude(
+            "summary",
+            if group.len() > 1 { many } else { one },
+            &[("limits", limits)],
+        )
+    };
     let binding = pick(Pressure::Binding);
     let secondary = pick(Pressure::Secondary);
     let slack = pick(Pressure::Slack);
-    let headline = format!(
-        "{} {} the answer.",
-        capitalise(&join(binding.iter().map(|r| r.limit.label()))),
-        if binding.len() > 1 { "bound" } else { "bounds" }
-    );
+    let headline = if binding.is_empty() {
+        words::conclude("summary", "binds_none", &[])
+    } else {
+        glue(&binding, "binds_one", "binds_many")
+    };
     let mut summary = headline.clone();
-    for r in &binding {
-        summary.push(' ');
-        summary.push_str(&r.reason);
-    }
-    if !secondary.is_empty() {
-        summary.push_str(&format!(
-            " {} also {} in.",
-            capitalise(&join(secondary.iter().map(|r| r.limit.label()))),
-            if secondary.len() > 1 {
-                "weigh"
-            } else {
-                "weighs"
-            }
-        ));
-        for r in &secondary {
+    let mut add = |group: &[&LimitReading], opener: Option<String>| {
+        if group.is_empty() {
+            return;
+        }
+        if let Some(o) = opener {
+            summary.push(' ');
+            summary.push_str(&o);
+        }
+        for r in group {
             summary.push(' ');
             summary.push_str(&r.reason);
         }
-    }
-    if !slack.is_empty() {
-        summary.push_str(&format!(
-            " {} {} slack.",
-            capitalise(&join(slack.iter().map(|r| r.limit.label()))),
-            if slack.len() > 1 { "have" } else { "has" }
-        ));
-        for r in &slack {
-            summary.push(' ');
-            summary.push_str(&r.reason);
-        }
-    }
+    };
+    add(&binding, None);
+    add(
+        &secondary,
+        Some(glue(&secondary, "weighs_one", "weighs_many")),
+    );
+    add(&slack, Some(glue(&slack, "slack_one", "slack_many")));
     Derivation {
         question: q,
         steps,
@@ -1411,6 +1525,7 @@ fn finish(q: Question, steps: Vec<Step>, mut readings: Vec<LimitReading>) -> Der
             readings,
             headline,
             summary,
+            said,
         },
     }
 }
@@ -1494,12 +1609,18 @@ fn plural(n: f64, word: &str) -> String {
     format!("{} {word}{s}", format::fixed(n, 2))
 }
 
+/// `"a"`, `"a and b"`, `"a, b and c"` (the word for "and" from `content/verdict.toml`).
 fn join<'a>(items: impl Iterator<Item = &'a str>) -> String {
     let v: Vec<&str> = items.collect();
     match v.len() {
-        0 => "nothing".to_string(),
+        0 => String::new(),
         1 => v[0].to_string(),
-        n => format!("{} and {}", v[..n - 1].join(", "), v[n - 1]),
+        n => format!(
+            "{} {} {}",
+            v[..n - 1].join(", "),
+            words::verdict_word("summary", "and"),
+            v[n - 1]
+        ),
     }
 }
 

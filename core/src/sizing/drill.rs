@@ -60,6 +60,7 @@ impl Drill {
                     readings: Vec::new(),
                     headline: String::new(),
                     summary: String::new(),
+                    said: Vec::new(),
                 },
             });
             (inputs, d)

@@ -19,6 +19,7 @@
 //! [`CostModel`]: crate::cost::CostModel
 
 mod check;
+pub mod conclusions;
 mod derive;
 mod drill;
 mod fit;
@@ -28,7 +29,10 @@ mod reveal;
 mod shown;
 mod words;
 
-pub use check::{assumptions, check_fleets, fleet_config, Assumption, SimCheck, SimCheckConfig};
+pub use check::{
+    assumptions, check_fleets, fleet_config, Assumption, Fewer, SimCheck, SimCheckConfig,
+    StreamsGap,
+};
 
 pub use derive::{derive, prompt_prefill};
 pub use drill::{sensitivity, Drill, EntryUnit, Grade};
@@ -135,6 +139,23 @@ pub struct Verdict {
     pub headline: String,
     /// The judgement in a sentence or two, starting with the headline.
     pub summary: String,
+    /// The lesson's computed sentences on this derivation's figures (`{say q/id}`), each
+    /// chosen from the figures with the same case as the reading on them.
+    pub said: Vec<Said>,
+}
+
+/// A sentence the lesson reads from a derivation: one alternative of `content/verdict.toml`'s
+/// `[say]`, chosen from the figures and filled.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Said {
+    /// Stable id the lesson names (`{say fleet/decode}`).
+    pub id: &'static str,
+    /// The step whose figure it judges: a page holds the sentence back while that figure is.
+    pub step: &'static str,
+    /// The key of the alternative chosen (in `[say]`).
+    pub key: &'static str,
+    /// The sentence.
+    pub text: String,
 }
 
 /// Every question, in the order the app lists them.
@@ -213,17 +234,25 @@ impl Derivation {
     pub fn answer(&self) -> Option<&Step> {
         self.step(self.question.answer_step())
     }
+
+    /// The lesson's sentence `id` on this derivation (`{say q/id}`), if the question has one.
+    pub fn said(&self, id: &str) -> Option<&Said> {
+        self.verdict.said.iter().find(|s| s.id == id)
+    }
 }
 
 impl Limit {
     /// How the limit reads in a sentence.
     pub fn label(self) -> &'static str {
-        match self {
-            Limit::Compute => "compute",
-            Limit::HbmBandwidth => "HBM bandwidth",
-            Limit::KvCapacity => "KV capacity",
-            Limit::LatencyTarget => "the latency target",
-        }
+        words::verdict_word(
+            "limits",
+            match self {
+                Limit::Compute => "compute",
+                Limit::HbmBandwidth => "hbm_bandwidth",
+                Limit::KvCapacity => "kv_capacity",
+                Limit::LatencyTarget => "latency_target",
+            },
+        )
     }
 }
 

@@ -71,6 +71,36 @@ pub fn part(name: &str, values: &[(&str, String)]) -> String {
     out
 }
 
+/// The verdicts' and the lesson's conclusions, as shipped.
+pub const VERDICT: &str = include_str!("../../../content/verdict.toml");
+
+/// `content/verdict.toml`: by section (`limits`, `summary`, a question's readings, `say`),
+/// then key, a sentence with `{name}` placeholders.
+type VerdictWords = BTreeMap<String, BTreeMap<String, String>>;
+
+fn verdict_words() -> &'static VerdictWords {
+    static WORDS: OnceLock<VerdictWords> = OnceLock::new();
+    WORDS.get_or_init(|| toml::from_str(VERDICT).unwrap_or_default())
+}
+
+/// The sentence `key` of section `section` of `content/verdict.toml` as it stands (`""` when
+/// the file lacks it, which a test rules out).
+pub fn verdict_word(section: &str, key: &str) -> &'static str {
+    verdict_words()
+        .get(section)
+        .and_then(|s| s.get(key))
+        .map_or("", |s| s.trim())
+}
+
+/// The sentence `key` of section `section` with each `{name}` replaced by its value.
+pub fn conclude(section: &str, key: &str, values: &[(&str, String)]) -> String {
+    let mut out = verdict_word(section, key).to_string();
+    for (k, v) in values {
+        out = out.replace(&format!("{{{k}}}"), v);
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -145,9 +175,36 @@ mod tests {
             "gpus_more_label",
             "gpus_more",
             "gpus_more_why",
+            "gpus_none",
+            "streaming_cost_same_why",
+            "streaming_cost_less_why",
         ] {
             assert!(file.parts.contains_key(p), "part {p}");
         }
-        assert_eq!(file.parts.len(), 9, "a part the calculator does not use");
+        assert_eq!(file.parts.len(), 12, "a part the calculator does not use");
+    }
+
+    #[test]
+    fn every_conclusion_is_named_by_the_code_that_picks_it() {
+        let file: VerdictWords = toml::from_str(VERDICT).expect("content/verdict.toml parses");
+        let code = [
+            include_str!("derive.rs"),
+            include_str!("mod.rs"),
+            include_str!("conclusions.rs"),
+        ]
+        .concat();
+        assert!(file.len() >= 7, "sections");
+        for (section, sentences) in &file {
+            for (key, text) in sentences {
+                assert!(!text.trim().is_empty(), "{section}.{key} is empty");
+                assert!(
+                    code.contains(&format!("\"{key}\"")),
+                    "{section}.{key} is never picked"
+                );
+            }
+        }
+        // And the other way round: a section and key the code asks for exists.
+        assert!(!verdict_word("summary", "binds_one").is_empty());
+        assert!(verdict_word("summary", "no_such_key").is_empty());
     }
 }

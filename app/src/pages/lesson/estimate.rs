@@ -11,7 +11,7 @@ use leptos::prelude::*;
 use trainer_content::words::fill;
 use trainer_core::format::{duration, fixed, int, sig};
 use trainer_core::sizing::{
-    assumptions, check_fleets, Assumption, Question, SimCheck, SimCheckConfig,
+    assumptions, check_fleets, Assumption, Fewer, Question, SimCheck, SimCheckConfig, StreamsGap,
 };
 
 /// One finished check: what it ran on, and what it found.
@@ -251,8 +251,7 @@ fn gap_text(
         "replicas" => {
             let dec = get("decode_step");
             let pool = get("kv_pool");
-            let fewer = r.checks.get(1);
-            Some(fill(
+            let mut text = fill(
                 &w.gap_replicas,
                 &[
                     (
@@ -273,25 +272,35 @@ fn gap_text(
                         "est_pool",
                         pool.as_ref().map_or("—".into(), |a| int(a.estimate)),
                     ),
-                    (
-                        "fewer",
-                        fewer.map_or("—".into(), |c| c.replicas.to_string()),
-                    ),
-                    (
-                        "fewer_result",
-                        match fewer {
-                            Some(c) if c.passes() => w.fewer_holds.clone(),
-                            Some(_) => w.fewer_misses.clone(),
-                            None => String::new(),
-                        },
-                    ),
                 ],
-            ))
+            );
+            // One replica has no fewer to check.
+            if let Some(fewer) = r.checks.get(1) {
+                let result = match first.fewer(fewer) {
+                    Fewer::Holds => &w.fewer_holds,
+                    Fewer::Needed => &w.fewer_misses,
+                    Fewer::MissesToo => &w.fewer_misses_too,
+                };
+                text.push(' ');
+                text.push_str(&fill(
+                    &w.gap_fewer,
+                    &[
+                        ("fewer", fewer.replicas.to_string()),
+                        ("fewer_result", result.clone()),
+                    ],
+                ));
+            }
+            Some(text)
         }
         "open_streams" => {
             let reply = d.and_then(|d| d.step("time_per_reply"))?;
+            let words = match first.streams_gap() {
+                StreamsGap::Sooner => &w.gap_open_streams,
+                StreamsGap::NoFewer => &w.gap_open_streams_more,
+                StreamsGap::Lost => &w.gap_open_streams_lost,
+            };
             Some(fill(
-                &w.gap_open_streams,
+                words,
                 &[
                     ("est_reply", reply.display.clone()),
                     ("sim_itl", duration(first.itl_mean_s, 2)),

@@ -143,7 +143,33 @@ fn inline(i: &Inline, lesson: Lesson) -> AnyView {
         Inline::Link { to, text } => link(to, inlines(text, lesson), lesson),
         Inline::Figure { question, step } => figure(question, step, lesson),
         Inline::Input { question, name } => input(question, name, lesson),
+        Inline::Say { question, id } => say(question, id, lesson),
     }
+}
+
+/// A sentence the sizing engine chose from the figures at the learner's inputs
+/// (`Derivation::said`), held back while the figure it judges gives away an open estimate.
+fn say(question: &str, id: &str, lesson: Lesson) -> AnyView {
+    let Some(q) = Question::from_id(question) else {
+        return format!("[{question}/{id}?]").into_any();
+    };
+    let id = id.to_string();
+    let testid = format!("say-{question}-{id}");
+    (move || {
+        let d = lesson.derivation(q);
+        let Some(said) = d.as_ref().and_then(|d| d.said(&id)) else {
+            return view! {
+                <span class="live-fig missing" data-testid=testid.clone() title="Your inputs in the calculator do not derive; fix them there.">"—"</span>
+            }
+            .into_any();
+        };
+        if let Some(target) = lesson.hidden_by(q, said.step) {
+            return hidden(testid.clone(), &target, lesson);
+        }
+        view! { <span data-testid=testid.clone() data-key=said.key>{said.text.clone()}</span> }
+            .into_any()
+    })
+    .into_any()
 }
 
 /// An in-app link. A link to a step of a calculator opens it at the learner's inputs with

@@ -8,7 +8,9 @@ use crate::sim_runner::{run_fleets, RunStatus as Status};
 use leptos::prelude::*;
 use trainer_content::words::{fill, SizeWords};
 use trainer_core::format::{duration, fixed, int, percent, sig};
-use trainer_core::sizing::{assumptions, check_fleets, Assumption, SimCheck, SimCheckConfig};
+use trainer_core::sizing::{
+    assumptions, check_fleets, Assumption, SimCheck, SimCheckConfig, StreamsGap,
+};
 
 /// The calculator's sentences (the check's, the misfit banner's, the inputs' summary), parsed from `content/size-words.toml` at build time (the build
 /// refuses a file that does not parse, so the empty fallback never shows).
@@ -157,26 +159,38 @@ fn results_view(o: Outcome) -> impl IntoView {
     });
     let streams = first.map(|k| {
         let reply_est = o.output_tokens * o.tpot_s;
-        let lesson = if k.open_streams < k.open_streams_estimate {
-            fill(
-                &words().streams_shorter,
-                &[
-                    ("reply", duration(reply_est, 2)),
-                    ("tokens", int(o.output_tokens)),
-                    ("tpot", duration(o.tpot_s, 3)),
-                    ("itl", duration(k.itl_mean_s, 2)),
-                    ("stream", duration(k.mean_stream_s, 2)),
-                    ("rate", sig(o.rate, 3)),
-                    ("streams", sig(k.open_streams, 3)),
-                    ("batch_seen", fixed(k.open_streams / k.replicas as f64, 1)),
-                    ("batch", int(o.batch)),
-                ],
-            )
-        } else {
-            fill(
+        let batch_seen = k.open_streams / k.replicas.max(1) as f64;
+        let lesson = match k.streams_gap() {
+            StreamsGap::Sooner => {
+                let mut text = fill(
+                    &words().streams_shorter,
+                    &[
+                        ("reply", duration(reply_est, 2)),
+                        ("tokens", int(o.output_tokens)),
+                        ("tpot", duration(o.tpot_s, 3)),
+                        ("itl", duration(k.itl_mean_s, 2)),
+                        ("stream", duration(k.mean_stream_s, 2)),
+                        ("rate", sig(o.rate, 3)),
+                        ("streams", sig(k.open_streams, 3)),
+                    ],
+                );
+                if batch_seen < o.batch {
+                    text.push(' ');
+                    text.push_str(&fill(
+                        &words().streams_smaller_batch,
+                        &[
+                            ("batch_seen", fixed(batch_seen, 1)),
+                            ("batch", int(o.batch)),
+                        ],
+                    ));
+                }
+                text
+            }
+            StreamsGap::NoFewer => fill(
                 &words().streams_longer,
                 &[("reply", duration(reply_est, 2))],
-            )
+            ),
+            StreamsGap::Lost => words().streams_lost.clone(),
         };
         view! {
             <div class="streams-compare" data-testid="sim-streams">
