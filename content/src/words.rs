@@ -163,6 +163,8 @@ pub struct MomentsWords {
     pub estimate_note: String,
     /// A bar for an option that misses the target: drawn, but never as the best.
     pub misses: String,
+    /// `{factor}`, `{figure}`: how far behind the best an acceptable option may be.
+    pub within: String,
     pub loads_title: String,
     pub loads_intro: String,
     pub loads_run: String,

@@ -64,6 +64,12 @@ pub struct Moment {
     /// A target every option must hold to count (a figure at most `max`).
     #[serde(default)]
     pub slo: Option<Slo>,
+    /// How far behind the best an option that holds the target may be and still be acceptable,
+    /// as a factor on the key figure (2: at most twice the best's when lower is better, at
+    /// least half when higher is); beyond it the option is weak. None: any option that holds
+    /// the target is acceptable.
+    #[serde(default)]
+    pub acceptable_within: Option<f64>,
     /// Whether the ranking changes with the load within the range the moment is checked at
     /// (25 % less to 25 % more traffic); the page then says where, from its runs.
     #[serde(default)]
@@ -191,13 +197,91 @@ pub fn moment(id: &str) -> Result<Moment, ConfigError> {
 /// Reads a moment file and checks it hangs together: one strong option, each option with
 /// what runs it, the key and SLO naming figures.
 pub fn parse(text: &str) -> Result<Moment, ConfigError> {
-    let m: Moment =
+    let mut m: Moment =
         toml::from_str(text).map_err(|e| ConfigError::new("moment", e.message().to_string()))?;
+    m.fill_words(text)?;
     m.check()?;
     Ok(m)
 }
 
+/// Whether a placeholder is one the runs fill (`{option.figure}`), not the file.
+fn is_run_placeholder(inside: &str) -> bool {
+    inside.contains('.') && !inside.contains(char::is_whitespace)
+}
+
 impl Moment {
+    /// Fills the figures every text of the moment names from its parameters, so none is typed:
+    /// `{param PATH}` (and `{times}`, `{per}`, `{prefill}`, `{fig}`, `{input}`, as a scenario's
+    /// words take them, see [`crate::fill`]) read the moment's scenario file as written (a
+    /// break-even moment: its own file), `{target}` is the SLO's limit in its figure's unit,
+    /// `{tokens}` the prompt length of the estimate.
+    /// `{option.figure}` is left for the runs ([`Moment::fill`]).
+    fn fill_words(&mut self, own: &str) -> Result<(), ConfigError> {
+        let (file, cost) = match &self.scenario {
+            Some(name) => {
+                let (_, text) = crate::fleet::scenario::BUILTIN
+                    .iter()
+                    .find(|(f, _)| f.trim_end_matches(".toml") == name)
+                    .ok_or_else(|| {
+                        ConfigError::new("scenario", format!("no fleet scenario called {name:?}"))
+                    })?;
+                let file: toml::Value = toml::from_str(text)
+                    .map_err(|e| ConfigError::new("scenario", e.message().to_string()))?;
+                let s = FleetScenario::builtin(name)?;
+                let cost = s
+                    .arms
+                    .first()
+                    .and_then(|(_, f)| f.pools.first())
+                    .and_then(|p| {
+                        CostModel::new(p.replica.deployment.clone(), p.replica.efficiency).ok()
+                    });
+                (file, cost)
+            }
+            None => (
+                toml::from_str(own)
+                    .map_err(|e| ConfigError::new("moment", e.message().to_string()))?,
+                None,
+            ),
+        };
+        let target = self.slo.as_ref().and_then(|s| {
+            let unit = &self.figures.get(self.figure_index(&s.figure)?)?.unit;
+            Some(show(unit, s.max))
+        });
+        let tokens = self.estimate.as_ref().map(|e| e.tokens);
+        let id = self.id.clone();
+        let fill_one = |field: &str, text: &mut String| -> Result<(), ConfigError> {
+            let filled = crate::fill::fill(text, |inside| {
+                if is_run_placeholder(inside) {
+                    Ok(format!("{{{inside}}}"))
+                } else if inside == "tokens" {
+                    tokens
+                        .map(|t| crate::format::int(t as f64))
+                        .ok_or_else(|| "the moment has no estimate".to_string())
+                } else if inside == "target" {
+                    target
+                        .clone()
+                        .ok_or_else(|| "the moment has no target".to_string())
+                } else {
+                    crate::fill::scenario_figure(inside, &file, cost.as_ref())
+                }
+            })
+            .map_err(|e| ConfigError::new(format!("moment {id}.{field}"), e.join("; ")))?;
+            *text = filled;
+            Ok(())
+        };
+        fill_one("title", &mut self.title)?;
+        fill_one("prompt", &mut self.prompt)?;
+        fill_one("closing", &mut self.closing)?;
+        if let Some(e) = &mut self.estimate {
+            fill_one("estimate.prompt", &mut e.prompt)?;
+        }
+        for o in &mut self.options {
+            fill_one("label", &mut o.label)?;
+            fill_one("why", &mut o.why)?;
+        }
+        Ok(())
+    }
+
     fn check(&self) -> Result<(), ConfigError> {
         let err = |msg: String| Err(ConfigError::new(format!("moment {}", self.id), msg));
         let strong = self
@@ -213,6 +297,11 @@ impl Moment {
                 "offers three to five options, not {}",
                 self.options.len()
             ));
+        }
+        if let Some(f) = self.acceptable_within {
+            if !(f.is_finite() && f > 1.0) {
+                return err(format!("acceptable_within is a factor above 1, not {f}"));
+            }
         }
         if self.figure_index(&self.key).is_none() {
             return err(format!("its key {:?} is not one of its figures", self.key));
@@ -354,8 +443,9 @@ impl Moment {
 
     /// Each option's grade, computed from what the runs show: an option that misses the SLO
     /// (or has no key figure) is weak; of those that hold it, the best on the key figure is
-    /// strong, with every option whose figure equals it; the rest that hold it are
-    /// acceptable. Equal figures get equal grades, and no option that misses the target can
+    /// strong, with every option whose figure equals it; the rest that hold it are acceptable
+    /// (within `acceptable_within` of the best, when the moment sets it; weak beyond). Equal
+    /// figures get equal grades, and no option that misses the target can
     /// outrank one that holds it.
     pub fn grades(&self, outcomes: &[OptionOutcome]) -> Vec<Grade> {
         let key = self.figure_index(&self.key).unwrap_or(0);
@@ -371,11 +461,20 @@ impl Moment {
             .filter(|o| holds(o))
             .filter_map(score)
             .fold(f64::INFINITY, f64::min);
+        // Within the factor of the best: lower is better, so the best's value times the factor
+        // (higher is better: scores are negated, so the best's divided by it).
+        let close = |s: f64| match self.acceptable_within {
+            None => true,
+            Some(f) => match self.better {
+                Better::Lower => s <= best * f,
+                Better::Higher => s <= best / f,
+            },
+        };
         outcomes
             .iter()
             .map(|o| match score(o) {
                 Some(s) if holds(o) && same_figure(s, best) => Grade::Strong,
-                Some(_) if holds(o) => Grade::Acceptable,
+                Some(s) if holds(o) && close(s) => Grade::Acceptable,
                 _ => Grade::Weak,
             })
             .collect()

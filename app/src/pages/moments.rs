@@ -551,6 +551,15 @@ fn results_view(m: &Moment, r: &Runs, choice: &str, estimate: Option<f64>) -> An
             &[("figure", label), ("max", show(&unit, s.max))],
         )
     });
+    let within = m.acceptable_within.map(|f| {
+        fill(
+            &words().within,
+            &[
+                ("figure", m.figures[key].label.to_lowercase()),
+                ("factor", sig(f, 3)),
+            ],
+        )
+    });
     let lab = m.scenario.as_ref().map(|sc| {
         let arm = m.options.iter().find(|o| o.id == choice).and_then(|o| o.arm.clone()).unwrap_or_default();
         let q = format!("preset={sc}&arm={arm}");
@@ -564,7 +573,7 @@ fn results_view(m: &Moment, r: &Runs, choice: &str, estimate: Option<f64>) -> An
         {est}
         <div class="table-wrap">
             <table class="moment-table" data-testid="moment-results">
-                <caption>{slo.unwrap_or_default()} {words().caption.clone()}</caption>
+                <caption>{slo.unwrap_or_default()} {within.unwrap_or_default()} {words().caption.clone()}</caption>
                 <thead><tr><th scope="col">{words().approach.clone()}</th>{head}</tr></thead>
                 <tbody>{rows}</tbody>
             </table>
