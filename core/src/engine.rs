@@ -187,12 +187,12 @@ mod file_tests {
             Efficiency::CALIBRATED.step_overhead_s
         );
         assert_eq!(r.memory, MemoryConfig::VLLM);
-        // A fleet pool without the key runs the brief's engine, whole.
+        // A fleet pool without the key runs the validated engine, whole.
         let Scenario::Fleet(f) = Scenario::from_toml("kind = \"fleet\"\n[[pools]]\n").unwrap()
         else {
             panic!("a fleet")
         };
-        assert_eq!(Engine::of_fleet(&f.arms[0].1), Some(Engine::Brief));
+        assert_eq!(Engine::of_fleet(&f.arms[0].1), Some(Engine::Validated));
         // A bad engine is named on its field.
         let e =
             Scenario::from_toml("kind = \"fleet\"\n[[pools]]\nengine = \"fast\"\n").unwrap_err();

@@ -414,14 +414,14 @@ fn the_fleet_build_up_opens_on_the_followed_request() {
 }
 
 /// Each build-up names the engine it runs, so the page can say it: the replica's file runs
-/// the validated engine, the fleet's pools the brief's.
+/// the validated engine, and so do the fleet's pools (the engine that teaches).
 #[test]
 fn each_build_up_runs_one_named_engine() {
     use trainer_core::buildup::fleet::FleetStory;
     use trainer_core::buildup::replica::ReplicaStory;
     use trainer_core::engine::Engine;
     assert_eq!(ReplicaStory::engine(), Some(Engine::Validated));
-    assert_eq!(FleetStory::engine(), Some(Engine::Brief));
+    assert_eq!(FleetStory::engine(), Some(Engine::Validated));
 }
 
 /// A count that is zero reads as the sentence written for zero, never as "0 ...": the shipped

@@ -370,8 +370,8 @@ test("each build-up says which engine its run used", async () => {
   assert.equal(await page.getAttribute('[data-testid="buildup-replica-engine"]', "data-engine"), "validated");
   await open(page, app.url, "buildups/fleet");
   await page.waitForSelector('[data-testid="buildup-fleet-engine"]');
-  assert.equal(await page.getAttribute('[data-testid="buildup-fleet-engine"]', "data-engine"), "brief");
-  assert.match(await page.textContent('[data-testid="buildup-fleet-engine"]'), /brief's assumptions/);
+  assert.equal(await page.getAttribute('[data-testid="buildup-fleet-engine"]', "data-engine"), "validated");
+  assert.match(await page.textContent('[data-testid="buildup-fleet-engine"]'), /validated engine/);
   assert.deepEqual(page.problems, []);
   await page.context().close();
 });

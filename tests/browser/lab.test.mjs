@@ -323,24 +323,24 @@ for (const [viewport, scheme] of [[PHONE, "light"], [PHONE, "dark"], [DESKTOP, "
   });
 }
 
-test("the fixed costs per step turn on the calibrated engine, and travel in the link", async () => {
+test("the presets run the validated engine's fixed costs per step; changing them travels in the link", async () => {
   const page = await app.page();
   await openLab(page, "preset=fleet-seed&duration=20");
-  // The presets run the brief's assumptions: no fixed cost per step.
-  assert.equal(await page.inputValue(tid("param-step_overhead")), "0");
-  assert.equal(await page.inputValue(tid("param-cpu_overhead")), "0");
-  const plain = await num(page, "itl-engine-p50");
-  // The run says it used the brief's engine; a fixed cost of the learner's own makes it theirs.
-  assert.equal(await page.getAttribute(tid("lab-engine"), "data-engine"), "brief");
-  await typeInto(page, "step_overhead", "1.2");
-  await page.waitForFunction(() => new URL(location.href).searchParams.get("step_overhead") === "1.2");
+  // The presets run the validated engine: a fixed GPU cost and CPU work per step.
+  assert.ok(Number(await page.inputValue(tid("param-step_overhead"))) > 0);
+  assert.ok(Number(await page.inputValue(tid("param-cpu_overhead"))) > 0);
+  const costly = await num(page, "itl-engine-p50");
+  // The run says it used the validated engine; a fixed cost of the learner's own makes it theirs.
+  assert.equal(await page.getAttribute(tid("lab-engine"), "data-engine"), "validated");
+  await typeInto(page, "step_overhead", "0");
+  await page.waitForFunction(() => new URL(location.href).searchParams.get("step_overhead") === "0");
   await page.click(tid("lab-run"));
   await waitDone(page);
-  const costly = await num(page, "itl-engine-p50");
+  const plain = await num(page, "itl-engine-p50");
   assert.equal(await page.getAttribute(tid("lab-engine"), "data-engine"), "custom");
   assert.match(await page.textContent(tid("lab-engine")), /engine of its own/);
-  // Every decode step pays the fixed GPU time, so the median inter-token gap grows by about it.
-  assert.ok(costly > plain + 0.001, `median ITL ${plain} -> ${costly}`);
+  // Every decode step paid the fixed GPU time, so without it the median inter-token gap shrinks by about it.
+  assert.ok(costly > plain + 0.001, `median ITL ${costly} -> ${plain}`);
   await typeInto(page, "cpu_overhead", "-1");
   await page.waitForSelector(tid("param-cpu_overhead-error"));
   await done(page);

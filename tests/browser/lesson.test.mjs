@@ -181,14 +181,14 @@ test("a probe runs the broken and the fixed design and links into the lab", asyn
   const b = Number(await page.getAttribute('[data-testid="probe-ttft-gap-broken-server_ttft_p99"]', "data-value"));
   const f = Number(await page.getAttribute('[data-testid="probe-ttft-gap-fixed-server_ttft_p99"]', "data-value"));
   assert.ok(b > 1.5 * f, `broken ${b}, fixed ${f}`);
-  // The run says which engine it used, and reruns both designs on the validated one.
-  assert.equal(await page.getAttribute('[data-testid="probe-ttft-gap-engine"]', "data-engine"), "brief");
+  // The run says which engine it used (the validated one), and reruns both designs on the brief's.
+  assert.equal(await page.getAttribute('[data-testid="probe-ttft-gap-engine"]', "data-engine"), "validated");
   await page.click('[data-testid="probe-ttft-gap-engine-switch"]');
-  await page.waitForSelector('[data-testid="probe-ttft-gap-engine"][data-engine="validated"]', { timeout: 60000 });
+  await page.waitForSelector('[data-testid="probe-ttft-gap-engine"][data-engine="brief"]', { timeout: 60000 });
   await page.waitForSelector('[data-testid="probe-ttft-gap-ratio"]', { timeout: 60000 });
   const bv = Number(await page.getAttribute('[data-testid="probe-ttft-gap-broken-server_ttft_p99"]', "data-value"));
   const fv = Number(await page.getAttribute('[data-testid="probe-ttft-gap-fixed-server_ttft_p99"]', "data-value"));
-  assert.ok(bv > 1.5 * fv, `on the validated engine: broken ${bv}, fixed ${fv}`);
+  assert.ok(bv > 1.5 * fv, `on the brief's engine: broken ${bv}, fixed ${fv}`);
   // The long-prompt probe prices the one prefill from the learner's inputs, attention
   // included: the parameters' share is tokens × the prefill time per token, and attention,
   // which grows with the square of the prompt, adds a third again at this length.

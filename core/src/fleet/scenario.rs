@@ -179,9 +179,9 @@ impl Default for PoolSpec {
             max_replicas: None,
             serving: true,
             gpu_hour_price: 2.5,
-            engine: Engine::Brief,
-            efficiency: Efficiency::REFERENCE,
-            memory: MemoryConfig::REFERENCE,
+            engine: Engine::Validated,
+            efficiency: Efficiency::CALIBRATED,
+            memory: MemoryConfig::VLLM,
             scheduler: SchedulerConfig::default(),
             kv_blocks_override: None,
         }
@@ -398,12 +398,13 @@ impl FleetConfig {
     }
 }
 
-/// Completes each pool's `efficiency` and `memory` from its engine (the brief's by default).
+/// Completes each pool's `efficiency` and `memory` from its engine (the validated one by
+/// default, the engine that teaches; a pool names `engine = "brief"` to run the brief's).
 fn complete_pools(file: &mut toml::Table, at: &str) -> Result<(), ConfigError> {
     if let Some(toml::Value::Array(pools)) = file.get_mut("pools") {
         for (i, p) in pools.iter_mut().enumerate() {
             if let toml::Value::Table(t) = p {
-                complete_tables(t, Engine::Brief, &format!("{at}pools[{i}]"))?;
+                complete_tables(t, Engine::Validated, &format!("{at}pools[{i}]"))?;
             }
         }
     }

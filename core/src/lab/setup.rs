@@ -343,28 +343,23 @@ mod tests {
     }
 
     #[test]
-    fn the_fixed_costs_per_step_reach_the_calibrated_engine() {
-        // The shipped presets run the brief's assumptions (no fixed cost per step); the two
-        // knobs turn on the calibrated simulator's, and travel in the link.
+    fn the_fixed_costs_per_step_are_the_validated_engines_and_the_knobs_change_them() {
+        // The shipped presets run the validated engine, fixed costs per step included; the
+        // two knobs change them (an engine of the learner's own), and travel in the link.
         let c = crate::cost::Efficiency::CALIBRATED;
-        let q = format!(
-            "preset=fleet-seed&step_overhead={}&cpu_overhead={}",
-            c.step_overhead_s * 1e3,
-            c.cpu_overhead_s * 1e3
-        );
-        let s = Setup::from_query(&q);
-        assert!(s.errors.is_empty(), "{:?}", s.errors);
-        let e = s.config.pools[0].replica.efficiency;
+        let plain = Setup::from_query("preset=fleet-seed").config;
+        let e = plain.pools[0].replica.efficiency;
         assert_eq!(e.step_overhead_s, c.step_overhead_s);
         assert_eq!(e.cpu_overhead_s, c.cpu_overhead_s);
+        let s = Setup::from_query("preset=fleet-seed&step_overhead=0&cpu_overhead=0");
+        assert!(s.errors.is_empty(), "{:?}", s.errors);
+        let none = s.config.pools[0].replica.efficiency;
+        assert_eq!((none.step_overhead_s, none.cpu_overhead_s), (0.0, 0.0));
         assert_eq!(Setup::from_query(&s.query()).config, s.config);
-        let plain = Setup::from_query("preset=fleet-seed").config;
-        assert_eq!(plain.pools[0].replica.efficiency.step_overhead_s, 0.0);
-        // A step of the calibrated engine takes longer by the fixed GPU time.
+        // A step of the validated engine takes longer by the fixed GPU time.
         let cost = |e| crate::cost::CostModel::new(plain.pools[0].replica.deployment.clone(), e);
-        let (a, b) = (cost(plain.pools[0].replica.efficiency), cost(e));
         let t = |m: crate::cost::CostModel| m.decode_step(32, 1_125).total_s;
-        assert!(t(b.unwrap()) >= t(a.unwrap()) + c.step_overhead_s * 0.999);
+        assert!(t(cost(e).unwrap()) >= t(cost(none).unwrap()) + c.step_overhead_s * 0.999);
         let bad = Setup::from_query("preset=fleet-seed&cpu_overhead=-1");
         assert!(bad.errors.contains_key("cpu_overhead"), "{:?}", bad.errors);
     }
