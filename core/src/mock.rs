@@ -584,13 +584,14 @@ impl Mock {
     }
 }
 
-const VERDICTS: [&str; 8] = [
+const VERDICTS: [&str; 9] = [
     "no_replica",
     "replicas_weak",
     "replicas_weak_none_lost",
     "replicas_strong",
     "replicas_acceptable",
     "moment_weak",
+    "moment_weak_on_key",
     "moment_strong",
     "moment_acceptable",
 ];
@@ -731,6 +732,10 @@ pub fn grade_option(
         None => Default::default(),
     };
     let key = match grade {
+        // When the target is on the key figure itself, the sentence names it once.
+        Grade::Weak if moment.slo.as_ref().is_some_and(|s| s.figure == moment.key) => {
+            "moment_weak_on_key"
+        }
         Grade::Weak => "moment_weak",
         Grade::Strong => "moment_strong",
         Grade::Acceptable => "moment_acceptable",
@@ -1299,6 +1304,34 @@ mod tests {
         let none = answer("replica-fails", 1);
         assert_eq!(none.grade, Grade::Weak);
         assert!(none.summary.contains("nothing is left"), "{}", none.summary);
+    }
+
+    #[test]
+    fn a_miss_on_the_key_figure_names_it_once() {
+        let m = mock().unwrap();
+        let moment = crate::moments::moment("long-prompts").unwrap();
+        let key = moment.figure_index(&moment.key).unwrap();
+        assert_eq!(moment.slo.as_ref().unwrap().figure, moment.key);
+        let outcomes: Vec<OptionOutcome> = [3.0, 0.4, 0.3]
+            .into_iter()
+            .map(|v| {
+                let mut figures = vec![None; moment.figures.len()];
+                figures[key] = Some(v);
+                OptionOutcome { figures }
+            })
+            .collect();
+        let p = grade_option(&m, &moment, &outcomes, 0, |_, v| {
+            format!("{:.2}", v.unwrap_or(0.0))
+        });
+        assert_eq!(p.grade, Grade::Weak);
+        let label = &moment.figures[key].label;
+        assert_eq!(
+            p.summary.matches(label.as_str()).count(),
+            1,
+            "{}",
+            p.summary
+        );
+        assert!(p.summary.contains("3.00 against 0.50"), "{}", p.summary);
     }
 
     #[test]
