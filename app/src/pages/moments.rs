@@ -592,7 +592,9 @@ fn results_view(m: &Moment, r: &Runs, choice: &str, estimate: Option<f64>) -> An
     .into_any()
 }
 
-/// Horizontal bars of the key figure, one per option, as SVG with a text alternative.
+/// Horizontal bars of the key figure, one per option: a list whose labels are text at the
+/// page's size (readable at 375 px and by a screen reader), each with its bar. An option that
+/// misses the target is drawn hatched and named so; the best are those graded strong.
 fn bar_chart(m: &Moment, r: &Runs, key: usize) -> impl IntoView {
     let f = &m.figures[key];
     let vals: Vec<f64> = r
@@ -601,20 +603,17 @@ fn bar_chart(m: &Moment, r: &Runs, key: usize) -> impl IntoView {
         .map(|o| o.figures[key].unwrap_or(0.0))
         .collect();
     let max = vals.iter().copied().fold(0.0, f64::max).max(1e-12);
-    let row_h = 34.0;
-    let h = row_h * vals.len() as f64 + 10.0;
     let bars = m
         .options
         .iter()
         .zip(&vals)
         .enumerate()
         .map(|(i, (o, &v))| {
-            let y = 5.0 + i as f64 * row_h;
-            let w = (v / max * 300.0).max(1.0);
-            let misses = r.grades.get(i) == Some(&Grade::Weak);
+            let pct = (v / max * 100.0).clamp(0.5, 100.0);
+            let misses = !m.holds_slo(&r.outcomes[i]);
             let cls = if misses {
                 "bar miss"
-            } else if r.ranking.first() == Some(&i) {
+            } else if r.grades.get(i) == Some(&Grade::Strong) {
                 "bar best"
             } else {
                 "bar"
@@ -625,33 +624,23 @@ fn bar_chart(m: &Moment, r: &Runs, key: usize) -> impl IntoView {
                 format!("{} · {}", show(&f.unit, v), o.id)
             };
             view! {
-                <g data-testid=format!("bar-{}", o.id) data-miss=misses.to_string()>
-                    <rect x="0" y=y width=w height=row_h - 12.0 class=cls rx="3"></rect>
-                    <text x=w + 6.0 y=y + row_h / 2.0 class="bar-label">{label}</text>
-                </g>
+                <li data-testid=format!("bar-{}", o.id) data-miss=misses.to_string()>
+                    <span class="bar-label">{label}</span>
+                    <span class="bar-track" aria-hidden="true">
+                        <span class=cls style=format!("width: {pct:.1}%")></span>
+                    </span>
+                </li>
             }
         })
         .collect_view();
-    let alt = m
-        .options
-        .iter()
-        .zip(&vals)
-        .enumerate()
-        .map(|(i, (o, &v))| {
-            if r.grades.get(i) == Some(&Grade::Weak) {
-                format!("{}: {} ({})", o.id, show(&f.unit, v), words().misses)
-            } else {
-                format!("{}: {}", o.id, show(&f.unit, v))
-            }
-        })
-        .collect::<Vec<_>>()
-        .join("; ");
+    let better = match m.better {
+        trainer_core::moments::Better::Lower => "lower",
+        trainer_core::moments::Better::Higher => "higher",
+    };
     view! {
         <figure class="moment-chart" data-testid="moment-chart">
-            <svg viewBox=format!("0 0 520 {h}") role="img" aria-label=format!("{} by approach: {alt}", f.label)>
-                {bars}
-            </svg>
-            <figcaption class="muted">{format!("{} by approach ({} is better).", f.label, match m.better { trainer_core::moments::Better::Lower => "lower", trainer_core::moments::Better::Higher => "higher" })}</figcaption>
+            <ul class="bars">{bars}</ul>
+            <figcaption class="muted">{format!("{} by approach ({better} is better).", f.label)}</figcaption>
         </figure>
     }
 }
