@@ -315,8 +315,8 @@ impl Moment {
             }
         }
         for (what, text) in self.texts() {
-            for name in placeholders(text) {
-                if self.placeholder(&name).is_none() {
+            for name in crate::fill::placeholders(text) {
+                if self.placeholder(name).is_none() {
                     return err(format!(
                         "{what} fills {{{name}}}, which is not an option's figure (option.figure)"
                     ));
@@ -364,27 +364,16 @@ impl Moment {
     /// its run measured it (shown in the figure's unit; a dash when the run has none), so no
     /// figure in a reason or the closing is typed by hand.
     pub fn fill(&self, text: &str, outcomes: &[OptionOutcome]) -> String {
-        let mut out = String::with_capacity(text.len());
-        let mut rest = text;
-        while let Some(open) = rest.find('{') {
-            let Some(close) = rest[open..].find('}').map(|c| open + c) else {
-                break;
-            };
-            out.push_str(&rest[..open]);
-            let name = &rest[open + 1..close];
-            match self.placeholder(name) {
-                Some((o, f)) => out.push_str(
-                    &outcomes
-                        .get(o)
-                        .and_then(|x| x.figures.get(f).copied().flatten())
-                        .map_or("—".to_string(), |v| show(&self.figures[f].unit, v)),
-                ),
-                None => out.push_str(&rest[open..=close]),
-            }
-            rest = &rest[close + 1..];
-        }
-        out.push_str(rest);
-        out
+        crate::fill::fill_or_dash(text, |name| {
+            Ok(match self.placeholder(name) {
+                Some((o, f)) => outcomes
+                    .get(o)
+                    .and_then(|x| x.figures.get(f).copied().flatten())
+                    .map_or("—".to_string(), |v| show(&self.figures[f].unit, v)),
+                // Not a run's figure (parsing refuses those): left as written.
+                None => format!("{{{name}}}"),
+            })
+        })
     }
 
     /// The index of figure `id`.
@@ -673,20 +662,6 @@ pub fn show(unit: &str, v: f64) -> String {
         "rate" => format!("{} req/s", sig(v, 3)),
         _ => sig(v, 3),
     }
-}
-
-/// The names inside `{...}` in `text`, in order.
-fn placeholders(text: &str) -> Vec<String> {
-    let mut out = Vec::new();
-    let mut rest = text;
-    while let Some(open) = rest.find('{') {
-        let Some(close) = rest[open..].find('}').map(|c| open + c) else {
-            break;
-        };
-        out.push(rest[open + 1..close].to_string());
-        rest = &rest[close + 1..];
-    }
-    out
 }
 
 /// How a moment's runs are varied to check that a ranking holds (and to show where it does

@@ -657,10 +657,10 @@ fn loads_table(m: &Moment, rows: &[LoadRow]) -> AnyView {
             .get(i)
             .map_or(String::new(), |o| o.label.trim_end_matches('.').to_string())
     };
-    let rate = |load: f64| {
-        m.peak_rate(load)
-            .map_or_else(|| format!("{}x", sig(load, 2)), |r| show("rate", r))
-    };
+    // The scenario's peak rate, read once: each row is a multiple of it.
+    let base = m.peak_rate(1.0);
+    let rate =
+        |load: f64| base.map_or_else(|| format!("{}x", sig(load, 2)), |r| show("rate", r * load));
     let body = rows
         .iter()
         .map(|row| {
