@@ -1,6 +1,6 @@
 //! Parses the Markdown in `content/` at build time, so the WASM carries the documents as data
 //! (JSON the app reads once) and no Markdown parser. A content file that does not parse stops
-//! the build with every problem and its line; `trainer-core`'s `content` test checks that each
+//! the build with every problem and its line; `trainer-course`'s `content` test checks that each
 //! directive and link resolves.
 
 use std::path::Path;

@@ -3,8 +3,8 @@
 //! benchmarks time, so speed in the browser is measured, not guessed) and the determinism
 //! test (a scenario run in WASM must give the native command's report byte for byte).
 
-use trainer_core::fleet::{FleetConfig, FleetSim};
-use trainer_core::replica::{ReplicaSim, ReplicaSimConfig};
+use trainer_engine::fleet::{FleetConfig, FleetSim};
+use trainer_engine::replica::{ReplicaSim, ReplicaSimConfig};
 use wasm_bindgen::prelude::*;
 
 /// Simulates the seed replica (6.25 req/s, 1,000 in / 250 out) for one hour; returns a short
@@ -48,12 +48,12 @@ pub fn run_scenario(
     arm: Option<String>,
     horizon_s: Option<f64>,
 ) -> Result<String, String> {
-    let opts = trainer_core::scenario::RunOptions {
+    let opts = trainer_engine::scenario::RunOptions {
         arm,
         horizon_s,
         compact: true,
     };
-    trainer_core::scenario::run_to_json(path, text, &opts)
+    trainer_engine::scenario::run_to_json(path, text, &opts)
 }
 
 /// Panics on purpose, for the browser test that checks the learner then sees a notice rather

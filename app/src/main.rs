@@ -1,7 +1,7 @@
 //! The serving trainer's single-page app: Leptos, client-side rendered, compiled to WASM.
 //!
 //! This crate is the only one that touches the DOM. Everything it shows is computed by
-//! `trainer_core`; components hold signals and call the core's plain methods.
+//! `trainer_course`; components hold signals and call the core's plain methods.
 
 #[cfg(feature = "test-exports")]
 mod bench;

@@ -1,7 +1,7 @@
 //! The learner's progress, kept in the browser's `localStorage` under a versioned schema.
 //!
 //! The schema, its migrations and the spaced-repetition schedule are plain Rust in
-//! `trainer_core::study`; this module only reads and writes storage, exports and imports a
+//! `trainer_course::study`; this module only reads and writes storage, exports and imports a
 //! file, and holds the progress in a signal. Stored progress is untrusted input: a missing
 //! key means a fresh start; schema 1 (stored under [`LEGACY_KEY`]) is migrated; anything that
 //! cannot be read gets a notice and a clean start, and the unreadable text is kept aside
@@ -9,8 +9,10 @@
 
 use leptos::prelude::*;
 use std::cell::Cell;
-use trainer_core::study::{self, day_from_ms};
-pub use trainer_core::study::{FigureRecord, MockRecord, MomentAttempt, Progress, PushbackRecord};
+use trainer_course::study::{self, day_from_ms};
+pub use trainer_course::study::{
+    FigureRecord, MockRecord, MomentAttempt, Progress, PushbackRecord,
+};
 use wasm_bindgen::JsCast;
 
 /// Where the current schema lives.

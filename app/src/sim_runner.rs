@@ -7,7 +7,7 @@
 use leptos::prelude::*;
 use std::cell::RefCell;
 use std::rc::Rc;
-use trainer_core::fleet::{FleetConfig, FleetReport, FleetSim};
+use trainer_engine::fleet::{FleetConfig, FleetReport, FleetSim};
 
 /// Longest a slice runs before the page gets the main thread back, milliseconds.
 pub const SLICE_MS: f64 = 12.0;
@@ -80,7 +80,7 @@ pub fn run_fleets(
 }
 
 /// The message for a fleet the simulator refuses.
-pub fn failure(e: &trainer_core::error::ConfigError) -> String {
+pub fn failure(e: &trainer_engine::error::ConfigError) -> String {
     format!("The simulator cannot run this: {} {}.", e.field, e.message)
 }
 

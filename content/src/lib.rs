@@ -5,10 +5,10 @@
 //! current value, and widgets (an estimate box, the request-path diagram, a probe's live run).
 //! [`parse`] (feature `parse`) turns a file into a [`doc::Doc`]; the app's build script runs
 //! it and embeds the result as JSON, so the WASM carries the document, not a Markdown parser.
-//! Native tests in `trainer-core` resolve every directive and link against the real sizing
+//! Native tests in `trainer-course` resolve every directive and link against the real sizing
 //! steps, scenarios and [`route::Route`]s.
 //!
-//! **Invariant:** no dependency on a browser or on `trainer-core`: the app's build script
+//! **Invariant:** no dependency on a browser or on `trainer-course`: the app's build script
 //! compiles this crate for the host in seconds.
 
 pub mod buildup;

@@ -20,12 +20,12 @@ pub struct LessonWords {
     pub gap_replicas: String,
     /// Added to `gap_replicas` when the check also ran one replica fewer.
     pub gap_fewer: String,
-    /// By `trainer_core::sizing::StreamsGap`: `Sooner`, `NoFewer`, `Lost`.
+    /// By `trainer_course::sizing::StreamsGap`: `Sooner`, `NoFewer`, `Lost`.
     pub gap_open_streams: String,
     pub gap_open_streams_more: String,
     pub gap_open_streams_lost: String,
     pub gap_kv_in_use: String,
-    /// `fewer_result` by `trainer_core::sizing::Fewer`.
+    /// `fewer_result` by `trainer_course::sizing::Fewer`.
     pub fewer_holds: String,
     pub fewer_misses: String,
     pub fewer_misses_too: String,
@@ -66,7 +66,7 @@ pub struct SizeWords {
     pub wall_time: String,
     pub stale: String,
     pub targets: String,
-    /// By `trainer_core::sizing::StreamsGap`: `Sooner` (with `streams_smaller_batch` when the
+    /// By `trainer_course::sizing::StreamsGap`: `Sooner` (with `streams_smaller_batch` when the
     /// simulated batch is smaller than the one assumed), `NoFewer`, `Lost`.
     pub streams_shorter: String,
     pub streams_smaller_batch: String,

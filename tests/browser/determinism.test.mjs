@@ -23,7 +23,7 @@ const CASES = [
 ];
 
 function native({ file, dir = "content/scenarios", arm, horizon }) {
-  const args = ["run", "-q", "-p", "trainer-core", "--bin", "trainer-sim", "--", `${dir}/${file}`, "--compact"];
+  const args = ["run", "-q", "-p", "trainer-engine", "--bin", "trainer-sim", "--", `${dir}/${file}`, "--compact"];
   if (arm) args.push("--arm", arm);
   if (horizon) args.push("--horizon", String(horizon));
   return execFileSync("cargo", args, { cwd: repo, encoding: "utf8", maxBuffer: 1 << 28 }).trim();

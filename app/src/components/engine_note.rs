@@ -6,7 +6,7 @@ use crate::components::Link;
 use crate::route::Route;
 use leptos::prelude::*;
 use trainer_content::words::EngineWords;
-use trainer_core::engine::Engine;
+use trainer_engine::engine::Engine;
 
 const WORDS_JSON: &str = include_str!(concat!(env!("OUT_DIR"), "/engine-words.json"));
 

@@ -187,18 +187,21 @@ fn off_by(est: f64, derived: f64) -> String {
     if r.abs() <= 0.15 {
         format!(
             "Within {} of the derivation: a sound estimate.",
-            trainer_core::format::percent(r.abs().max(0.0))
+            trainer_engine::format::percent(r.abs().max(0.0))
         )
     } else if r > 0.0 {
-        format!("{} above the derivation.", trainer_core::format::percent(r))
+        format!(
+            "{} above the derivation.",
+            trainer_engine::format::percent(r)
+        )
     } else {
         format!(
             "{} below the derivation.",
-            trainer_core::format::percent(-r)
+            trainer_engine::format::percent(-r)
         )
     }
 }
 
 fn fmt(v: f64) -> String {
-    trainer_core::format::sig(v, 3)
+    trainer_engine::format::sig(v, 3)
 }

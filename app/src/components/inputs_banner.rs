@@ -3,7 +3,7 @@
 
 use leptos::prelude::*;
 use trainer_content::words::{fill, BannerWords};
-use trainer_core::sizing::{Inputs, Question};
+use trainer_course::sizing::{Inputs, Question};
 
 const WORDS_JSON: &str = include_str!(concat!(env!("OUT_DIR"), "/banner-words.json"));
 

@@ -2,7 +2,7 @@
 //! figures read from a simulation, each figure in its own element.
 
 use leptos::prelude::*;
-use trainer_core::buildup::Figure;
+use trainer_course::buildup::Figure;
 
 /// Splits `template` into text and placeholders, in order: `(false, text)` or `(true, name)`.
 pub fn pieces(template: &str) -> Vec<(bool, String)> {
@@ -25,7 +25,7 @@ pub fn pieces(template: &str) -> Vec<(bool, String)> {
 /// A paragraph of narration. Each figure shows its text in a `<strong>` with
 /// `data-testid="fig-<name>"` and its unrounded value in `data-value`; a placeholder without a
 /// figure shows an em dash marked `missing` (its name in `data-missing`), never a raw `{name}`
-/// (`core/tests/buildups.rs` checks every placeholder of every run has its figure).
+/// (`course/tests/buildups.rs` checks every placeholder of every run has its figure).
 #[component]
 pub fn Narration(
     /// The paragraph's `data-testid`.

@@ -6,8 +6,8 @@ use crate::progress::use_progress;
 use crate::route::{Route, Section};
 use leptos::prelude::*;
 use trainer_content::words::{fill, HomeWords};
-use trainer_core::cost::{CostModel, MemoryConfig};
-use trainer_core::sizing::{Inputs, Question};
+use trainer_course::sizing::{Inputs, Question};
+use trainer_engine::cost::{CostModel, MemoryConfig};
 
 /// The page's words, parsed from `content/home.toml` at build time.
 const WORDS_JSON: &str = include_str!(concat!(env!("OUT_DIR"), "/home-words.json"));

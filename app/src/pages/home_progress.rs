@@ -5,8 +5,8 @@
 use crate::components::PathLink;
 use crate::progress::{today, use_progress};
 use leptos::prelude::*;
-use trainer_core::sizing::{derive, Inputs, Question};
-use trainer_core::study::{date, Item};
+use trainer_course::sizing::{derive, Inputs, Question};
+use trainer_course::study::{date, Item};
 use wasm_bindgen::JsCast;
 
 /// What the learner reads for a scheduled item.
@@ -14,11 +14,11 @@ fn label(item: &Item) -> String {
     match item {
         Item::Drill { question, step } => step_label("Drill", question, step),
         Item::Step { question, step } => step_label("Mock figure", question, step),
-        Item::Moment(id) => match trainer_core::moments::moment(id) {
+        Item::Moment(id) => match trainer_course::moments::moment(id) {
             Ok(m) => format!("Interview moment: {}", m.title),
             Err(_) => format!("Interview moment: {id}"),
         },
-        Item::Curveball(id) => match trainer_core::mock::mock()
+        Item::Curveball(id) => match trainer_course::mock::mock()
             .ok()
             .and_then(|m| m.curveball(id).map(|c| c.title.clone()))
         {

@@ -1,7 +1,7 @@
 //! Interview moments: `/moments` lists them; `/moments/<id>` puts the interviewer's question,
 //! takes the learner's answer (and estimate, where the number is the point), then runs every
 //! option on the same traffic and sets them side by side against the SLO, with the verdict.
-//! The moments are `content/moments/*.toml`, read by `trainer_core::moments`. The committed
+//! The moments are `content/moments/*.toml`, read by `trainer_course::moments`. The committed
 //! choice lives in the URL (`?choice=<option>`) and each attempt in progress.
 
 use crate::components::{Card, Compared, EngineNote, EstimateBox, Link};
@@ -10,9 +10,11 @@ use crate::route::{use_router, Route};
 use crate::sim_runner::{run_fleets, RunStatus};
 use leptos::prelude::*;
 use trainer_content::words::{fill, MomentsWords};
-use trainer_core::engine::Engine;
-use trainer_core::format::{duration, sig};
-use trainer_core::moments::{moment, moments, Grade, LoadFinding, Moment, OptionOutcome, Variant};
+use trainer_course::moments::{
+    moment, moments, Grade, LoadFinding, Moment, OptionOutcome, Variant,
+};
+use trainer_engine::engine::Engine;
+use trainer_engine::format::{duration, sig};
 
 /// The pages' own sentences, parsed from `content/moments-page.toml` at build time (the
 /// build refuses a file that does not parse, so the empty fallback never shows).
@@ -634,8 +636,8 @@ fn bar_chart(m: &Moment, r: &Runs, key: usize) -> impl IntoView {
         })
         .collect_view();
     let better = match m.better {
-        trainer_core::moments::Better::Lower => "lower",
-        trainer_core::moments::Better::Higher => "higher",
+        trainer_course::moments::Better::Lower => "lower",
+        trainer_course::moments::Better::Higher => "higher",
     };
     view! {
         <figure class="moment-chart" data-testid="moment-chart">
@@ -647,7 +649,7 @@ fn bar_chart(m: &Moment, r: &Runs, key: usize) -> impl IntoView {
 
 /// A moment's figure in its unit (the mock's curveballs show the same figures).
 pub(super) fn show(unit: &str, v: f64) -> String {
-    trainer_core::moments::show(unit, v)
+    trainer_course::moments::show(unit, v)
 }
 
 /// The grades at each load run, and the sentences the core draws from them.
@@ -772,5 +774,5 @@ fn moment_query(choice: &str, engine: Option<Engine>) -> String {
 }
 
 fn form_value(query: &str, key: &str) -> Option<String> {
-    trainer_core::sizing::query_pairs(query).remove(key)
+    trainer_course::sizing::query_pairs(query).remove(key)
 }

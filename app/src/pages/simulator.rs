@@ -2,8 +2,8 @@
 //! in the browser, one row per animation frame, beside what it models and leaves out.
 
 use leptos::prelude::*;
-use trainer_core::format::{percent, sig};
-use trainer_core::validation::{about, run_row, shipped, Outcome, Row, BAND};
+use trainer_course::validation::{about, run_row, shipped, Outcome, Row, BAND};
+use trainer_engine::format::{percent, sig};
 
 /// The page at `/simulator`.
 #[component]
@@ -147,9 +147,9 @@ pub fn SimulatorPage() -> impl IntoView {
 }
 
 fn model_name(id: &str) -> String {
-    trainer_core::catalog::model_by_id(id).map_or_else(|| id.to_string(), |m| m.name)
+    trainer_engine::catalog::model_by_id(id).map_or_else(|| id.to_string(), |m| m.name)
 }
 
 fn gpu_name(id: &str) -> String {
-    trainer_core::catalog::gpu_by_id(id).map_or_else(|| id.to_string(), |g| g.name)
+    trainer_engine::catalog::gpu_by_id(id).map_or_else(|| id.to_string(), |g| g.name)
 }

@@ -7,12 +7,12 @@ use crate::components::{EngineNote, Narration, PlayerStep, RequestPath, StepPlay
 use crate::sim_runner::{failure, run_sims, RunStatus};
 use leptos::prelude::*;
 use trainer_content::buildup::Script;
-use trainer_core::buildup::fleet::{
+use trainer_course::buildup::fleet::{
     clock_text, replica_name, Clock, ClockState, FleetStory, Moment, MomentKind,
 };
-use trainer_core::fleet::router::kv_usage;
-use trainer_core::fleet::{Outcome, RouteTrace};
-use trainer_core::format;
+use trainer_engine::fleet::router::kv_usage;
+use trainer_engine::fleet::{Outcome, RouteTrace};
+use trainer_engine::format;
 
 /// A moment in a few words.
 fn moment_label(k: MomentKind) -> &'static str {

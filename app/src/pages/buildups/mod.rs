@@ -1,8 +1,8 @@
 //! `/buildups`: the two step-through walkthroughs, and `/buildups/<id>` for each. Every
-//! frame is a simulator's state (`trainer_core::buildup`); the words are the scripts in
+//! frame is a simulator's state (`trainer_course::buildup`); the words are the scripts in
 //! `content/buildups/`, parsed at build time; the player is `components::StepPlayer`. The
 //! URL keeps the step, the sub-step and any changed parameter
-//! (`trainer_core::buildup::query`), rewritten without history entries.
+//! (`trainer_course::buildup::query`), rewritten without history entries.
 
 mod fleet;
 mod replica;
@@ -11,9 +11,9 @@ use crate::components::Link;
 use crate::route::{use_router, Route};
 use leptos::prelude::*;
 use trainer_content::buildup::{Script, StepScript};
-use trainer_core::buildup::query::{buildup_query, BuildUpQuery};
-use trainer_core::buildup::replica::ReplicaParams;
-use trainer_core::buildup::{Chapter, Variant};
+use trainer_course::buildup::query::{buildup_query, BuildUpQuery};
+use trainer_course::buildup::replica::ReplicaParams;
+use trainer_course::buildup::{Chapter, Variant};
 
 const REPLICA_JSON: &str = include_str!(concat!(env!("OUT_DIR"), "/buildup-replica.json"));
 const FLEET_JSON: &str = include_str!(concat!(env!("OUT_DIR"), "/buildup-fleet.json"));

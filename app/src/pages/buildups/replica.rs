@@ -8,10 +8,10 @@ use super::{script, text_for, UrlErrors, UrlState};
 use crate::components::{ChoiceField, EngineNote, Narration, NumberField, PlayerStep, StepPlayer};
 use gloo_timers::callback::Timeout;
 use leptos::prelude::*;
-use trainer_core::buildup::replica::{Cell, ReplicaFrame, ReplicaParams, ReplicaStory, NAMES};
-use trainer_core::error::ConfigError;
-use trainer_core::format;
-use trainer_core::replica::TokenKind;
+use trainer_course::buildup::replica::{Cell, ReplicaFrame, ReplicaParams, ReplicaStory, NAMES};
+use trainer_engine::error::ConfigError;
+use trainer_engine::format;
+use trainer_engine::replica::TokenKind;
 
 /// How long after the last keystroke in a "change it" field the run follows, milliseconds.
 pub const SETTLE_MS: u32 = 500;
@@ -80,7 +80,7 @@ pub fn ReplicaBuildUp() -> impl IntoView {
         intro: String::new(),
         steps: Vec::new(),
     });
-    let params0 = trainer_core::buildup::query::BuildUpQuery::parse(
+    let params0 = trainer_course::buildup::query::BuildUpQuery::parse(
         &crate::route::use_router().query.get_untracked(),
     )
     .params;
@@ -318,8 +318,8 @@ fn frame_view(r: Replay, s: &ReplicaStory, k: usize) -> AnyView {
             <div class="buildup-panel">
                 <h3>"D's clocks"</h3>
                 <dl class="d-clocks" data-testid="d-clock"
-                    class:linked=move || r.linked.get() == Some(trainer_core::buildup::replica::D)
-                    on:mouseenter=move |_| r.linked.set(Some(trainer_core::buildup::replica::D))
+                    class:linked=move || r.linked.get() == Some(trainer_course::buildup::replica::D)
+                    on:mouseenter=move |_| r.linked.set(Some(trainer_course::buildup::replica::D))
                     on:mouseleave=move |_| r.linked.set(None)>
                     <dt>"Arrived"</dt><dd data-testid="d-arrival">{format::duration(d.arrival, 3)}</dd>
                     <dt>"Waited"</dt><dd data-testid="d-waited">{show(d.waited)}</dd>

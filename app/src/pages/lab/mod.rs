@@ -3,7 +3,7 @@
 //! The state (`state.rs`) holds the set-up read from the URL and the run advanced a slice
 //! per animation frame; the panel (`panel.rs`) edits the set-up through the core's knobs; the
 //! results (`results.rs`) draw what the core's `LabResult` holds. The page parses no query
-//! string and computes no figure of its own: `trainer_core::lab` does both.
+//! string and computes no figure of its own: `trainer_course::lab` does both.
 
 mod panel;
 mod results;
@@ -16,7 +16,7 @@ use state::Lab;
 #[component]
 pub fn LabPage() -> impl IntoView {
     let router = use_router();
-    let text = trainer_core::lab::text();
+    let text = trainer_course::lab::text();
     let Ok(text) = text else {
         let m = text.err().map(|e| e.to_string()).unwrap_or_default();
         return view! { <p class="field-error" role="alert">{m}</p> }.into_any();

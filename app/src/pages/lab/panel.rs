@@ -3,8 +3,8 @@
 use super::state::Lab;
 use crate::components::{ChoiceField, ParamField, ParamKind};
 use leptos::prelude::*;
-use trainer_core::format::num;
-use trainer_core::lab::{presets, Kind, Knob, LabText, Section, Source};
+use trainer_course::lab::{presets, Kind, Knob, LabText, Section, Source};
+use trainer_engine::format::num;
 use wasm_bindgen::JsCast;
 
 #[component]

@@ -5,10 +5,10 @@ use super::state::{Lab, Role, Speed, Status};
 use crate::components::{Chart, ChartData, ChoiceField, EngineNote, Format, Line, LiveFigure};
 use leptos::prelude::*;
 use std::sync::Arc;
-use trainer_core::engine::Engine;
-use trainer_core::format::{duration, fixed, int, percent, sig};
-use trainer_core::lab::{compare, LabResult, LabText};
-use trainer_core::stats::Summary;
+use trainer_course::lab::{compare, LabResult, LabText};
+use trainer_engine::engine::Engine;
+use trainer_engine::format::{duration, fixed, int, percent, sig};
+use trainer_engine::stats::Summary;
 use wasm_bindgen::JsCast;
 
 /// Run, pause, resume, reset, speed, and the progress through the simulated horizon.
@@ -199,7 +199,7 @@ pub fn Results(lab: Lab, text: LabText) -> impl IntoView {
     // engine of the learner's own).
     let ran_on = Memo::new(move |_| {
         let q = lab.result_query.get();
-        Engine::of_fleet(&trainer_core::lab::Setup::from_query(&q).config)
+        Engine::of_fleet(&trainer_course::lab::Setup::from_query(&q).config)
     });
     let ran_on = Signal::derive(move || ran_on.get());
     view! {
@@ -307,7 +307,7 @@ fn headline(r: &LabResult) -> impl IntoView {
         })
         .collect_view();
     let verdict = match r.report.verdict {
-        trainer_core::fleet::FleetVerdict::Overloaded { at, .. } => Some(format!(
+        trainer_engine::fleet::FleetVerdict::Overloaded { at, .. } => Some(format!(
             "The run stopped at a work cap at {} of simulated time: the load is more than this fleet (or the simulator in a browser) can follow. The figures are for the run so far.",
             duration(at, 3)
         )),
@@ -444,7 +444,7 @@ fn clock_table(id: &'static str, rows: &[(&'static str, Summary)]) -> impl IntoV
     }
 }
 
-type Pick = fn(&trainer_core::fleet::sim::SeriesPoint) -> f64;
+type Pick = fn(&trainer_engine::fleet::sim::SeriesPoint) -> f64;
 
 fn series_table(
     id: &'static str,

@@ -7,7 +7,7 @@ use crate::sim_runner::now_ms;
 use leptos::prelude::*;
 use std::collections::BTreeMap;
 use std::sync::Arc;
-use trainer_core::lab::{Knob, LabResult, LabRun, Setup, Source};
+use trainer_course::lab::{Knob, LabResult, LabRun, Setup, Source};
 
 /// Wall time one slice of simulation may take before it yields to the browser, ms: well
 /// under the 50 ms of a long task, with room for the frame's own work.
@@ -198,7 +198,7 @@ impl Lab {
         });
         let mut ok = false;
         self.setup.update(|s| ok = s.set(k, &text).is_ok());
-        if ok && k.kind() == trainer_core::lab::Kind::Choice {
+        if ok && k.kind() == trainer_course::lab::Kind::Choice {
             // A choice can change what other fields hold (a distribution's parameters).
             self.texts.set(BTreeMap::new());
         }

@@ -9,10 +9,10 @@ use crate::route::use_router;
 use crate::sim_runner::{run_fleets, RunStatus};
 use leptos::prelude::*;
 use trainer_content::words::fill;
-use trainer_core::format::{duration, fixed, int, sig};
-use trainer_core::sizing::{
+use trainer_course::sizing::{
     assumptions, check_fleets, Assumption, Fewer, Question, SimCheck, SimCheckConfig, StreamsGap,
 };
+use trainer_engine::format::{duration, fixed, int, sig};
 
 /// One finished check: what it ran on, and what it found.
 #[derive(Clone, Debug, PartialEq)]
@@ -50,9 +50,9 @@ fn start_check(sim: LessonSim, query: String) {
         return;
     }
     let q = Question::Fleet;
-    let page = trainer_core::sizing::PageQuery::parse(q, &query);
+    let page = trainer_course::sizing::PageQuery::parse(q, &query);
     let inputs = page.inputs;
-    let Ok(d) = trainer_core::sizing::derive(q, &inputs) else {
+    let Ok(d) = trainer_course::sizing::derive(q, &inputs) else {
         sim.status.set(RunStatus::Failed(
             "Your inputs in the calculator do not derive; fix them there first.".into(),
         ));
@@ -186,7 +186,7 @@ pub fn prompt(words: &trainer_content::words::LessonWords, step: &str) -> String
 fn simulated_figure(
     step: &str,
     r: &CheckResult,
-    d: Option<&trainer_core::sizing::Derivation>,
+    d: Option<&trainer_course::sizing::Derivation>,
     w: &trainer_content::words::LessonWords,
 ) -> SimFigure {
     let Some(first) = r.checks.first() else {
@@ -240,7 +240,7 @@ fn simulated_figure(
 fn gap_text(
     step: &str,
     r: &CheckResult,
-    d: Option<&trainer_core::sizing::Derivation>,
+    d: Option<&trainer_course::sizing::Derivation>,
     lesson: &super::Lesson,
     w: &trainer_content::words::LessonWords,
 ) -> Option<String> {

@@ -17,7 +17,7 @@ use std::collections::BTreeMap;
 use trainer_content::doc::Block;
 use trainer_content::doc::Doc;
 use trainer_content::words::LessonWords;
-use trainer_core::sizing::{derive, gives_away, Derivation, Inputs, PageQuery, Question};
+use trainer_course::sizing::{derive, gives_away, Derivation, Inputs, PageQuery, Question};
 
 const LESSON_JSON: &str = include_str!(concat!(env!("OUT_DIR"), "/lesson.json"));
 const WORDS_JSON: &str = include_str!(concat!(env!("OUT_DIR"), "/lesson-words.json"));

@@ -7,10 +7,10 @@ use crate::route::Route;
 use crate::sim_runner::{run_fleets, RunStatus};
 use leptos::prelude::*;
 use trainer_content::words::fill;
-use trainer_core::engine::Engine;
-use trainer_core::format::{duration, fixed, int};
-use trainer_core::probes::probe;
-use trainer_core::sizing::{prompt_prefill, Question};
+use trainer_course::probes::probe;
+use trainer_course::sizing::{prompt_prefill, Question};
+use trainer_engine::engine::Engine;
+use trainer_engine::format::{duration, fixed, int};
 
 /// The probe `id`, run on request.
 #[component]

@@ -5,7 +5,7 @@ use crate::components::{HiddenFigure, InlineFigure, Link, RequestPath};
 use crate::route::Route;
 use leptos::prelude::*;
 use trainer_content::doc::{Block, Inline};
-use trainer_core::sizing::Question;
+use trainer_course::sizing::Question;
 
 /// The blocks of a document, in order.
 pub fn blocks(blocks: &[Block], lesson: Lesson) -> AnyView {
@@ -244,7 +244,7 @@ fn input(question: &str, name: &str, lesson: Lesson) -> AnyView {
         let value = inputs.get(&name).unwrap_or(0.0);
         let shown = inputs
             .shown(q, &name)
-            .unwrap_or_else(|| trainer_core::format::num(value));
+            .unwrap_or_else(|| trainer_engine::format::num(value));
         let label = spec.map(|s| s.label).unwrap_or_default();
         view! {
             <span class="live-fig input-fig" data-testid=testid.clone() data-value=format!("{value}") title=label>

@@ -6,7 +6,7 @@ use super::use_lesson;
 use crate::components::Link;
 use crate::route::Route;
 use leptos::prelude::*;
-use trainer_core::sizing::{Derivation, Question};
+use trainer_course::sizing::{Derivation, Question};
 
 /// Rows compared: (streaming step, batch step). Each row is named by the batch step's label.
 const ROWS: [(&str, &str); 8] = [

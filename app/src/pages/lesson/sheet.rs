@@ -5,7 +5,7 @@ use super::render::hidden;
 use super::{use_lesson, Lesson};
 use leptos::prelude::*;
 use trainer_content::words::fill;
-use trainer_core::sizing::{Derivation, Question};
+use trainer_course::sizing::{Derivation, Question};
 
 /// Rows of the summary: (heading, step ids).
 const GROUPS: [(&str, &[&str]); 3] = [

@@ -5,8 +5,8 @@ use super::{Phase, Session};
 use crate::components::PathLink;
 use crate::progress::{use_progress, MockRecord};
 use leptos::prelude::*;
-use trainer_core::mock::Mock;
-use trainer_core::study::{FigureRecord, PushbackRecord};
+use trainer_course::mock::Mock;
+use trainer_course::study::{FigureRecord, PushbackRecord};
 
 /// Self-assessment marks, in the order offered.
 pub const MARKS: [(&str, &str); 3] = [
@@ -54,7 +54,7 @@ pub fn evidence(
 pub fn study_next<'a>(
     m: &'a Mock,
     assessment: &std::collections::BTreeMap<String, String>,
-) -> Vec<(&'a trainer_core::mock::RubricLine, &'static str)> {
+) -> Vec<(&'a trainer_course::mock::RubricLine, &'static str)> {
     let rank = |mark: Option<&String>| match mark.map(String::as_str) {
         Some("missed") => Some((0, "missed")),
         Some("partly") => Some((1, "partly")),

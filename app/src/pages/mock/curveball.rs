@@ -1,18 +1,18 @@
 //! The curveball's answer, run by the simulator and graded: a replica count runs the fleet
-//! question at the curveball's load (`trainer_core::mock::replicas_fleet`); a moment's option
+//! question at the curveball's load (`trainer_course::mock::replicas_fleet`); a moment's option
 //! runs with every other option of that moment. Runs go in slices between frames.
 
 use crate::components::PathLink;
 use crate::progress::PushbackRecord;
 use crate::sim_runner::{run_fleets, RunStatus};
 use leptos::prelude::*;
-use trainer_core::format::{int, sig};
-use trainer_core::mock::{
+use trainer_course::mock::{
     curveball_inputs, grade_id, grade_option, grade_replicas, mock, replicas_fleet, Curveball,
     Pushback,
 };
-use trainer_core::moments::OptionOutcome;
-use trainer_core::sizing::{Inputs, Question, SimCheck};
+use trainer_course::moments::OptionOutcome;
+use trainer_course::sizing::{Inputs, Question, SimCheck};
+use trainer_engine::format::{int, sig};
 
 /// The mock's load (`[figures] inputs` in `content/mock.toml`: the seed unless it says
 /// otherwise), the same load the figures are checked at: the interview is about the problem
@@ -85,7 +85,7 @@ pub fn CurveballAnswer(c: Curveball, result: RwSignal<Option<PushbackRecord>>) -
             let Some(moment) = cb
                 .moment
                 .as_deref()
-                .and_then(|id| trainer_core::moments::moment(id).ok())
+                .and_then(|id| trainer_course::moments::moment(id).ok())
             else {
                 return;
             };
@@ -140,7 +140,7 @@ pub fn CurveballAnswer(c: Curveball, result: RwSignal<Option<PushbackRecord>>) -
         let options = cb
             .moment
             .as_deref()
-            .and_then(|id| trainer_core::moments::moment(id).ok())
+            .and_then(|id| trainer_course::moments::moment(id).ok())
             .map(|m| m.options)
             .unwrap_or_default();
         let radios = options

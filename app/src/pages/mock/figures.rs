@@ -1,5 +1,5 @@
 //! The figures the candidate says at the sizing stage: typed, checked against the fleet
-//! question's derivation at the mock's load (`trainer_core::mock::expected_figures`, graded by
+//! question's derivation at the mock's load (`trainer_course::mock::expected_figures`, graded by
 //! `grade_figure` within each figure's stated tolerance), the derivation shown for a miss with
 //! a link to its step, and each checked figure fed to the review schedule. A checked figure is
 //! final; an entry that is not a positive number gets a message and can be fixed. The
@@ -10,8 +10,8 @@ use crate::components::PathLink;
 use crate::progress::use_progress;
 use leptos::prelude::*;
 use std::collections::BTreeMap;
-use trainer_core::mock::{expected_figures, grade_figure, ExpectedFigure, Mock};
-use trainer_core::sizing::Question;
+use trainer_course::mock::{expected_figures, grade_figure, ExpectedFigure, Mock};
+use trainer_course::sizing::Question;
 
 /// The figures as the derivation gives them at the mock's load, or why they cannot be.
 fn expected(m: &Mock) -> Result<Vec<ExpectedFigure>, String> {

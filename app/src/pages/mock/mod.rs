@@ -5,7 +5,7 @@
 //! sizing stage the candidate types the figures they would say, which are checked against the
 //! fleet question's derivation ([`figures`]).
 //! `/mock/report` ([`report`]) prints the last one. The words are `content/mock.toml`, read by
-//! `trainer_core::mock`; a finished mock is kept in progress and its curveball scheduled.
+//! `trainer_course::mock`; a finished mock is kept in progress and its curveball scheduled.
 
 mod assess;
 mod curveball;
@@ -19,7 +19,7 @@ use crate::progress::{use_progress, FigureRecord, PushbackRecord};
 use crate::route::use_router;
 use leptos::prelude::*;
 use std::collections::BTreeMap;
-use trainer_core::mock::{mock, Mock, MockDraft};
+use trainer_course::mock::{mock, Mock, MockDraft};
 
 /// Where a mock in progress is kept, so a reload or a closed tab resumes it.
 const DRAFT_KEY: &str = "serving-trainer.mock-draft";
@@ -188,7 +188,7 @@ pub fn MockPage() -> impl IntoView {
     };
     let router = use_router();
     let asked = router.query.with_untracked(|q| {
-        trainer_core::sizing::query_pairs(q)
+        trainer_course::sizing::query_pairs(q)
             .remove("curveball")
             .filter(|c| m.curveball(c).is_some())
     });

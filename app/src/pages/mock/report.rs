@@ -7,9 +7,9 @@ use crate::components::{Link, PathLink};
 use crate::progress::use_progress;
 use crate::route::Route;
 use leptos::prelude::*;
-use trainer_core::format::duration;
-use trainer_core::mock::mock;
-use trainer_core::study::date;
+use trainer_course::mock::mock;
+use trainer_course::study::date;
+use trainer_engine::format::duration;
 
 #[component]
 pub fn MockReport() -> impl IntoView {

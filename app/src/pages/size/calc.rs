@@ -11,10 +11,10 @@ use crate::components::{ChoiceField, NumberField};
 use crate::route::{use_router, Route};
 use leptos::prelude::*;
 use trainer_content::words::fill;
-use trainer_core::error::sentence;
-use trainer_core::sizing::{
+use trainer_course::sizing::{
     is_preset_figure, InputGroup, InputKind, InputSpec, Inputs, Pressure, Question, Step,
 };
+use trainer_engine::error::sentence;
 
 /// Reveals the next step and brings it into view when it lands below the fold.
 fn next_step(c: Calc) {

@@ -4,8 +4,8 @@
 use super::state::Calc;
 use crate::progress::use_progress;
 use leptos::prelude::*;
-use trainer_core::format::{num, percent};
-use trainer_core::sizing::{Drill, Grade, InputGroup, InputKind};
+use trainer_course::sizing::{Drill, Grade, InputGroup, InputKind};
+use trainer_engine::format::{num, percent};
 
 fn fresh_seed() -> u64 {
     let a = (js_sys::Math::random() * 4_294_967_296.0) as u64;

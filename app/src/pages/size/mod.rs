@@ -16,7 +16,7 @@ use crate::components::Link;
 use crate::progress::use_progress;
 use crate::route::Route;
 use leptos::prelude::*;
-use trainer_core::sizing::Question;
+use trainer_course::sizing::Question;
 
 /// `/size`: the list of questions.
 #[component]

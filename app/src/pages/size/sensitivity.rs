@@ -4,8 +4,8 @@
 
 use super::state::Calc;
 use leptos::prelude::*;
-use trainer_core::format::fixed;
-use trainer_core::sizing::{sensitivity, Question};
+use trainer_course::sizing::{sensitivity, Question};
+use trainer_engine::format::fixed;
 
 /// Bars drawn at most (the table lists every input).
 const MAX_BARS: usize = 10;

@@ -7,10 +7,10 @@ use crate::components::LiveFigure;
 use crate::sim_runner::{run_fleets, RunStatus as Status};
 use leptos::prelude::*;
 use trainer_content::words::{fill, SizeWords};
-use trainer_core::format::{duration, fixed, int, percent, sig};
-use trainer_core::sizing::{
+use trainer_course::sizing::{
     assumptions, check_fleets, Assumption, SimCheck, SimCheckConfig, StreamsGap,
 };
+use trainer_engine::format::{duration, fixed, int, percent, sig};
 
 /// The calculator's sentences (the check's, the misfit banner's, the inputs' summary), parsed from `content/size-words.toml` at build time (the build
 /// refuses a file that does not parse, so the empty fallback never shows).
@@ -232,7 +232,7 @@ fn results_view(o: Outcome) -> impl IntoView {
             let fleet = format!("{} replica{}", k.replicas, if k.replicas == 1 { "" } else { "s" });
             let mut text = fill(&words().shortfall_at, &[("fleet", fleet)]);
             text.push_str(&parts.join(", and "));
-            if let trainer_core::fleet::FleetVerdict::Overloaded { at, .. } = k.verdict {
+            if let trainer_engine::fleet::FleetVerdict::Overloaded { at, .. } = k.verdict {
                 if !parts.is_empty() {
                     text.push_str("; ");
                 }
@@ -273,7 +273,7 @@ fn results_view(o: Outcome) -> impl IntoView {
                         &words().gap_kv_pool,
                         &[(
                             "mem_util",
-                            percent(trainer_core::cost::MemoryConfig::VLLM.gpu_memory_utilization),
+                            percent(trainer_engine::cost::MemoryConfig::VLLM.gpu_memory_utilization),
                         )],
                     ),
                     |v| format!("{} tokens", int(v)),

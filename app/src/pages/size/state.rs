@@ -7,11 +7,11 @@ use crate::progress::{use_progress, ProgressStore};
 use crate::route::{use_router, Router};
 use leptos::prelude::*;
 use std::collections::BTreeMap;
-use trainer_core::error::ConfigError;
-use trainer_core::sizing::{
+use trainer_course::sizing::{
     derive, misfit, page_query, page_query_keeping, Derivation, InputKind, InputSpec, Inputs,
     Misfit, PageQuery, Question, Reveal, FIX_FIELD,
 };
+use trainer_engine::error::ConfigError;
 
 /// The calculator's state, shared by its parts. Everything derived is a `Memo` over the inputs,
 /// so revealed steps recompute as the learner types without any effect.

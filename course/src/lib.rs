@@ -1,0 +1,23 @@
+//! The course the trainer teaches, built on [`trainer_engine`]: what a learner sizes, reads,
+//! steps through, answers and is graded on. Every figure comes from the engine's cost model or
+//! one of its runs; nothing here computes a step's time or simulates a request itself.
+//!
+//! - [`sizing`]: the back-of-the-envelope calculator (questions, steps, verdicts, drills);
+//! - [`moments`], [`probes`]: interview moments and the lesson's probes, graded from runs;
+//! - [`buildup`]: the build-ups' frames, each the state of a run;
+//! - [`lab`]: the lab's set-up (presets, knobs, its URL) and runner;
+//! - [`mock`], [`study`]: the mock interview and self-paced study with spaced practice;
+//! - [`validation`]: the engine against published measurements;
+//! - [`text`]: the engine's template filling and formatting, plus the calculator's figures.
+//!
+//! Like the engine, nothing here knows about the DOM, WASM or a browser.
+
+pub mod buildup;
+pub mod lab;
+pub mod mock;
+pub mod moments;
+pub mod probes;
+pub mod sizing;
+pub mod study;
+pub mod text;
+pub mod validation;

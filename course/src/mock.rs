@@ -1,0 +1,1388 @@
+//! The mock interview (`content/mock.toml`): the interviewer's sequence of prompts, the rubric,
+//! the curveballs, and the grading of a curveball's answer by a simulator run.
+//!
+//! A curveball is one of two kinds. A `replicas` curveball changes the fleet question's load
+//! (the rate times `rate_factor`) and takes `spare` replicas away; the candidate answers a
+//! replica count, which runs through [`crate::sizing::fleet_config`] at the new rate with the
+//! spares gone, and is graded by [`grade_replicas`]: weak if the SLO does not hold, strong if
+//! it holds at no more replicas than the derivation gives, acceptable if it holds but costs
+//! more. A `moment` curveball is an interview moment's options: every option runs, and the
+//! chosen one is graded by [`grade_option`] with the moment's own computed grades
+//! ([`Moment::grades`]): weak if it misses the moment's SLO, strong if it is the best of those
+//! that hold it (ties shared), acceptable otherwise.
+//!
+//! At one prompt (`[figures]`, the sizing stage) the candidate types the figures they would
+//! say: replicas, GPUs, cost, open streams, KV per token. Each names a step of the fleet
+//! question's derivation at the mock's load ([`expected_figures`]) and is graded by
+//! [`grade_figure`] against the tolerance the file gives it: right within it, missed outside
+//! it; an entry that is not a positive number gets a message, never a grade.
+
+use crate::moments::{Grade, Moment, OptionOutcome};
+use crate::sizing::{
+    derive, fleet_config, page_query, EntryUnit, Inputs, PageQuery, Question, Reveal, SimCheck,
+    SimCheckConfig, Step,
+};
+use crate::study::{FigureRecord, PushbackRecord};
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use trainer_engine::error::ConfigError;
+use trainer_engine::fleet::FleetConfig;
+use trainer_engine::format::{duration, int, money, num, percent, sig};
+
+/// The shipped mock interview.
+pub const BUILTIN: &str = include_str!("../../content/mock.toml");
+
+/// How long a curveball's check simulates, seconds of traffic (the browser runs it in slices).
+pub const CHECK: SimCheckConfig = SimCheckConfig {
+    duration_s: 40.0,
+    ..SimCheckConfig::DEFAULT
+};
+
+#[derive(Clone, Debug, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Mock {
+    /// The clock's default length, minutes.
+    pub minutes: u32,
+    /// What the setup page says first.
+    pub intro: String,
+    pub rubric: Vec<RubricLine>,
+    #[serde(rename = "prompt")]
+    pub prompts: Vec<Prompt>,
+    #[serde(rename = "curveball")]
+    pub curveballs: Vec<Curveball>,
+    /// The figures typed at one prompt and checked against the fleet question.
+    pub figures: Figures,
+    pub verdicts: BTreeMap<String, String>,
+}
+
+/// The figures the candidate types at one prompt, each checked against a step of the fleet
+/// question's derivation.
+#[derive(Clone, Debug, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Figures {
+    /// The id of the prompt at which they are asked.
+    pub prompt: String,
+    /// The mock's load as the fleet calculator's query string ("": the seed's defaults).
+    #[serde(default)]
+    pub inputs: String,
+    pub words: FigureWords,
+    #[serde(rename = "figure")]
+    pub list: Vec<FigureSpec>,
+}
+
+/// The sentences around the figures (`{name}`s are filled by the grading).
+#[derive(Clone, Debug, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FigureWords {
+    pub heading: String,
+    pub intro: String,
+    /// The button that checks them.
+    pub check: String,
+    /// The interviewer's heading over the derived figures.
+    pub expected: String,
+    pub right: String,
+    pub missed: String,
+    /// `{typed}`, `{expected}`, `{tolerance}`.
+    pub graded: String,
+    pub derivation: String,
+    pub open_step: String,
+    /// The tolerance of zero.
+    pub exact: String,
+    /// `{amount}`: the tolerance.
+    pub within: String,
+    pub empty: String,
+    /// `{text}`: what was typed.
+    pub not_a_number: String,
+    /// `{label}`: the figure's label.
+    pub not_positive: String,
+    /// `{right}`, `{graded}`.
+    pub summary: String,
+    /// `{right}`, `{graded}`, `{missed}`: the labels of the missed figures.
+    pub summary_missed: String,
+    /// `{reasons}`: why figures of a saved interview were dropped.
+    pub set_aside: String,
+}
+
+/// One figure: a step of the fleet question and how close an answer must come.
+#[derive(Clone, Debug, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FigureSpec {
+    /// The step's id in the fleet question's derivation.
+    pub id: String,
+    pub label: String,
+    /// The unit it is typed in, where it differs from the step's (`KB` for bytes).
+    #[serde(default)]
+    pub unit: Option<String>,
+    /// Tolerance in the typed unit (zero: exactly).
+    #[serde(default)]
+    pub absolute: Option<f64>,
+    /// Tolerance as a fraction of the derived value.
+    #[serde(default)]
+    pub relative: Option<f64>,
+}
+
+/// How close a typed figure must come to the derived one.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Tolerance {
+    /// Within this much, in the typed unit.
+    Absolute(f64),
+    /// Within this fraction of the derived value, either side.
+    Relative(f64),
+}
+
+impl Tolerance {
+    /// Whether `typed` is within the tolerance of `expected` (edges included; a rounding
+    /// error of a part in a billion is forgiven).
+    pub fn holds(self, typed: f64, expected: f64) -> bool {
+        if !typed.is_finite() || !expected.is_finite() {
+            return false;
+        }
+        let allowed = match self {
+            Tolerance::Absolute(a) => a,
+            Tolerance::Relative(r) => r * expected.abs(),
+        };
+        (typed - expected).abs() <= allowed + 1e-9 * expected.abs().max(1.0)
+    }
+}
+
+/// A figure as the derivation gives it at the mock's load.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ExpectedFigure {
+    pub id: String,
+    pub label: String,
+    /// The unit it is typed in, and the factor from the step's unit to it.
+    pub unit: EntryUnit,
+    /// The derived value, in `unit`.
+    pub value: f64,
+    pub tolerance: Tolerance,
+    /// The tolerance as the page states it, e.g. `within 15 %`.
+    pub tolerance_text: String,
+    /// The derivation's step (formula, substituted numbers, value).
+    pub step: Step,
+    /// The calculator at the mock's load with the steps up to this one revealed.
+    pub link: String,
+}
+
+impl ExpectedFigure {
+    /// A value in the typed unit, for people: `$20/h`, `8 replicas`, `131.1 KB`.
+    pub fn show(&self, v: f64) -> String {
+        show_in(self.unit.label, v)
+    }
+}
+
+fn show_in(unit: &str, v: f64) -> String {
+    match unit {
+        "$" => money(v),
+        "$/h" => format!("{}/h", money(v)),
+        "" => sig(v, 4),
+        u => format!("{} {u}", sig(v, 4)),
+    }
+}
+
+/// Why a typed figure was not graded.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum EntryError {
+    Empty,
+    NotANumber,
+    NotPositive,
+}
+
+/// Reads a typed figure: spaces, thousands separators (`,`, `_`) and a leading `$` are
+/// allowed. It must be a finite number above zero.
+pub fn read_entry(text: &str) -> Result<f64, EntryError> {
+    let t: String = text
+        .chars()
+        .filter(|c| !c.is_whitespace() && *c != ',' && *c != '_')
+        .collect();
+    if t.is_empty() {
+        return Err(EntryError::Empty);
+    }
+    let t = t.strip_prefix('$').unwrap_or(&t);
+    match t.parse::<f64>() {
+        Ok(v) if !v.is_finite() => Err(EntryError::NotANumber),
+        Ok(v) if v <= 0.0 => Err(EntryError::NotPositive),
+        Ok(v) => Ok(v),
+        Err(_) => Err(EntryError::NotANumber),
+    }
+}
+
+/// The unit a figure is typed in: the step's entry unit, or the file's `unit` where bytes are
+/// typed in a larger unit. None for a unit the step cannot be typed in.
+fn figure_unit(spec: &FigureSpec, step: &Step) -> Option<EntryUnit> {
+    let own = EntryUnit::for_step(step.unit, step.value);
+    let Some(u) = spec.unit.as_deref() else {
+        return Some(own);
+    };
+    let (label, factor) = match (step.unit, u) {
+        ("B", "bytes") => ("bytes", 1.0),
+        ("B", "KB") => ("KB", 1e-3),
+        ("B", "MB") => ("MB", 1e-6),
+        ("B", "GB") => ("GB", 1e-9),
+        (_, u) if u == own.label => return Some(own),
+        _ => return None,
+    };
+    Some(EntryUnit { label, factor })
+}
+
+impl FigureSpec {
+    /// Its tolerance (None unless exactly one of `absolute` and `relative` is given, finite,
+    /// not negative, and a relative one below one).
+    pub fn tolerance(&self) -> Option<Tolerance> {
+        match (self.absolute, self.relative) {
+            (Some(a), None) if a.is_finite() && a >= 0.0 => Some(Tolerance::Absolute(a)),
+            (None, Some(r)) if r.is_finite() && (0.0..1.0).contains(&r) => {
+                Some(Tolerance::Relative(r))
+            }
+            _ => None,
+        }
+    }
+}
+
+impl Figures {
+    /// The mock's load for the fleet question.
+    pub fn load(&self) -> Result<Inputs, ConfigError> {
+        let page = PageQuery::parse(Question::Fleet, &self.inputs);
+        match page.errors.into_iter().next() {
+            Some(e) => Err(e),
+            None => Ok(page.inputs),
+        }
+    }
+
+    pub fn spec(&self, id: &str) -> Option<&FigureSpec> {
+        self.list.iter().find(|f| f.id == id)
+    }
+
+    fn say(&self, template: &str, fill: &[(&str, String)]) -> String {
+        let mut s = template.to_string();
+        for (name, value) in fill {
+            s = s.replace(&format!("{{{name}}}"), value);
+        }
+        s
+    }
+
+    /// A tolerance as the page states it: `exactly`, `within 1 replica`, `within 15 %`.
+    pub fn tolerance_text(&self, t: Tolerance, unit: &str) -> String {
+        let amount = match t {
+            Tolerance::Absolute(0.0) => return self.words.exact.clone(),
+            Tolerance::Absolute(a) => match unit {
+                "$" | "$/h" | "" => show_in(unit, a),
+                u if a == 1.0 && u.len() > 1 && u.ends_with('s') => {
+                    format!("{} {}", num(a), &u[..u.len() - 1])
+                }
+                u => format!("{} {u}", num(a)),
+            },
+            Tolerance::Relative(r) => percent(r),
+        };
+        self.say(&self.words.within, &[("amount", amount)])
+    }
+
+    /// The sentence for figures a saved interview came back without (None when none was).
+    pub fn set_aside(&self, reasons: &[String]) -> Option<String> {
+        (!reasons.is_empty())
+            .then(|| self.say(&self.words.set_aside, &[("reasons", reasons.join("; "))]))
+    }
+
+    /// The sentence for a typed entry that is not graded.
+    pub fn refusal(&self, e: EntryError, label: &str, text: &str) -> String {
+        match e {
+            EntryError::Empty => self.words.empty.clone(),
+            EntryError::NotANumber => self.say(
+                &self.words.not_a_number,
+                &[("text", text.trim().to_string())],
+            ),
+            EntryError::NotPositive => {
+                self.say(&self.words.not_positive, &[("label", label.into())])
+            }
+        }
+    }
+
+    /// The sentence under a graded figure.
+    pub fn graded(&self, r: &FigureRecord) -> String {
+        self.say(
+            &self.words.graded,
+            &[
+                ("typed", show_in(&r.unit, r.value)),
+                ("expected", show_in(&r.unit, r.expected)),
+                ("tolerance", r.tolerance.clone()),
+            ],
+        )
+    }
+
+    /// One sentence for the marks given (None when none was checked).
+    pub fn summary(&self, marks: &[FigureRecord]) -> Option<String> {
+        if marks.is_empty() {
+            return None;
+        }
+        let right = marks.iter().filter(|r| r.right).count();
+        let missed: Vec<String> = marks
+            .iter()
+            .filter(|r| !r.right)
+            .map(|r| self.spec(&r.id).map_or(r.id.clone(), |s| s.label.clone()))
+            .collect();
+        let mut fill = vec![
+            ("right", int(right as f64)),
+            ("graded", int(marks.len() as f64)),
+        ];
+        Some(if missed.is_empty() {
+            self.say(&self.words.summary, &fill)
+        } else {
+            fill.push(("missed", missed.join(", ")));
+            self.say(&self.words.summary_missed, &fill)
+        })
+    }
+}
+
+/// Every figure as the fleet question derives it at `inputs` (the mock's load, from
+/// [`Figures::load`]), in the file's order, with its tolerance and the calculator link.
+pub fn expected_figures(m: &Mock, inputs: &Inputs) -> Result<Vec<ExpectedFigure>, ConfigError> {
+    let d = derive(Question::Fleet, inputs).map_err(|mut e| e.remove(0))?;
+    let total = d.steps.len();
+    m.figures
+        .list
+        .iter()
+        .map(|spec| {
+            let field = |msg: &str| ConfigError::new(format!("mock figure {}", spec.id), msg);
+            let i = d
+                .steps
+                .iter()
+                .position(|s| s.id == spec.id)
+                .ok_or_else(|| field("is not a step of the fleet question"))?;
+            let step = d.steps[i].clone();
+            let unit = figure_unit(spec, &step)
+                .ok_or_else(|| field("cannot be typed in the unit given"))?;
+            let tolerance = spec
+                .tolerance()
+                .ok_or_else(|| field("needs one tolerance, absolute or relative below one"))?;
+            let query = page_query(Question::Fleet, inputs, Reveal::up_to(i + 1, total), total);
+            Ok(ExpectedFigure {
+                id: spec.id.clone(),
+                label: spec.label.clone(),
+                unit,
+                value: step.value * unit.factor,
+                tolerance,
+                tolerance_text: m.figures.tolerance_text(tolerance, unit.label),
+                link: format!("/size/fleet?{query}#step-{}", spec.id),
+                step,
+            })
+        })
+        .collect()
+}
+
+/// Grades what was typed for one figure: a record of the mark, or the sentence saying why the
+/// entry is not a figure (empty, not a number, not above zero).
+pub fn grade_figure(m: &Mock, e: &ExpectedFigure, text: &str) -> Result<FigureRecord, String> {
+    let v = read_entry(text).map_err(|err| m.figures.refusal(err, &e.label, text))?;
+    Ok(FigureRecord {
+        id: e.id.clone(),
+        typed: text.trim().to_string(),
+        value: v,
+        expected: e.value,
+        unit: e.unit.label.to_string(),
+        tolerance: e.tolerance_text.clone(),
+        right: e.tolerance.holds(v, e.value),
+    })
+}
+
+/// One line of the rubric the candidate assesses themselves against.
+#[derive(Clone, Debug, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RubricLine {
+    pub id: String,
+    /// `hire` or `strong`.
+    pub level: String,
+    pub text: String,
+    /// The app path that trains it.
+    pub train: String,
+}
+
+/// One step of the interviewer's sequence.
+#[derive(Clone, Debug, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Prompt {
+    pub id: String,
+    pub stage: String,
+    /// The interviewer's words.
+    pub ask: String,
+    /// Shown in practice mode.
+    pub hint: String,
+    /// The points a strong answer makes (interviewer mode shows them).
+    pub expect: Vec<String>,
+    /// Rubric lines this prompt gives evidence for.
+    pub rubric: Vec<String>,
+    pub train: String,
+}
+
+#[derive(Clone, Debug, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Curveball {
+    pub id: String,
+    pub title: String,
+    pub ask: String,
+    pub hint: String,
+    /// `replicas` or `moment`.
+    pub kind: String,
+    #[serde(default)]
+    pub rate_factor: Option<f64>,
+    #[serde(default)]
+    pub spare: Option<u32>,
+    /// For a `moment` curveball: the moment whose options are the answers.
+    #[serde(default)]
+    pub moment: Option<String>,
+    pub train: String,
+    /// The lab, set up for this curveball.
+    pub lab: String,
+}
+
+/// A graded answer to a curveball.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Pushback {
+    pub grade: Grade,
+    /// Whether the SLO held in the run.
+    pub holds: bool,
+    /// The interviewer's sentence, with the run's figures.
+    pub summary: String,
+}
+
+/// The shipped mock interview, checked.
+pub fn mock() -> Result<Mock, ConfigError> {
+    parse(BUILTIN)
+}
+
+/// Reads a mock file and checks it hangs together.
+pub fn parse(text: &str) -> Result<Mock, ConfigError> {
+    let mut m: Mock =
+        toml::from_str(text).map_err(|e| ConfigError::new("mock", e.message().to_string()))?;
+    m.check()?;
+    m.fill_words()?;
+    Ok(m)
+}
+
+impl Mock {
+    /// Fills the figures of the interviewer's words: in a prompt, `{input NAME}` is an input
+    /// of the mock's load (`[figures] inputs`) as the calculator shows it; in a curveball,
+    /// `{rate_factor}` is its own factor on the traffic. (The grading's sentences keep their
+    /// placeholders, which the page fills from the run.)
+    fn fill_words(&mut self) -> Result<(), ConfigError> {
+        let load = self.figures.load()?;
+        let fill = |at: &str, t: &mut String, resolve: &dyn Fn(&str) -> Result<String, String>| {
+            crate::text::fill(t, resolve)
+                .map(|f| *t = f)
+                .map_err(|e| ConfigError::new(format!("mock {at}"), e.join("; ")))
+        };
+        let input = |inside: &str| match inside.split_once(' ') {
+            Some(("input", name)) => load
+                .shown(Question::Fleet, name.trim())
+                .ok_or_else(|| format!("the fleet question has no input {name:?}")),
+            _ => Err("a prompt's words take {input NAME}".to_string()),
+        };
+        for p in &mut self.prompts {
+            fill(&p.id, &mut p.ask, &input)?;
+            fill(&p.id, &mut p.hint, &input)?;
+            for e in &mut p.expect {
+                fill(&p.id, e, &input)?;
+            }
+        }
+        for c in &mut self.curveballs {
+            let factor = c.rate_factor;
+            let own = move |inside: &str| match (inside, factor) {
+                ("rate_factor", Some(f)) => Ok(trainer_engine::format::num(f)),
+                _ => Err("a curveball's words take {rate_factor} (when it has one)".to_string()),
+            };
+            fill(&c.id, &mut c.title, &own)?;
+            fill(&c.id, &mut c.ask, &own)?;
+            fill(&c.id, &mut c.hint, &own)?;
+        }
+        Ok(())
+    }
+
+    fn check(&self) -> Result<(), ConfigError> {
+        let err = |field: &str, msg: String| Err(ConfigError::new(format!("mock {field}"), msg));
+        if !(1..=180).contains(&self.minutes) {
+            return err("minutes", format!("must be 1 to 180, got {}", self.minutes));
+        }
+        if self.intro.trim().is_empty() {
+            return err("intro", "is empty".into());
+        }
+        for r in &self.rubric {
+            if !matches!(r.level.as_str(), "hire" | "strong") {
+                return err(
+                    &r.id,
+                    format!("level must be hire or strong, got {}", r.level),
+                );
+            }
+        }
+        for p in &self.prompts {
+            if let Some(bad) = p.rubric.iter().find(|r| self.line(r).is_none()) {
+                return err(&p.id, format!("names no rubric line called {bad}"));
+            }
+            if p.expect.is_empty() {
+                return err(&p.id, "lists no expected points".into());
+            }
+        }
+        for c in &self.curveballs {
+            match c.kind.as_str() {
+                "replicas" => {
+                    if !c.rate_factor.is_some_and(|f| f > 0.0 && f <= 10.0) || c.spare.is_none() {
+                        return err(
+                            &c.id,
+                            "a replicas curveball needs rate_factor (0 to 10) and spare".into(),
+                        );
+                    }
+                }
+                "moment" => {
+                    let Some(id) = &c.moment else {
+                        return err(&c.id, "a moment curveball needs moment".into());
+                    };
+                    crate::moments::moment(id)?;
+                }
+                k => return err(&c.id, format!("kind must be replicas or moment, got {k}")),
+            }
+        }
+        let f = &self.figures;
+        if self.prompts.iter().all(|p| p.id != f.prompt) {
+            return err("figures", format!("names no prompt called {}", f.prompt));
+        }
+        if f.list.is_empty() {
+            return err("figures", "lists no figure".into());
+        }
+        for (i, spec) in f.list.iter().enumerate() {
+            if f.list[..i].iter().any(|o| o.id == spec.id) {
+                return err("figures", format!("lists {} twice", spec.id));
+            }
+        }
+        expected_figures(self, &f.load()?)?;
+        for key in VERDICTS {
+            if !self.verdicts.contains_key(key) {
+                return err("verdicts", format!("has no {key}"));
+            }
+        }
+        Ok(())
+    }
+
+    pub fn line(&self, id: &str) -> Option<&RubricLine> {
+        self.rubric.iter().find(|r| r.id == id)
+    }
+
+    pub fn curveball(&self, id: &str) -> Option<&Curveball> {
+        self.curveballs.iter().find(|c| c.id == id)
+    }
+
+    /// The prompts that give evidence for rubric line `id`.
+    pub fn prompts_for(&self, id: &str) -> Vec<&Prompt> {
+        self.prompts
+            .iter()
+            .filter(|p| p.rubric.iter().any(|r| r == id))
+            .collect()
+    }
+
+    fn say(&self, key: &str, fill: &[(&str, String)]) -> String {
+        let mut s = self.verdicts.get(key).cloned().unwrap_or_default();
+        for (name, value) in fill {
+            s = s.replace(&format!("{{{name}}}"), value);
+        }
+        s
+    }
+}
+
+const VERDICTS: [&str; 9] = [
+    "no_replica",
+    "replicas_weak",
+    "replicas_weak_none_lost",
+    "replicas_strong",
+    "replicas_acceptable",
+    "moment_weak",
+    "moment_weak_on_key",
+    "moment_strong",
+    "moment_acceptable",
+];
+
+/// The fleet question's inputs for a `replicas` curveball: `base` with the rate scaled.
+pub fn curveball_inputs(c: &Curveball, base: &Inputs) -> Result<Inputs, ConfigError> {
+    let mut inputs = base.clone();
+    let rate = base.get("rate").unwrap_or(0.0) * c.rate_factor.unwrap_or(1.0);
+    inputs.set(Question::Fleet, "rate", rate)?;
+    Ok(inputs)
+}
+
+/// The replicas the derivation gives for a `replicas` curveball, spares included.
+pub fn reference_replicas(c: &Curveball, base: &Inputs) -> Result<u32, ConfigError> {
+    let inputs = curveball_inputs(c, base)?;
+    let d = derive(Question::Fleet, &inputs).map_err(|mut e| e.remove(0))?;
+    let n = d
+        .answer()
+        .map(|s| s.value)
+        .ok_or_else(|| ConfigError::new("replicas", "the derivation gave no answer"))?;
+    Ok(n.ceil() as u32 + c.spare.unwrap_or(0))
+}
+
+/// The fleet that runs an answer of `answer` replicas to a `replicas` curveball: the scaled
+/// load on the replicas left once the spares are gone (None when none is left).
+pub fn replicas_fleet(
+    c: &Curveball,
+    base: &Inputs,
+    answer: u32,
+) -> Result<Option<FleetConfig>, ConfigError> {
+    let serving = answer.saturating_sub(c.spare.unwrap_or(0));
+    if serving == 0 {
+        return Ok(None);
+    }
+    fleet_config(&curveball_inputs(c, base)?, serving, &CHECK).map(Some)
+}
+
+/// Grades an answer of `answer` replicas by the run of [`replicas_fleet`] (`check`: None when
+/// no replica was left to run).
+pub fn grade_replicas(
+    m: &Mock,
+    c: &Curveball,
+    base: &Inputs,
+    answer: u32,
+    check: Option<&SimCheck>,
+) -> Result<Pushback, ConfigError> {
+    let spare = c.spare.unwrap_or(0);
+    let Some(check) = check else {
+        return Ok(Pushback {
+            grade: Grade::Weak,
+            holds: false,
+            summary: m.say(
+                "no_replica",
+                &[("answer", int(answer as f64)), ("spare", int(spare as f64))],
+            ),
+        });
+    };
+    let inputs = curveball_inputs(c, base)?;
+    let price = inputs.get("price").unwrap_or(0.0);
+    let reference = reference_replicas(c, base)?;
+    let holds = check.passes();
+    let grade = if !holds {
+        Grade::Weak
+    } else if answer <= reference {
+        Grade::Strong
+    } else {
+        Grade::Acceptable
+    };
+    let lost = check.timed_out + check.rejected;
+    let key = match grade {
+        // A zero reads as "no request was lost", not "0 requests lost".
+        Grade::Weak if lost == 0 => "replicas_weak_none_lost",
+        Grade::Weak => "replicas_weak",
+        Grade::Strong => "replicas_strong",
+        Grade::Acceptable => "replicas_acceptable",
+    };
+    let fill = [
+        ("answer", int(answer as f64)),
+        ("serving", int(check.replicas as f64)),
+        (
+            "rate",
+            format!("{} req/s", sig(inputs.get("rate").unwrap_or(0.0), 3)),
+        ),
+        ("ttft", duration(check.ttft_p99_s, 3)),
+        ("tpot", duration(check.tpot_p99_s, 3)),
+        ("ttft_target", duration(check.ttft_target_s, 3)),
+        ("tpot_target", duration(check.tpot_target_s, 3)),
+        ("lost", int(lost as f64)),
+        ("reference", int(reference as f64)),
+        ("cost", money(answer as f64 * price)),
+        ("reference_cost", money(reference as f64 * price)),
+    ];
+    Ok(Pushback {
+        grade,
+        holds,
+        summary: m.say(key, &fill),
+    })
+}
+
+/// Grades option `chosen` of a `moment` curveball from every option's outcome (`shown`
+/// formats a figure of the moment by its index).
+pub fn grade_option(
+    m: &Mock,
+    moment: &Moment,
+    outcomes: &[OptionOutcome],
+    chosen: usize,
+    shown: impl Fn(usize, Option<f64>) -> String,
+) -> Pushback {
+    let ranking = moment.ranking(outcomes);
+    let outcome = &outcomes[chosen];
+    let holds = moment.holds_slo(outcome);
+    // The moment's own grades, computed from the runs: the mock never grades otherwise.
+    let grade = moment
+        .grades(outcomes)
+        .get(chosen)
+        .copied()
+        .unwrap_or(Grade::Weak);
+    let key_i = moment.figure_index(&moment.key).unwrap_or(0);
+    let label = |i: usize| {
+        moment
+            .figures
+            .get(i)
+            .map_or(String::new(), |f| f.label.clone())
+    };
+    let best = ranking
+        .first()
+        .map(|b| shown(key_i, outcomes[*b].figures.get(key_i).copied().flatten()))
+        .unwrap_or_default();
+    let (slo_label, slo, slo_max) = match &moment.slo {
+        Some(s) => {
+            let i = moment.figure_index(&s.figure).unwrap_or(0);
+            (
+                label(i),
+                shown(i, outcome.figures.get(i).copied().flatten()),
+                shown(i, Some(s.max)),
+            )
+        }
+        None => Default::default(),
+    };
+    let key = match grade {
+        // When the target is on the key figure itself, the sentence names it once.
+        Grade::Weak if moment.slo.as_ref().is_some_and(|s| s.figure == moment.key) => {
+            "moment_weak_on_key"
+        }
+        Grade::Weak => "moment_weak",
+        Grade::Strong => "moment_strong",
+        Grade::Acceptable => "moment_acceptable",
+    };
+    let fill = [
+        (
+            "option",
+            moment
+                .options
+                .get(chosen)
+                .map_or(String::new(), |o| o.label.trim_end_matches('.').to_string()),
+        ),
+        ("key_label", label(key_i)),
+        (
+            "key",
+            shown(key_i, outcome.figures.get(key_i).copied().flatten()),
+        ),
+        ("best", best),
+        ("slo_label", slo_label),
+        ("slo", slo),
+        ("slo_max", slo_max),
+    ];
+    Pushback {
+        grade,
+        holds,
+        summary: m.say(key, &fill),
+    }
+}
+
+/// The grade's id, as progress stores it.
+pub fn grade_id(g: Grade) -> &'static str {
+    match g {
+        Grade::Weak => "weak",
+        Grade::Acceptable => "acceptable",
+        Grade::Strong => "strong",
+    }
+}
+
+/// A mock interview in progress, kept in the browser so a reload or a closed tab resumes it
+/// where it stood: the set-up, the stage, the clock, the notes, the curveball's graded answer
+/// and the self-assessment so far.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct MockDraft {
+    /// Against the clock (else practice).
+    pub timed: bool,
+    /// Two people: the interviewer's points shown beside each prompt.
+    pub interviewer: bool,
+    /// The curveball drawn for this session.
+    pub curveball: String,
+    /// Past the sequence, in the self-assessment.
+    pub assessing: bool,
+    /// The clock ran out (the assessment then says so).
+    pub time_up: bool,
+    /// The stage shown: a prompt's index, or the number of prompts for the curveball.
+    pub stage: usize,
+    /// The clock's length and what was left, seconds (0 and 0 in practice).
+    pub limit_s: f64,
+    pub remaining_s: f64,
+    /// Notes by stage id.
+    pub notes: BTreeMap<String, String>,
+    /// Self-assessment marks by rubric line id.
+    pub assessment: BTreeMap<String, String>,
+    pub pushback: Option<PushbackRecord>,
+    /// The figures typed at the figures' prompt, by figure id, as typed.
+    pub figures: BTreeMap<String, String>,
+    /// The figures checked so far (a checked figure is final).
+    pub marks: Vec<FigureRecord>,
+}
+
+/// Marks a self-assessment takes.
+pub const ASSESSMENT_MARKS: [&str; 3] = ["shown", "partly", "missed"];
+
+impl MockDraft {
+    pub fn to_json(&self) -> String {
+        serde_json::to_string(self).unwrap_or_default()
+    }
+
+    /// Reads a saved draft and checks it against this mock: its curveball exists, its stage is
+    /// one of the interview's, its clock is a real one. Notes for stages and marks for lines the
+    /// mock no longer has are dropped (the content may have changed since), as are marks it
+    /// does not offer. An error says why the draft cannot be resumed.
+    pub fn read(text: &str, m: &Mock) -> Result<MockDraft, String> {
+        Self::resume(text, m).map(|(d, _)| d)
+    }
+
+    /// [`MockDraft::read`], and the reasons for every typed or checked figure it dropped: one
+    /// whose id the mock does not ask for, a second check of the same figure, or a check whose
+    /// figures are not numbers.
+    pub fn resume(text: &str, m: &Mock) -> Result<(MockDraft, Vec<String>), String> {
+        let mut d: MockDraft = serde_json::from_str(text)
+            .map_err(|e| format!("the saved interview is not readable ({e})"))?;
+        if m.curveball(&d.curveball).is_none() {
+            return Err(format!(
+                "the saved interview's curveball {:?} is not one this mock has",
+                d.curveball
+            ));
+        }
+        if d.stage > m.prompts.len() {
+            return Err(format!(
+                "the saved interview stood at stage {}, past the last of {}",
+                d.stage + 1,
+                m.prompts.len() + 1
+            ));
+        }
+        let clock_ok = d.limit_s.is_finite()
+            && d.remaining_s.is_finite()
+            && d.limit_s >= 0.0
+            && d.limit_s <= 180.0 * 60.0
+            && (0.0..=d.limit_s).contains(&d.remaining_s);
+        if !clock_ok || d.timed != (d.limit_s > 0.0) {
+            return Err("the saved interview's clock is not a real one".into());
+        }
+        let stages: Vec<&str> = m
+            .prompts
+            .iter()
+            .map(|p| p.id.as_str())
+            .chain(["curveball"])
+            .collect();
+        d.notes.retain(|k, _| stages.contains(&k.as_str()));
+        d.assessment
+            .retain(|k, v| m.line(k).is_some() && ASSESSMENT_MARKS.contains(&v.as_str()));
+        if d.pushback
+            .as_ref()
+            .is_some_and(|p| p.curveball != d.curveball)
+        {
+            d.pushback = None;
+        }
+        let mut dropped = Vec::new();
+        let known = |id: &str| m.figures.spec(id).is_some();
+        d.figures.retain(|id, _| {
+            let ok = known(id);
+            if !ok {
+                dropped.push(format!(
+                    "the typed figure {id:?} is not one this mock asks for"
+                ));
+            }
+            ok
+        });
+        let mut seen: Vec<String> = Vec::new();
+        d.marks.retain(|r| {
+            let why = if !known(&r.id) {
+                Some(format!(
+                    "the checked figure {:?} is not one this mock asks for",
+                    r.id
+                ))
+            } else if seen.contains(&r.id) {
+                Some(format!("the figure {:?} was checked twice", r.id))
+            } else if !(r.value.is_finite() && r.value > 0.0 && r.expected.is_finite()) {
+                Some(format!(
+                    "the checked figure {:?} does not hold numbers",
+                    r.id
+                ))
+            } else {
+                None
+            };
+            seen.push(r.id.clone());
+            if let Some(w) = &why {
+                dropped.push(w.clone());
+            }
+            why.is_none()
+        });
+        Ok((d, dropped))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn draft() -> (Mock, MockDraft) {
+        let m = mock().unwrap();
+        let d = MockDraft {
+            timed: true,
+            interviewer: false,
+            curveball: m.curveballs[0].id.clone(),
+            assessing: false,
+            time_up: false,
+            stage: 2,
+            limit_s: 2_700.0,
+            remaining_s: 1_234.5,
+            notes: [(
+                m.prompts[0].id.clone(),
+                "fifty requests a second".to_string(),
+            )]
+            .into(),
+            assessment: BTreeMap::new(),
+            pushback: None,
+            figures: [("replicas".to_string(), "9".to_string())].into(),
+            marks: vec![FigureRecord {
+                id: "replicas".into(),
+                typed: "9".into(),
+                value: 9.0,
+                expected: 8.0,
+                unit: "replicas".into(),
+                tolerance: "within 1 replica".into(),
+                right: true,
+            }],
+        };
+        (m, d)
+    }
+
+    #[test]
+    fn a_draft_reads_back_as_saved() {
+        let (m, d) = draft();
+        assert_eq!(MockDraft::read(&d.to_json(), &m).unwrap(), d);
+    }
+
+    #[test]
+    fn a_bad_draft_is_refused_with_its_reason_and_stale_entries_are_dropped() {
+        let (m, d) = draft();
+        assert!(MockDraft::read("{not json", &m)
+            .unwrap_err()
+            .contains("not readable"));
+        let bad = |f: &dyn Fn(&mut MockDraft)| {
+            let mut x = d.clone();
+            f(&mut x);
+            MockDraft::read(&x.to_json(), &m).unwrap_err()
+        };
+        assert!(bad(&|x| x.curveball = "nope".into()).contains("curveball"));
+        assert!(bad(&|x| x.stage = 99).contains("stage"));
+        assert!(bad(&|x| x.remaining_s = -1.0).contains("clock"));
+        assert!(bad(&|x| x.remaining_s = 1e9).contains("clock"));
+        assert!(bad(&|x| x.timed = false).contains("clock"));
+        let mut x = d.clone();
+        x.notes
+            .insert("gone".into(), "a stage since removed".into());
+        x.assessment.insert(m.rubric[0].id.clone(), "shown".into());
+        x.assessment
+            .insert(m.rubric[1].id.clone(), "brilliant".into());
+        x.assessment.insert("gone".into(), "shown".into());
+        let r = MockDraft::read(&x.to_json(), &m).unwrap();
+        assert_eq!(r.notes, d.notes);
+        assert_eq!(r.assessment.len(), 1);
+        assert_eq!(r.assessment[&m.rubric[0].id], "shown");
+    }
+
+    /// The seed's figures, as the mock expects them.
+    fn seed_figures() -> (Mock, Vec<ExpectedFigure>) {
+        let m = mock().unwrap();
+        let load = m.figures.load().unwrap();
+        assert_eq!(
+            load,
+            Inputs::defaults(Question::Fleet),
+            "the mock's load is the seed's"
+        );
+        let e = expected_figures(&m, &load).unwrap();
+        (m, e)
+    }
+
+    fn figure<'a>(e: &'a [ExpectedFigure], id: &str) -> &'a ExpectedFigure {
+        e.iter().find(|f| f.id == id).expect(id)
+    }
+
+    #[test]
+    fn the_figures_are_the_fleet_derivations_steps_with_their_stated_tolerance() {
+        let (_, e) = seed_figures();
+        let ids: Vec<&str> = e.iter().map(|f| f.id.as_str()).collect();
+        assert_eq!(
+            ids,
+            [
+                "replicas",
+                "gpus",
+                "cost_per_hour",
+                "cost_per_million",
+                "open_streams",
+                "kv_per_token"
+            ]
+        );
+        let d = derive(Question::Fleet, &Inputs::defaults(Question::Fleet)).unwrap();
+        for f in &e {
+            let step = d.step(&f.id).unwrap();
+            assert_eq!(&f.step, step);
+            assert!(
+                (f.value - step.value * f.unit.factor).abs() < 1e-12,
+                "{}",
+                f.id
+            );
+            let n = d.steps.iter().position(|s| s.id == f.id).unwrap() + 1;
+            assert_eq!(f.link, format!("/size/fleet?reveal={n}#step-{}", f.id));
+        }
+        // The seed's reference figures: eight replicas of one H100 at $2.50 an hour.
+        assert_eq!(figure(&e, "replicas").value, 8.0);
+        assert_eq!(figure(&e, "gpus").value, 8.0);
+        assert_eq!(figure(&e, "cost_per_hour").value, 20.0);
+        // Llama 3.1 8B's KV: 32 layers × 8 KV heads × 128 dims × K and V × 2 bytes, in KB.
+        assert_eq!(figure(&e, "kv_per_token").unit.label, "KB");
+        assert!((figure(&e, "kv_per_token").value - 131.072).abs() < 1e-9);
+        let stated: Vec<&str> = e.iter().map(|f| f.tolerance_text.as_str()).collect();
+        assert_eq!(
+            stated,
+            [
+                "within 1 replica",
+                "within 1 GPU",
+                "within 15 %",
+                "within 25 %",
+                "within 15 %",
+                "within 10 %"
+            ]
+        );
+        assert_eq!(figure(&e, "cost_per_hour").show(20.0), "$20/h");
+        assert_eq!(figure(&e, "replicas").show(8.0), "8 replicas");
+    }
+
+    #[test]
+    fn a_figure_is_right_within_its_tolerance_edges_included_and_missed_beyond() {
+        let (m, e) = seed_figures();
+        let grade = |id: &str, text: &str| grade_figure(&m, figure(&e, id), text).unwrap().right;
+        // Within one replica of eight: seven to nine.
+        for (text, right) in [
+            ("8", true),
+            ("7", true),
+            ("9", true),
+            ("6", false),
+            ("10", false),
+            ("9.5", false),
+        ] {
+            assert_eq!(grade("replicas", text), right, "replicas {text}");
+        }
+        // Within 15 % of $20 an hour: $17 to $23.
+        for (text, right) in [
+            ("20", true),
+            ("$17", true),
+            ("23", true),
+            ("16.99", false),
+            ("23.01", false),
+        ] {
+            assert_eq!(grade("cost_per_hour", text), right, "cost {text}");
+        }
+        // The edges of the relative tolerance follow the derived value, whatever it is.
+        let streams = figure(&e, "open_streams");
+        let (lo, hi) = (streams.value * 0.85, streams.value * 1.15);
+        for (v, right) in [
+            (lo, true),
+            (hi, true),
+            (lo * 0.999, false),
+            (hi * 1.001, false),
+        ] {
+            assert_eq!(grade("open_streams", &format!("{v}")), right, "streams {v}");
+        }
+        let r = grade_figure(&m, streams, " 1,000 ").unwrap();
+        assert_eq!((r.value, r.typed.as_str()), (1000.0, "1,000"));
+        assert_eq!(r.expected, streams.value);
+        // Exact: zero tolerance takes the value and nothing else.
+        assert!(Tolerance::Absolute(0.0).holds(8.0, 8.0));
+        assert!(!Tolerance::Absolute(0.0).holds(8.01, 8.0));
+        assert!(!Tolerance::Relative(0.5).holds(f64::NAN, 8.0));
+    }
+
+    #[test]
+    fn a_bad_entry_gets_a_message_not_a_grade() {
+        let (m, e) = seed_figures();
+        let f = figure(&e, "replicas");
+        for (text, says) in [
+            ("", "Type a figure"),
+            ("   ", "Type a figure"),
+            ("abc", "“abc” is not a number"),
+            ("8 replicas", "is not a number"),
+            ("inf", "is not a number"),
+            ("NaN", "is not a number"),
+            ("-3", "Replicas must be a positive number"),
+            ("0", "Replicas must be a positive number"),
+        ] {
+            let why = grade_figure(&m, f, text).unwrap_err();
+            assert!(why.contains(says), "{text:?}: {why}");
+        }
+        assert_eq!(read_entry("-3"), Err(EntryError::NotPositive));
+        assert_eq!(read_entry("1_000"), Ok(1000.0));
+    }
+
+    #[test]
+    fn the_marks_sum_up_in_a_sentence_naming_the_misses() {
+        let (m, e) = seed_figures();
+        let marks: Vec<FigureRecord> = [("replicas", "8"), ("gpus", "30"), ("open_streams", "1")]
+            .into_iter()
+            .map(|(id, t)| grade_figure(&m, figure(&e, id), t).unwrap())
+            .collect();
+        assert_eq!(
+            m.figures.summary(&marks).unwrap(),
+            "1 of 3 figures within their tolerance; missed: GPUs, Open streams."
+        );
+        assert_eq!(
+            m.figures.summary(&marks[..1]).unwrap(),
+            "1 of 1 figures within their tolerance."
+        );
+        assert_eq!(m.figures.summary(&[]), None);
+        assert_eq!(
+            m.figures.graded(&marks[1]),
+            "You said 30 GPUs; the arithmetic gives 8 GPUs (within 1 GPU)."
+        );
+    }
+
+    #[test]
+    fn a_draft_keeps_its_figures_and_drops_unknown_ones_with_the_reason() {
+        let (m, d) = draft();
+        let mut x = d.clone();
+        x.figures.insert("gone".into(), "12".into());
+        x.marks.push(FigureRecord {
+            id: "bogus".into(),
+            value: 1.0,
+            ..FigureRecord::default()
+        });
+        x.marks.push(d.marks[0].clone());
+        // (JSON holds no NaN: a mark that reads back must be a number, but not a negative one.)
+        x.marks.push(FigureRecord {
+            id: "gpus".into(),
+            value: -1.0,
+            ..FigureRecord::default()
+        });
+        let (r, why) = MockDraft::resume(&x.to_json(), &m).unwrap();
+        assert_eq!(r.figures, d.figures);
+        assert_eq!(r.marks, d.marks);
+        assert_eq!(why.len(), 4, "{why:?}");
+        assert!(
+            why[0].contains("\"gone\" is not one this mock asks for"),
+            "{why:?}"
+        );
+        assert!(why.iter().any(|w| w.contains("\"bogus\"")), "{why:?}");
+        assert!(why.iter().any(|w| w.contains("checked twice")), "{why:?}");
+        assert!(
+            why.iter().any(|w| w.contains("does not hold numbers")),
+            "{why:?}"
+        );
+        // A draft saved before figures existed still reads.
+        let old = r#"{"timed":false,"curveball":"traffic-triples","stage":1}"#;
+        let (o, why) = MockDraft::resume(old, &m).unwrap();
+        assert!(o.figures.is_empty() && o.marks.is_empty() && why.is_empty());
+    }
+
+    #[test]
+    fn a_figures_section_that_does_not_hang_together_is_refused() {
+        let good = BUILTIN.to_string();
+        for (from, to) in [
+            ("prompt = \"sizing\"", "prompt = \"nowhere\""),
+            ("inputs = \"\"", "inputs = \"rate=abc\""),
+            ("id = \"gpus\"", "id = \"no_such_step\""),
+            ("id = \"gpus\"", "id = \"replicas\""),
+            ("relative = 0.15", "relative = 1.5"),
+            ("relative = 0.15", "relative = -0.1"),
+            ("absolute = 1.0", "absolute = 1.0\nrelative = 0.1"),
+            ("unit = \"KB\"", "unit = \"furlongs\""),
+        ] {
+            assert!(good.contains(from), "{from}");
+            assert!(parse(&good.replacen(from, to, 1)).is_err(), "{to}");
+        }
+    }
+    use trainer_engine::fleet::FleetSim;
+
+    fn run(fleet: &FleetConfig) -> SimCheck {
+        let mut sim = FleetSim::new(fleet.clone()).expect("sim");
+        sim.run();
+        SimCheck::from_report(fleet, &sim.report())
+    }
+
+    /// Runs an answer to a replicas curveball and grades it.
+    fn answer(id: &str, n: u32) -> Pushback {
+        let m = mock().expect("mock");
+        let c = m.curveball(id).expect(id).clone();
+        let base = Inputs::defaults(Question::Fleet);
+        let check = replicas_fleet(&c, &base, n)
+            .expect("fleet")
+            .map(|f| run(&f));
+        grade_replicas(&m, &c, &base, n, check.as_ref()).expect("grade")
+    }
+
+    #[test]
+    fn the_shipped_mock_reads_and_every_curveball_is_set_up() {
+        let m = mock().expect("mock");
+        assert_eq!(m.minutes, 45);
+        let ids: Vec<&str> = m.prompts.iter().map(|p| p.id.as_str()).collect();
+        assert_eq!(
+            ids,
+            ["opening", "clarify", "sizing", "path", "clocks", "probes"]
+        );
+        // Every rubric line has a prompt or the curveball that gives evidence for it.
+        for r in &m.rubric {
+            assert!(
+                r.id == "pushback" || !m.prompts_for(&r.id).is_empty(),
+                "{}",
+                r.id
+            );
+        }
+        let base = Inputs::defaults(Question::Fleet);
+        let triple = m.curveball("traffic-triples").unwrap();
+        // Three times the seed's replica-seconds per second at the same ceiling.
+        assert_eq!(reference_replicas(triple, &base).unwrap(), 23);
+        let fails = m.curveball("replica-fails").unwrap();
+        assert_eq!(reference_replicas(fails, &base).unwrap(), 9);
+    }
+
+    #[test]
+    fn a_file_that_does_not_hang_together_is_refused() {
+        let good = BUILTIN.to_string();
+        for (from, to) in [
+            ("minutes = 45", "minutes = 0"),
+            ("rubric = [\"load-tokens\"]", "rubric = [\"nowhere\"]"),
+            (
+                "kind = \"moment\"\nmoment = \"autoscaler\"",
+                "kind = \"moment\"\nmoment = \"nope\"",
+            ),
+            (
+                "kind = \"replicas\"\nrate_factor = 3.0",
+                "kind = \"dice\"\nrate_factor = 3.0",
+            ),
+            ("no_replica =", "no_replicas ="),
+        ] {
+            assert!(good.contains(from), "{from}");
+            assert!(parse(&good.replacen(from, to, 1)).is_err(), "{to}");
+        }
+    }
+
+    #[test]
+    fn too_few_replicas_after_traffic_triples_miss_the_slo_and_grade_weak() {
+        // The simulated replicas batch far deeper than the estimate's 32, so the failure point
+        // sits well under the derived count; four replicas are far short of it.
+        let p = answer("traffic-triples", 4);
+        assert_eq!(p.grade, Grade::Weak, "{p:?}");
+        assert!(!p.holds);
+        assert!(
+            p.summary.contains("do not hold") && p.summary.contains("150 req/s"),
+            "{}",
+            p.summary
+        );
+    }
+
+    #[test]
+    fn a_miss_with_no_request_lost_says_so_in_words() {
+        let m = mock().expect("mock");
+        let c = m.curveball("traffic-triples").unwrap().clone();
+        let base = Inputs::defaults(Question::Fleet);
+        let f = replicas_fleet(&c, &base, 4).unwrap().unwrap();
+        let mut check = run(&f);
+        // The same miss with every request served: the TTFT target alone fails.
+        check.timed_out = 0;
+        check.rejected = 0;
+        check.ttft_p99_s = check.ttft_target_s * 2.0;
+        let p = grade_replicas(&m, &c, &base, 4, Some(&check)).unwrap();
+        assert_eq!(p.grade, Grade::Weak);
+        assert!(p.summary.contains("no request was lost"), "{}", p.summary);
+        assert!(!p.summary.contains(" 0 requests"), "{}", p.summary);
+        // With requests lost, their count is said.
+        check.timed_out = 7;
+        let p = grade_replicas(&m, &c, &base, 4, Some(&check)).unwrap();
+        assert!(p.summary.contains("7 requests lost"), "{}", p.summary);
+    }
+
+    #[test]
+    fn the_derived_count_after_traffic_triples_holds_and_grades_strong() {
+        let p = answer("traffic-triples", 23);
+        assert_eq!(p.grade, Grade::Strong, "{p:?}");
+        assert!(p.summary.contains("$57.50"), "{}", p.summary);
+    }
+
+    #[test]
+    fn more_than_needed_holds_but_costs_more_and_grades_acceptable() {
+        let p = answer("replica-fails", 14);
+        assert_eq!(p.grade, Grade::Acceptable, "{p:?}");
+        assert!(
+            p.summary.contains("$35 an hour") && p.summary.contains("$22.50"),
+            "{}",
+            p.summary
+        );
+        // One spare on top of the seed's eight holds the load with one replica gone.
+        assert_eq!(answer("replica-fails", 9).grade, Grade::Strong);
+        // With one replica and one lost, nothing runs.
+        let none = answer("replica-fails", 1);
+        assert_eq!(none.grade, Grade::Weak);
+        assert!(none.summary.contains("nothing is left"), "{}", none.summary);
+    }
+
+    #[test]
+    fn a_miss_on_the_key_figure_names_it_once() {
+        let m = mock().unwrap();
+        let moment = crate::moments::moment("long-prompts").unwrap();
+        let key = moment.figure_index(&moment.key).unwrap();
+        assert_eq!(moment.slo.as_ref().unwrap().figure, moment.key);
+        let outcomes: Vec<OptionOutcome> = [3.0, 0.4, 0.3]
+            .into_iter()
+            .map(|v| {
+                let mut figures = vec![None; moment.figures.len()];
+                figures[key] = Some(v);
+                OptionOutcome { figures }
+            })
+            .collect();
+        let p = grade_option(&m, &moment, &outcomes, 0, |_, v| {
+            format!("{:.2}", v.unwrap_or(0.0))
+        });
+        assert_eq!(p.grade, Grade::Weak);
+        let label = &moment.figures[key].label;
+        assert_eq!(
+            p.summary.matches(label.as_str()).count(),
+            1,
+            "{}",
+            p.summary
+        );
+        assert!(p.summary.contains("3.00 against 0.50"), "{}", p.summary);
+    }
+
+    #[test]
+    fn a_moment_answer_is_graded_by_its_rank_among_the_runs() {
+        let m = mock().unwrap();
+        let moment = crate::moments::moment("autoscaler").unwrap();
+        let (ttft, hours) = (
+            moment.figure_index("server_ttft_p99").unwrap(),
+            moment.figure_index("gpu_hours").unwrap(),
+        );
+        // Four options: the first misses the SLO, the last holds it most cheaply.
+        let outcome = |t: f64, h: f64| {
+            let mut figures = vec![None; moment.figures.len()];
+            figures[ttft] = Some(t);
+            figures[hours] = Some(h);
+            OptionOutcome { figures }
+        };
+        let outcomes = vec![
+            outcome(0.9, 10.0),
+            outcome(0.4, 30.0),
+            outcome(0.45, 20.0),
+            outcome(0.3, 15.0),
+        ];
+        let shown = |_: usize, v: Option<f64>| format!("{:.2}", v.unwrap_or(0.0));
+        let g = |i| grade_option(&m, &moment, &outcomes, i, shown);
+        assert_eq!(g(0).grade, Grade::Weak);
+        assert!(
+            g(0).summary.contains("0.90") && g(0).summary.contains("0.50"),
+            "{}",
+            g(0).summary
+        );
+        assert_eq!(g(1).grade, Grade::Acceptable);
+        assert!(
+            g(1).summary.contains("30.00 against 15.00"),
+            "{}",
+            g(1).summary
+        );
+        assert_eq!(g(2).grade, Grade::Acceptable);
+        assert_eq!(g(3).grade, Grade::Strong);
+        // Equal figures get equal grades: two options that hold the SLO at the same cost are
+        // both strong, and one that misses it is weak however cheap it is.
+        let outcomes = vec![
+            outcome(0.9, 1.0),
+            outcome(0.4, 30.0),
+            outcome(0.3, 15.0),
+            outcome(0.2, 15.0),
+        ];
+        let g = |i| grade_option(&m, &moment, &outcomes, i, shown);
+        assert_eq!(g(0).grade, Grade::Weak);
+        assert_eq!(g(1).grade, Grade::Acceptable);
+        assert_eq!(g(2).grade, Grade::Strong);
+        assert_eq!(g(3).grade, Grade::Strong);
+    }
+}

@@ -1,0 +1,108 @@
+//! The lesson's probes (`content/probes.toml`): a shipped fleet scenario run twice, the broken
+//! design and the fixed one, on the same traffic for a short horizon, read through named
+//! figures of the fleet report. The app runs them in slices; the `content` test runs them
+//! natively and checks each probe reproduces what the lesson says it does.
+
+use serde::Deserialize;
+use trainer_engine::error::ConfigError;
+use trainer_engine::fleet::{FleetConfig, FleetReport};
+use trainer_engine::scenario::fleet::FleetScenario;
+
+/// The probes file, as shipped.
+pub const PROBES: &str = include_str!("../../content/probes.toml");
+
+/// One probe.
+#[derive(Clone, Debug, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Probe {
+    /// Its id in `{{probe ID}}`.
+    pub id: String,
+    /// A shipped fleet scenario's name (`fleet-ttft-gap`).
+    pub scenario: String,
+    /// The arm with the failure, and the arm without it.
+    pub broken: String,
+    pub fixed: String,
+    /// Simulated seconds of traffic per arm.
+    pub horizon_s: f64,
+    /// The id of the figure the probe is about.
+    pub key: String,
+    /// A prompt length whose prefill time the probe shows, if any.
+    #[serde(default)]
+    pub prefill_tokens: Option<u32>,
+    #[serde(rename = "figure")]
+    pub figures: Vec<ProbeFigure>,
+}
+
+/// A figure a probe shows from each arm's report.
+#[derive(Clone, Debug, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ProbeFigure {
+    pub id: String,
+    pub label: String,
+    /// A dotted path into the report's JSON, e.g. `clocks.server_ttft.p99` (seconds).
+    pub path: String,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct File {
+    probe: Vec<Probe>,
+}
+
+/// Every shipped probe.
+pub fn probes() -> Result<Vec<Probe>, ConfigError> {
+    parse(PROBES)
+}
+
+/// Reads a probes file.
+pub fn parse(text: &str) -> Result<Vec<Probe>, ConfigError> {
+    let f: File =
+        toml::from_str(text).map_err(|e| ConfigError::new("probes", e.message().to_string()))?;
+    Ok(f.probe)
+}
+
+/// The probe called `id`.
+pub fn probe(id: &str) -> Result<Probe, ConfigError> {
+    probes()?
+        .into_iter()
+        .find(|p| p.id == id)
+        .ok_or_else(|| ConfigError::new("probe", format!("no probe called {id:?}")))
+}
+
+impl Probe {
+    /// The two fleets to run, broken first, cut to the probe's horizon.
+    pub fn fleets(&self) -> Result<[FleetConfig; 2], ConfigError> {
+        let s = FleetScenario::builtin(&self.scenario)?;
+        let arm = |name: &str| {
+            let mut f = s.arm(name).cloned().ok_or_else(|| {
+                ConfigError::new(
+                    "arm",
+                    format!("scenario {} has no arm {name:?}", self.scenario),
+                )
+            })?;
+            f.truncate(self.horizon_s);
+            Ok::<FleetConfig, ConfigError>(f)
+        };
+        Ok([arm(&self.broken)?, arm(&self.fixed)?])
+    }
+
+    /// Each figure's value in `report`, in order (None where the path names no number).
+    pub fn read(&self, report: &FleetReport) -> Vec<Option<f64>> {
+        let json = serde_json::to_value(report).unwrap_or_default();
+        self.figures
+            .iter()
+            .map(|f| lookup(&json, &f.path))
+            .collect()
+    }
+
+    /// The key figure's index in `figures`.
+    pub fn key_index(&self) -> Option<usize> {
+        self.figures.iter().position(|f| f.id == self.key)
+    }
+}
+
+fn lookup(v: &serde_json::Value, path: &str) -> Option<f64> {
+    path.split('.')
+        .try_fold(v, |v, k| v.get(k))
+        .and_then(|v| v.as_f64())
+}

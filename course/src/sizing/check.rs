@@ -1,0 +1,465 @@
+//! Checking a sized fleet with the fleet simulator: the same workload and replica as the
+//! derivation, at a given replica count, summarised as targets met or missed.
+
+use super::{Inputs, Question};
+use serde::Serialize;
+use trainer_engine::cost::{CostModel, Efficiency, MemoryBasis, MemoryConfig};
+use trainer_engine::error::ConfigError;
+use trainer_engine::fleet::{FleetConfig, FleetReport, PoolConfig, SloConfig, TrafficSource};
+use trainer_engine::replica::ReplicaConfig;
+use trainer_engine::workload::{Arrival, LengthDist, WorkloadConfig};
+
+/// How a simulator check runs.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+pub struct SimCheckConfig {
+    /// Simulated seconds of traffic (cut short when the rate would make too many requests).
+    pub duration_s: f64,
+    /// Most requests one check may simulate, so a check stays quick in a browser.
+    pub max_requests: f64,
+    /// Server TTFT target (p99), seconds. The sizing questions set no TTFT target, so the
+    /// check uses the simulator's default.
+    pub ttft_s: f64,
+    /// Seeds the arrivals and the fleet's own draws.
+    pub seed: u64,
+}
+
+/// What one simulated run says about a replica count.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+pub struct SimCheck {
+    /// How the run ended: completed, or stopped at a work cap (then the figures cover the run
+    /// up to that point).
+    pub verdict: trainer_engine::fleet::FleetVerdict,
+    /// Replicas simulated.
+    pub replicas: u32,
+    /// Simulated seconds of traffic.
+    pub duration_s: f64,
+    /// Requests that arrived and that completed.
+    pub arrived: u64,
+    pub completed: u64,
+    /// Clients that gave up waiting for a first token.
+    pub timed_out: u64,
+    /// Requests refused for want of a replica that could hold them.
+    pub rejected: u64,
+    /// The targets checked against, seconds.
+    pub ttft_target_s: f64,
+    pub tpot_target_s: f64,
+    /// p99 server TTFT (gateway receives to first byte written), seconds.
+    pub ttft_p99_s: f64,
+    /// p99 time per output token over requests, seconds.
+    pub tpot_p99_s: f64,
+    /// p99 gap between two tokens of a sequence at the engine, seconds.
+    pub itl_p99_s: f64,
+    /// Mean engine ITL, which is the mean decode step a token waited for, seconds.
+    pub itl_mean_s: f64,
+    /// Fraction of replica time spent running steps, averaged over the replicas.
+    pub utilisation: f64,
+    /// Time-weighted mean of the streams open at the gateway.
+    pub open_streams: f64,
+    /// The back-of-the-envelope estimate: arrival rate × output tokens × the TPOT target.
+    pub open_streams_estimate: f64,
+    /// Mean time a stream stayed open, seconds.
+    pub mean_stream_s: f64,
+}
+
+impl SimCheckConfig {
+    /// Two and a half simulated minutes, at most 60,000 requests, a 500 ms TTFT target.
+    pub const DEFAULT: SimCheckConfig = SimCheckConfig {
+        duration_s: 150.0,
+        max_requests: 60_000.0,
+        ttft_s: SLO_DEFAULT_TTFT_S,
+        seed: 1,
+    };
+}
+
+const SLO_DEFAULT_TTFT_S: f64 = 0.5;
+
+/// The fleet configuration that checks the fleet question's answer at `replicas`: constant
+/// prompt and output lengths, Poisson arrivals at the rate, the inputs' model, GPU and number
+/// formats on replicas run as `vllm serve` runs them (the simulator's calibrated efficiencies,
+/// vLLM's memory split and scheduler defaults: see [`assumptions`] for where that differs from
+/// the estimate), no quota and no autoscaler (the check is about capacity, not policy).
+///
+/// Refuses inputs the fleet question would refuse, a replica count outside 1..=4096, and a
+/// rate so high that even ten simulated seconds would exceed `max_requests`.
+pub fn fleet_config(
+    inputs: &Inputs,
+    replicas: u32,
+    cfg: &SimCheckConfig,
+) -> Result<FleetConfig, ConfigError> {
+    let q = Question::Fleet;
+    if let Some(e) = inputs.validate(q).into_iter().next() {
+        return Err(e);
+    }
+    if replicas == 0 || replicas > 4096 {
+        return Err(ConfigError::new(
+            "replicas",
+            format!("must be 1 to 4096 for the simulator, got {replicas}"),
+        ));
+    }
+    let v = |name: &str| inputs.get(name).unwrap_or(0.0);
+    let rate = v("rate");
+    let duration = cfg.duration_s.min(cfg.max_requests / rate);
+    if duration < 10.0 {
+        return Err(ConfigError::new(
+            "rate",
+            format!(
+                "is too high to simulate in the browser: ten seconds would bring more than {} requests",
+                trainer_engine::format::int(cfg.max_requests)
+            ),
+        ));
+    }
+    let replica = ReplicaConfig {
+        deployment: inputs.deployment()?,
+        ..ReplicaConfig::seed()
+    };
+    let replica = ReplicaConfig {
+        scheduler: trainer_engine::replica::SchedulerConfig::for_gpu(&replica.deployment.gpu),
+        ..replica
+    };
+    let output = v("output_tokens") as u32;
+    let workload = WorkloadConfig {
+        arrival: Arrival::Poisson { rate },
+        prompt_len: LengthDist::Constant {
+            value: v("prompt_tokens") as u32,
+        },
+        output_len: LengthDist::Constant { value: output },
+        sessions: None,
+        tenants: 10,
+        duration_s: duration,
+        seed: cfg.seed,
+    };
+    let mut fleet = FleetConfig::seed();
+    fleet.seed = cfg.seed;
+    fleet.traffic = vec![TrafficSource {
+        start_s: 0.0,
+        workload,
+    }];
+    fleet.clients.max_tokens = fleet.clients.max_tokens.max(output);
+    fleet.quota.enabled = false;
+    fleet.autoscaler.enabled = false;
+    fleet.pools = vec![PoolConfig {
+        replica,
+        gpu_hour_price: v("price"),
+        ..PoolConfig::seed(replicas)
+    }];
+    fleet.slo = SloConfig {
+        ttft_s: cfg.ttft_s,
+        tpot_s: v("tpot_ms") / 1e3,
+    };
+    fleet.validate()?;
+    Ok(fleet)
+}
+
+/// One assumption on which the simulator's replica and the estimate's arithmetic differ,
+/// with both figures.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Assumption {
+    /// Stable id: `kv_pool`, `decode_step` or `max_num_seqs`.
+    pub id: &'static str,
+    /// The estimate's figure and the simulator's, in the unit below.
+    pub estimate: f64,
+    pub simulator: f64,
+    pub unit: &'static str,
+}
+
+/// The fleets a check runs for the fleet question's answer of `replicas`: that many, and one
+/// fewer (when there are two or more), so the check says whether the rounding up was needed.
+pub fn check_fleets(
+    inputs: &Inputs,
+    replicas: u32,
+    cfg: &SimCheckConfig,
+) -> Result<Vec<FleetConfig>, ConfigError> {
+    let counts = if replicas > 1 {
+        vec![replicas, replicas - 1]
+    } else {
+        vec![replicas]
+    };
+    counts
+        .into_iter()
+        .map(|n| fleet_config(inputs, n, cfg))
+        .collect()
+}
+
+/// Where the simulated replicas of `fleet` (from [`fleet_config`]) depart from the estimate's
+/// assumptions: the KV pool (the simulator sizes it from the memory the device reports, at
+/// vLLM's utilisation and measured reserve; the estimate from the datasheet's round figure and
+/// the inputs' split), the decode step at the inputs' batch and average context (the
+/// simulator's calibrated efficiencies and per-step overheads against the inputs' MFU and MBU
+/// with none), and the batch limit (vLLM's `max_num_seqs` against the inputs' batch). Only
+/// assumptions whose figures differ by more than half a percent are listed.
+pub fn assumptions(inputs: &Inputs, fleet: &FleetConfig) -> Vec<Assumption> {
+    let Some(pool) = fleet.pools.first() else {
+        return Vec::new();
+    };
+    let r = &pool.replica;
+    let v = |name: &str| inputs.get(name).unwrap_or(0.0);
+    let estimate_eff = Efficiency {
+        mfu: v("mfu"),
+        mbu: v("mbu"),
+        ..Efficiency::REFERENCE
+    };
+    let estimate_mem = MemoryConfig {
+        gpu_memory_utilization: v("mem_util"),
+        reserve_bytes_per_gpu: v("reserve_gb") * 1e9,
+        capacity: MemoryBasis::Datasheet,
+    };
+    let (Ok(est), Ok(sim)) = (
+        CostModel::new(r.deployment.clone(), estimate_eff),
+        CostModel::new(r.deployment.clone(), r.efficiency),
+    ) else {
+        return Vec::new();
+    };
+    let sim = sim.with_async_scheduling(r.scheduler.async_scheduling);
+    let batch = v("batch").clamp(1.0, u32::MAX as f64) as u32;
+    let context = (v("prompt_tokens") + v("output_tokens") / 2.0)
+        .round()
+        .clamp(1.0, u32::MAX as f64) as u32;
+    let all = [
+        Assumption {
+            id: "kv_pool",
+            estimate: est.kv_pool_tokens(&estimate_mem),
+            simulator: sim.kv_pool_tokens(&r.memory),
+            unit: "tokens",
+        },
+        Assumption {
+            id: "decode_step",
+            estimate: est.decode_step(batch, context).total_s,
+            simulator: sim.decode_step(batch, context).total_s,
+            unit: "s",
+        },
+        Assumption {
+            id: "max_num_seqs",
+            estimate: batch as f64,
+            simulator: r.scheduler.max_num_seqs as f64,
+            unit: "sequences",
+        },
+    ];
+    all.into_iter()
+        .filter(|a| (a.simulator - a.estimate).abs() > 0.005 * a.estimate.abs())
+        .collect()
+}
+
+impl SimCheck {
+    /// Summarises a finished (or partial) run of a configuration from [`fleet_config`].
+    pub fn from_report(config: &FleetConfig, report: &FleetReport) -> SimCheck {
+        let c = &report.clocks;
+        SimCheck {
+            verdict: report.verdict,
+            timed_out: report.outcomes.timed_out,
+            replicas: config.pools.first().map_or(0, |p| p.replicas),
+            duration_s: report.horizon_s,
+            arrived: report.outcomes.arrived,
+            completed: report.outcomes.completed,
+            rejected: report.outcomes.rejected(),
+            ttft_target_s: config.slo.ttft_s,
+            tpot_target_s: config.slo.tpot_s,
+            ttft_p99_s: c.server_ttft.p99,
+            tpot_p99_s: c.tpot.p99,
+            itl_p99_s: c.engine_itl.p99,
+            itl_mean_s: c.engine_itl.mean,
+            utilisation: report.pools.first().map_or(0.0, |p| p.busy_fraction),
+            open_streams: report.streams.open_mean,
+            open_streams_estimate: report.streams.estimate_at_tpot_target,
+            mean_stream_s: report.streams.mean_stream_s,
+        }
+    }
+
+    /// Whether p99 server TTFT meets its target.
+    pub fn ttft_ok(&self) -> bool {
+        self.ttft_p99_s <= self.ttft_target_s
+    }
+
+    /// Whether p99 TPOT meets its target.
+    pub fn tpot_ok(&self) -> bool {
+        self.tpot_p99_s <= self.tpot_target_s
+    }
+
+    /// Whether p99 engine ITL meets the TPOT target.
+    pub fn itl_ok(&self) -> bool {
+        self.itl_p99_s <= self.tpot_target_s
+    }
+
+    /// Whether every request was served and p99 TTFT and TPOT met their targets (p99 ITL is
+    /// reported beside them: steps that carry a prefill chunk stretch a few gaps).
+    pub fn passes(&self) -> bool {
+        self.verdict == trainer_engine::fleet::FleetVerdict::Completed
+            && self.rejected == 0
+            && self.timed_out == 0
+            && self.ttft_ok()
+            && self.tpot_ok()
+    }
+
+    /// Whether the run was cut short at a work cap.
+    pub fn overloaded(&self) -> bool {
+        matches!(
+            self.verdict,
+            trainer_engine::fleet::FleetVerdict::Overloaded { .. }
+        )
+    }
+
+    /// How the simulated open streams sit against Little's law at the target pace, and why.
+    pub fn streams_gap(&self) -> StreamsGap {
+        if self.open_streams >= self.open_streams_estimate {
+            StreamsGap::NoFewer
+        } else if self.itl_mean_s < self.tpot_target_s {
+            StreamsGap::Sooner
+        } else {
+            StreamsGap::Lost
+        }
+    }
+
+    /// How the check at one replica fewer reads beside this one.
+    pub fn fewer(&self, fewer: &SimCheck) -> Fewer {
+        match (self.passes(), fewer.passes()) {
+            (_, true) => Fewer::Holds,
+            (true, false) => Fewer::Needed,
+            (false, false) => Fewer::MissesToo,
+        }
+    }
+}
+
+/// The simulated open streams against the estimate's (rate × output tokens × the target).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum StreamsGap {
+    /// Fewer, with tokens faster than the target: replies closed sooner.
+    Sooner,
+    /// As many or more: replies, with their wait for a first token, stayed open as long.
+    NoFewer,
+    /// Fewer, though tokens came no faster than the target: requests lost hold no stream.
+    Lost,
+}
+
+/// What a check at one replica fewer than the derived count says about that count.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Fewer {
+    /// One fewer still meets the targets: the ceiling is headroom.
+    Holds,
+    /// The count holds and one fewer misses: the rounding up was needed.
+    Needed,
+    /// Both miss a target.
+    MissesToo,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use trainer_engine::fleet::FleetSim;
+
+    #[test]
+    fn a_check_runs_the_answer_and_one_fewer() {
+        let inputs = Inputs::defaults(Question::Fleet);
+        let cfg = SimCheckConfig::DEFAULT;
+        let counts = |n| -> Vec<u32> {
+            check_fleets(&inputs, n, &cfg)
+                .expect("valid")
+                .iter()
+                .map(|f| f.pools[0].replicas)
+                .collect()
+        };
+        assert_eq!(counts(8), vec![8, 7]);
+        assert_eq!(counts(1), vec![1]);
+        assert!(check_fleets(&inputs, 0, &cfg).is_err());
+    }
+
+    fn run(query: &str, replicas: u32, duration_s: f64) -> SimCheck {
+        let (_, inputs, errors) = Inputs::from_query(query);
+        assert!(errors.is_empty(), "{errors:?}");
+        let cfg = SimCheckConfig {
+            duration_s,
+            ..SimCheckConfig::DEFAULT
+        };
+        let fleet = fleet_config(&inputs, replicas, &cfg).expect("config");
+        let mut sim = FleetSim::new(fleet.clone()).expect("sim");
+        sim.run();
+        SimCheck::from_report(&fleet, &sim.report())
+    }
+
+    #[test]
+    fn seed_fleet_meets_the_targets_with_fewer_streams_than_the_estimate() {
+        let c = run("question=fleet", 8, 60.0);
+        assert_eq!(c.replicas, 8);
+        assert!(c.passes(), "{c:?}");
+        // The estimate assumes 20 ms per token from the measured arrival rate (about 50/s);
+        // the simulated step is shorter, so fewer streams are open.
+        assert!(
+            (c.open_streams_estimate / 250.0 - 1.0).abs() < 0.05,
+            "{c:?}"
+        );
+        assert!(c.open_streams < c.open_streams_estimate, "{c:?}");
+        assert!(c.itl_mean_s < 0.02, "{c:?}");
+    }
+
+    #[test]
+    fn fewer_replicas_hold_more_streams_each_and_run_slower_steps() {
+        let eight = run("question=fleet", 8, 60.0);
+        let seven = run("question=fleet", 7, 60.0);
+        assert!(
+            seven.open_streams / 7.0 > eight.open_streams / 8.0,
+            "{seven:?} {eight:?}"
+        );
+        assert!(seven.itl_mean_s > eight.itl_mean_s, "{seven:?} {eight:?}");
+    }
+
+    #[test]
+    fn the_workload_follows_the_inputs() {
+        let (_, inputs, _) = Inputs::from_query("question=fleet&rate=20&output_tokens=2000");
+        let f = fleet_config(&inputs, 3, &SimCheckConfig::DEFAULT).expect("config");
+        assert_eq!(f.pools[0].replicas, 3);
+        assert_eq!(f.clients.max_tokens, 2000);
+        assert_eq!(
+            f.traffic[0].workload.arrival,
+            Arrival::Poisson { rate: 20.0 }
+        );
+        assert!((f.slo.tpot_s - 0.02).abs() < 1e-12);
+    }
+
+    #[test]
+    fn the_check_names_where_the_simulator_departs_from_the_estimate() {
+        let (_, inputs, _) = Inputs::from_query("question=fleet");
+        let f = fleet_config(&inputs, 8, &SimCheckConfig::DEFAULT).expect("config");
+        let gaps = assumptions(&inputs, &f);
+        let get = |id: &str| gaps.iter().find(|a| a.id == id).expect(id);
+        // The brief's pool (416,103 tokens from 80 GB) against vLLM's from 79.2 GiB at 0.9.
+        let kv = get("kv_pool");
+        assert_eq!(kv.estimate, 416_103.0);
+        assert!(kv.simulator > kv.estimate, "{kv:?}");
+        // The calibrated step carries a per-step overhead the estimate leaves out.
+        let d = get("decode_step");
+        assert!(d.simulator > d.estimate, "{d:?}");
+        assert_eq!(get("max_num_seqs").simulator, 1024.0);
+        // Where the inputs match the simulator, nothing is listed.
+        let (_, same, _) = Inputs::from_query("question=fleet&batch=1024");
+        let f = fleet_config(&same, 8, &SimCheckConfig::DEFAULT).expect("config");
+        assert!(assumptions(&same, &f)
+            .iter()
+            .all(|a| a.id != "max_num_seqs"));
+    }
+
+    #[test]
+    fn an_under_provisioned_fleet_fails_and_says_why() {
+        // One replica for the whole seed load: clients give up, the gateway sheds.
+        let c = run("question=fleet", 1, 150.0);
+        assert!(!c.passes(), "{c:?}");
+        assert!(c.timed_out > 0 || c.rejected > 0 || c.overloaded(), "{c:?}");
+    }
+
+    #[test]
+    fn refuses_what_it_cannot_simulate() {
+        let cases: &[(&str, u32, &str)] = &[
+            ("question=fleet", 0, "replicas"),
+            ("question=fleet", 5000, "replicas"),
+            ("question=fleet&rate=100000", 8, "rate"),
+        ];
+        for &(query, replicas, field) in cases {
+            let (_, inputs, _) = Inputs::from_query(query);
+            let e = fleet_config(&inputs, replicas, &SimCheckConfig::DEFAULT).unwrap_err();
+            assert_eq!(e.field, field, "{query} at {replicas}");
+        }
+        let (_, mut inputs, _) = Inputs::from_query("question=fleet");
+        let _ = inputs.set(Question::Fleet, "batch", -1.0);
+        let e = fleet_config(&inputs, 8, &SimCheckConfig::DEFAULT).unwrap_err();
+        assert_eq!(e.field, "batch");
+    }
+}

@@ -1,0 +1,312 @@
+//! The simulator against published measurements.
+//!
+//! `content/validation/measurements.toml` holds measured figures from public benchmarks of
+//! vLLM (and one other serving framework where vLLM published none), each with its source,
+//! the conditions it was measured under and the figure. [`run_row`] replays a row's
+//! conditions through the replica simulator with the default (calibrated) efficiencies and
+//! vLLM's defaults, computes the same figure under `vllm bench`'s definition
+//! ([`trainer_engine::replica::metrics::ServeMetrics`]), and says how far it lands from the measurement. The
+//! test `validation` fails when a row leaves its band; the app shows the same table.
+//!
+//! Nothing in a row tunes the model: a row gives only what its source states (model, GPU,
+//! GPUs per replica, number formats, scheduler settings of that engine version, the request
+//! pattern and lengths). The efficiencies are the same [`Efficiency::CALIBRATED`] for all.
+
+use serde::{Deserialize, Serialize};
+use trainer_engine::catalog::Dtype;
+use trainer_engine::cost::{Deployment, Efficiency, MemoryConfig};
+use trainer_engine::error::ConfigError;
+use trainer_engine::replica::metrics::ServeMetrics;
+use trainer_engine::replica::{
+    ReplicaConfig, ReplicaSim, ReplicaSimConfig, SchedulerConfig, WorkLimits,
+};
+use trainer_engine::workload::{Arrival, LengthDist, WorkloadConfig};
+
+/// The words of the page that shows the table (no figures).
+pub const ABOUT: &str = include_str!("../../content/validation/about.toml");
+
+/// [`ABOUT`], parsed.
+#[derive(Clone, Debug, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct About {
+    pub title: String,
+    pub intro: String,
+    pub band: String,
+    pub models: Vec<String>,
+    pub leaves_out: Vec<String>,
+    /// The metrics' definitions, as `vllm bench serve` defines them.
+    pub metric: Vec<MetricDefinition>,
+}
+
+/// One metric's name and definition.
+#[derive(Clone, Debug, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MetricDefinition {
+    pub key: String,
+    pub name: String,
+    pub definition: String,
+}
+
+/// Parses the page's words and fills their figures: `{band}` ([`BAND`]), `{block_size}` (the
+/// KV block the simulator's scheduler uses by default) and `{gpu_memory_utilization}` (vLLM's
+/// default share, [`trainer_engine::cost::MemoryConfig::VLLM`]).
+pub fn about() -> Result<About, ConfigError> {
+    let mut a: About = toml::from_str(ABOUT)
+        .map_err(|e| ConfigError::new("", format!("about: {}", e.message())))?;
+    let block = trainer_engine::replica::SchedulerConfig::default().block_size as f64;
+    let figure = |inside: &str| match inside {
+        "band" => Ok(trainer_engine::format::percent(BAND)),
+        "block_size" => Ok(trainer_engine::format::int(block)),
+        "gpu_memory_utilization" => Ok(trainer_engine::format::percent(
+            trainer_engine::cost::MemoryConfig::VLLM.gpu_memory_utilization,
+        )),
+        _ => Err("not a figure of this page (band, block_size, gpu_memory_utilization)".into()),
+    };
+    let fill = |field: &str, t: &mut String| {
+        crate::text::fill(t, figure)
+            .map(|f| *t = f)
+            .map_err(|e| ConfigError::new(format!("about.{field}"), e.join("; ")))
+    };
+    fill("title", &mut a.title)?;
+    fill("intro", &mut a.intro)?;
+    fill("band", &mut a.band)?;
+    for t in a.models.iter_mut() {
+        fill("models", t)?;
+    }
+    for t in a.leaves_out.iter_mut() {
+        fill("leaves_out", t)?;
+    }
+    for m in a.metric.iter_mut() {
+        fill("metric", &mut m.name)?;
+        fill("metric", &mut m.definition)?;
+    }
+    Ok(a)
+}
+
+/// The shipped measurements file.
+pub const MEASUREMENTS: &str = include_str!("../../content/validation/measurements.toml");
+
+/// The measurements file.
+#[derive(Clone, Debug, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Measurements {
+    pub row: Vec<Row>,
+}
+
+/// One published measurement and the conditions it was taken under.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Row {
+    pub id: String,
+    /// Where the figure was published (repository and file, or pull request).
+    pub source: String,
+    /// Engine and version, and scheduling mode.
+    pub engine: String,
+    /// The conditions in words, as the source states them.
+    pub conditions: String,
+    pub model: String,
+    pub gpu: String,
+    pub tp: u32,
+    #[serde(default = "bf16")]
+    pub weight_dtype: Dtype,
+    #[serde(default = "bf16")]
+    pub kv_dtype: Dtype,
+    /// `latency` or `throughput`.
+    pub kind: String,
+    /// The `vllm bench` JSON key of the figure (e.g. `median_tpot_ms`, `request_throughput`).
+    pub metric: String,
+    pub measured: f64,
+    pub max_num_seqs: u32,
+    pub max_num_batched_tokens: u32,
+    /// Whether the engine kept the CPU's per-step work off the GPU's critical path (async
+    /// scheduling, or the multi-step scheduling of vLLM 0.6).
+    pub async_scheduling: bool,
+    /// Whether prompts were chunked and mixed with decodes (vLLM V1, or V0 with chunked
+    /// prefill on); false for V0's separate prefill steps.
+    #[serde(default = "yes")]
+    pub chunked_prefill: bool,
+    #[serde(default = "default_util")]
+    pub gpu_memory_utilization: f64,
+    /// Requests sent.
+    pub requests: u32,
+    /// Poisson arrivals at this rate (requests per second); absent: all at once.
+    #[serde(default)]
+    pub rate: Option<f64>,
+    pub prompt_len: LengthDist,
+    pub output_len: LengthDist,
+    /// The multi-step scheduling the source ran (`--num-scheduler-steps`), for the row's
+    /// words; the simulator models its effect as async scheduling.
+    #[serde(default)]
+    pub scheduler_steps: Option<u32>,
+    /// The context limit the source served with (`--max_model_len`), for the row's words.
+    #[serde(default)]
+    pub max_model_len: Option<u32>,
+    /// Why the row is shown but not held to the band (a mechanism the simulator leaves out).
+    #[serde(default)]
+    pub excluded: Option<String>,
+}
+
+fn yes() -> bool {
+    true
+}
+
+fn bf16() -> Dtype {
+    Dtype::Bf16
+}
+
+fn default_util() -> f64 {
+    0.9
+}
+
+/// The band every row must land in: within 15 % of its measurement.
+pub const BAND: f64 = 0.15;
+
+/// What the simulator made of one row.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Outcome {
+    pub id: String,
+    pub metric: String,
+    pub measured: f64,
+    pub simulated: f64,
+    /// simulated / measured - 1.
+    pub error: f64,
+    pub within_band: bool,
+    /// The row's reason for not being held to the band, if any.
+    pub excluded: Option<String>,
+    /// Every figure of the simulated run, under vLLM's names.
+    pub metrics: ServeMetrics,
+}
+
+/// Parses the shipped measurements.
+pub fn shipped() -> Result<Measurements, ConfigError> {
+    parse(MEASUREMENTS)
+}
+
+/// Parses a measurements file. A row's words (`engine`, `conditions`, `excluded`) name its
+/// figures as `{param KEY}` (a number of the row itself, see [`crate::text`]), filled here.
+pub fn parse(text: &str) -> Result<Measurements, ConfigError> {
+    let de = |e: toml::de::Error| ConfigError::new("", format!("measurements: {}", e.message()));
+    let mut m: Measurements = toml::from_str(text).map_err(de)?;
+    let written: toml::Value = toml::from_str(text).map_err(de)?;
+    for (i, row) in m.row.iter_mut().enumerate() {
+        let Some(table) = written.get("row").and_then(|r| r.get(i)) else {
+            continue;
+        };
+        let figure = |inside: &str| {
+            let words: Vec<&str> = inside.split_whitespace().collect();
+            match words.as_slice() {
+                ["param", path] => crate::text::shown(crate::text::param(table, path)?, None),
+                ["param", path, how] => {
+                    crate::text::shown(crate::text::param(table, path)?, Some(how))
+                }
+                _ => Err("a row's words take {param KEY}".to_string()),
+            }
+        };
+        let at = |field: &str| format!("row[{i}].{field}");
+        let fill = |field: &str, t: &str| {
+            crate::text::fill(t, figure).map_err(|e| ConfigError::new(at(field), e.join("; ")))
+        };
+        row.engine = fill("engine", &row.engine)?;
+        row.conditions = fill("conditions", &row.conditions)?;
+        if let Some(x) = &row.excluded {
+            row.excluded = Some(fill("excluded", x)?);
+        }
+    }
+    Ok(m)
+}
+
+impl Row {
+    /// The replica simulation that replays this row.
+    pub fn config(&self) -> Result<ReplicaSimConfig, ConfigError> {
+        self.config_with(Efficiency::CALIBRATED)
+    }
+
+    /// The same with other efficiencies (for calibrating them).
+    pub fn config_with(&self, efficiency: Efficiency) -> Result<ReplicaSimConfig, ConfigError> {
+        let deployment = Deployment::from_ids(
+            &self.model,
+            &self.gpu,
+            self.tp,
+            self.weight_dtype,
+            self.kv_dtype,
+        )?;
+        let replica = ReplicaConfig {
+            deployment,
+            efficiency,
+            memory: MemoryConfig {
+                gpu_memory_utilization: self.gpu_memory_utilization,
+                ..MemoryConfig::VLLM
+            },
+            scheduler: SchedulerConfig {
+                max_num_seqs: self.max_num_seqs,
+                max_num_batched_tokens: self.max_num_batched_tokens,
+                async_scheduling: self.async_scheduling,
+                chunked_prefill: self.chunked_prefill,
+                // Benchmark prompts are distinct: nothing to hit.
+                enable_prefix_caching: false,
+                ..SchedulerConfig::default()
+            },
+            kv_blocks_override: None,
+            trace_capacity: 0,
+            record_token_times: false,
+        };
+        let n = self.requests.max(1);
+        let (arrival, duration_s) = match self.rate {
+            Some(rate) => (Arrival::Poisson { rate }, n as f64 / rate),
+            None => (
+                Arrival::Trace {
+                    times: vec![0.0; n as usize],
+                },
+                1.0,
+            ),
+        };
+        let cfg = ReplicaSimConfig {
+            replica,
+            workload: WorkloadConfig {
+                arrival,
+                prompt_len: self.prompt_len.clone(),
+                output_len: self.output_len.clone(),
+                sessions: None,
+                tenants: 1,
+                duration_s,
+                seed: 1,
+            },
+            limits: WorkLimits {
+                max_steps: 5_000_000,
+                max_waiting: 1_000_000,
+                max_requests: 1_000_000,
+            },
+            sample_interval_s: 1.0,
+        };
+        cfg.validate().map_err(|e| e.within(&self.id))?;
+        Ok(cfg)
+    }
+}
+
+/// Replays one row and compares.
+pub fn run_row(row: &Row) -> Result<Outcome, ConfigError> {
+    run_row_with(row, Efficiency::CALIBRATED)
+}
+
+/// Replays one row with other efficiencies.
+pub fn run_row_with(row: &Row, efficiency: Efficiency) -> Result<Outcome, ConfigError> {
+    let mut sim = ReplicaSim::new(row.config_with(efficiency)?)?;
+    let metrics = sim.run().vllm;
+    let simulated = metrics.get(&row.metric).ok_or_else(|| {
+        ConfigError::new(
+            format!("{}.metric", row.id),
+            format!("{:?} is not a vllm bench metric", row.metric),
+        )
+    })?;
+    let error = simulated / row.measured - 1.0;
+    Ok(Outcome {
+        id: row.id.clone(),
+        metric: row.metric.clone(),
+        measured: row.measured,
+        simulated,
+        error,
+        within_band: error.abs() <= BAND,
+        excluded: row.excluded.clone(),
+        metrics,
+    })
+}

@@ -1,0 +1,307 @@
+//! The fleet simulator: clients, gateway, quota store, router, GPU pools, the SSE relay,
+//! the autoscaler and overflow, around the replica simulator.
+//!
+//! A replica is one hop; users feel the whole path. The fleet follows every request through
+//! it and keeps four clocks: engine TTFT (engine receives to first token sampled), server
+//! TTFT (gateway receives to first byte written), user TTFT (client sends to first byte at
+//! the client), and inter-token latency at the engine, the gateway and the client, plus end
+//! to end and the gap between server and engine TTFT broken down by hop.
+//!
+//! [`FleetSim`] is a discrete-event simulation in the style of dslab-core: events ordered by
+//! (time, sequence number) in a binary heap, a closed [`sim::Event`] enum, one seeded
+//! generator owned by the simulation, and `step` / `advance_to` / `advance_for` so a UI can
+//! run it a slice per animation frame. Replicas run their own steps and are read when the
+//! fleet needs their state (see [`sim`]). Work per request is kept to its milestones;
+//! per-token quantities are accounted per engine step as weighted samples (see [`relay`]),
+//! so an hour of the seed fleet (180,000 requests, 45 million tokens, 3.4 million engine
+//! steps) costs the fleet about 900,000 events on top of the replicas' own steps.
+
+pub mod autoscaler;
+pub mod clocks;
+pub mod gateway;
+pub mod overflow;
+pub mod quota;
+pub mod relay;
+pub mod report;
+pub mod router;
+pub mod sim;
+
+pub use autoscaler::{AutoscalerConfig, ScaleEvent, ScaleSignal, SignalPoint};
+pub use clocks::{Histogram, Hops, Outcome, RejectReason, RequestRecord, SpillTarget};
+pub use gateway::{ClientConfig, GatewayConfig, PoolConnections, Region};
+pub use overflow::{HostedApi, OverflowAction, OverflowConfig};
+pub use quota::{QuotaConfig, QuotaWindow};
+pub use relay::{Buffering, RelayConfig};
+pub use report::{Cdf, Distributions, FleetReport, ReplicaSummary, CDF_QUANTILES};
+pub use router::{RouterConfig, RoutingPolicy};
+pub use sim::{FleetOverload, FleetSim, FleetSnapshot, FleetVerdict, RouteCandidate, RouteTrace};
+
+use crate::error::{check_range, ConfigError};
+use crate::replica::ReplicaConfig;
+use crate::workload::WorkloadConfig;
+use serde::{Deserialize, Serialize};
+
+/// One stream of traffic: a workload whose clock starts at `start_s`. Several sources
+/// overlap to make traffic that changes over time (the evening peak is a second source).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct TrafficSource {
+    #[serde(default)]
+    pub start_s: f64,
+    pub workload: WorkloadConfig,
+}
+
+/// A pool of identical replicas.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct PoolConfig {
+    pub name: String,
+    pub replica: ReplicaConfig,
+    /// Replicas at the start.
+    pub replicas: u32,
+    /// Bounds for the autoscaler.
+    pub min_replicas: u32,
+    pub max_replicas: u32,
+    /// Whether the router sends ordinary traffic here (false: an overflow pool only).
+    pub serving: bool,
+    /// Dollars per GPU-hour.
+    pub gpu_hour_price: f64,
+}
+
+/// The service-level objectives the report measures against.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct SloConfig {
+    /// Server TTFT target, seconds.
+    pub ttft_s: f64,
+    /// Time per output token target, seconds.
+    pub tpot_s: f64,
+}
+
+impl Default for SloConfig {
+    fn default() -> Self {
+        SloConfig {
+            ttft_s: 0.5,
+            tpot_s: 0.02,
+        }
+    }
+}
+
+/// Everything that defines a fleet run.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct FleetConfig {
+    /// Seeds the fleet's own draws (regions, connections, auth misses, random routing).
+    pub seed: u64,
+    pub traffic: Vec<TrafficSource>,
+    pub clients: ClientConfig,
+    pub gateway: GatewayConfig,
+    pub quota: QuotaConfig,
+    pub router: RouterConfig,
+    pub pools: Vec<PoolConfig>,
+    pub relay: RelayConfig,
+    pub autoscaler: AutoscalerConfig,
+    pub overflow: OverflowConfig,
+    pub slo: SloConfig,
+    /// Seconds between points of the open-streams series (raised so a run has at most
+    /// 4,000 points).
+    pub sample_interval_s: f64,
+    /// Keep a [`RequestRecord`] for every request (tests and small runs; off for big ones).
+    pub record_requests: bool,
+    /// Work caps: a run that reaches one stops with an "overloaded" verdict.
+    #[serde(default)]
+    pub limits: FleetLimits,
+}
+
+/// Caps that stop a fleet run which would otherwise take far too long or hold far too much,
+/// however hostile its input: the run ends with [`FleetVerdict::Overloaded`], naming the cap
+/// and the simulated time. They can be lowered but not raised past [`FleetLimits::MAX`], so a
+/// scenario file cannot switch them off.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct FleetLimits {
+    /// Fleet events processed (an hour of the seed fleet takes about 900,000).
+    pub max_events: u64,
+    /// Engine steps, all replicas together (an hour of the seed fleet takes 3.4 million).
+    pub max_engine_steps: u64,
+    /// Requests in the fleet at once, from send to stream end: more means the fleet's
+    /// queues are growing without bound.
+    pub max_in_flight: u32,
+    /// Per-request records kept with `record_requests`.
+    pub max_records: u32,
+}
+
+impl Default for FleetLimits {
+    fn default() -> Self {
+        FleetLimits {
+            max_events: 20_000_000,
+            max_engine_steps: 100_000_000,
+            max_in_flight: 200_000,
+            max_records: 1_000_000,
+        }
+    }
+}
+
+impl FleetLimits {
+    /// The highest each cap may be set to.
+    pub const MAX: FleetLimits = FleetLimits {
+        max_events: 200_000_000,
+        max_engine_steps: 1_000_000_000,
+        max_in_flight: 2_000_000,
+        max_records: 10_000_000,
+    };
+
+    pub fn validate(&self) -> Result<(), ConfigError> {
+        let m = FleetLimits::MAX;
+        let caps = [
+            ("max_events", self.max_events, m.max_events),
+            (
+                "max_engine_steps",
+                self.max_engine_steps,
+                m.max_engine_steps,
+            ),
+            (
+                "max_in_flight",
+                self.max_in_flight as u64,
+                m.max_in_flight as u64,
+            ),
+            ("max_records", self.max_records as u64, m.max_records as u64),
+        ];
+        crate::error::check_caps(&caps)
+    }
+}
+
+impl PoolConfig {
+    /// `replicas` seed replicas (Llama 3.1 8B, BF16, one H100 each) at $2.50 per GPU-hour.
+    pub fn seed(replicas: u32) -> PoolConfig {
+        PoolConfig {
+            name: "h100-llama-8b".into(),
+            replica: ReplicaConfig::seed(),
+            replicas,
+            min_replicas: replicas.min(1),
+            max_replicas: replicas.max(1) * 4,
+            serving: true,
+            gpu_hour_price: 2.5,
+        }
+    }
+
+    pub fn validate(&self) -> Result<(), ConfigError> {
+        self.replica.validate().map_err(|e| e.within("replica"))?;
+        if self.max_replicas == 0 || self.max_replicas > 4096 {
+            return Err(ConfigError::new(
+                "max_replicas",
+                format!("must be 1 to 4096, got {}", self.max_replicas),
+            ));
+        }
+        if self.min_replicas > self.max_replicas {
+            return Err(ConfigError::new(
+                "min_replicas",
+                "cannot exceed max_replicas",
+            ));
+        }
+        if self.replicas < self.min_replicas || self.replicas > self.max_replicas {
+            return Err(ConfigError::new(
+                "replicas",
+                format!(
+                    "must be between min_replicas ({}) and max_replicas ({}), got {}",
+                    self.min_replicas, self.max_replicas, self.replicas
+                ),
+            ));
+        }
+        check_range("gpu_hour_price", self.gpu_hour_price, 0.0, 1e4)?;
+        Ok(())
+    }
+}
+
+impl FleetConfig {
+    /// The seed problem: 50 req/s of 1,000 prompt and 250 output tokens, streaming, for one
+    /// hour, on 8 replicas of Llama 3.1 8B on H100, routed to the fewest outstanding requests.
+    pub fn seed() -> FleetConfig {
+        let mut workload = WorkloadConfig::seed_replica();
+        workload.arrival = crate::workload::Arrival::Poisson { rate: 50.0 };
+        workload.tenants = 10;
+        FleetConfig {
+            seed: 1,
+            traffic: vec![TrafficSource {
+                start_s: 0.0,
+                workload,
+            }],
+            clients: ClientConfig::default(),
+            gateway: GatewayConfig::default(),
+            quota: QuotaConfig::default(),
+            router: RouterConfig::default(),
+            pools: vec![PoolConfig::seed(8)],
+            relay: RelayConfig::default(),
+            autoscaler: AutoscalerConfig::default(),
+            overflow: OverflowConfig::default(),
+            slo: SloConfig::default(),
+            sample_interval_s: 1.0,
+            record_requests: false,
+            limits: FleetLimits::default(),
+        }
+    }
+
+    /// Checks every part; the error's field names the part (`pools[0].replicas`, ...).
+    pub fn validate(&self) -> Result<(), ConfigError> {
+        if self.traffic.is_empty() {
+            return Err(ConfigError::new("traffic", "needs at least one source"));
+        }
+        if self.traffic.len() > 64 {
+            return Err(ConfigError::new("traffic", "at most 64 sources"));
+        }
+        for (i, s) in self.traffic.iter().enumerate() {
+            let f = |e: ConfigError| e.within(&format!("traffic[{i}]"));
+            check_range("start_s", s.start_s, 0.0, 1e7).map_err(f)?;
+            s.workload.validate().map_err(|e| f(e.within("workload")))?;
+        }
+        self.clients.validate().map_err(|e| e.within("clients"))?;
+        self.gateway.validate().map_err(|e| e.within("gateway"))?;
+        self.quota.validate().map_err(|e| e.within("quota"))?;
+        self.router.validate().map_err(|e| e.within("router"))?;
+        if self.pools.is_empty() {
+            return Err(ConfigError::new("pools", "needs at least one pool"));
+        }
+        if self.pools.len() > 16 {
+            return Err(ConfigError::new("pools", "at most 16 pools"));
+        }
+        for (i, p) in self.pools.iter().enumerate() {
+            p.validate().map_err(|e| e.within(&format!("pools[{i}]")))?;
+        }
+        if !self.pools.iter().any(|p| p.serving) {
+            return Err(ConfigError::new(
+                "pools",
+                "at least one pool must serve traffic",
+            ));
+        }
+        let total: u32 = self.pools.iter().map(|p| p.max_replicas).sum();
+        if total > 4096 {
+            return Err(ConfigError::new(
+                "pools",
+                "at most 4096 replicas across all pools",
+            ));
+        }
+        self.relay.validate().map_err(|e| e.within("relay"))?;
+        self.autoscaler
+            .validate()
+            .map_err(|e| e.within("autoscaler"))?;
+        if self.autoscaler.enabled && self.autoscaler.pool >= self.pools.len() {
+            return Err(ConfigError::new(
+                "autoscaler.pool",
+                format!("there is no pool {}", self.autoscaler.pool),
+            ));
+        }
+        self.overflow
+            .validate(self.pools.len())
+            .map_err(|e| e.within("overflow"))?;
+        crate::error::check_positive("slo.ttft_s", self.slo.ttft_s, 3_600.0)?;
+        crate::error::check_positive("slo.tpot_s", self.slo.tpot_s, 60.0)?;
+        check_range("sample_interval_s", self.sample_interval_s, 0.01, 86_400.0)?;
+        self.limits.validate().map_err(|e| e.within("limits"))?;
+        Ok(())
+    }
+
+    /// The time the last source stops generating arrivals.
+    pub fn horizon(&self) -> f64 {
+        self.traffic
+            .iter()
+            .map(|s| s.start_s + s.workload.duration_s)
+            .fold(0.0, f64::max)
+    }
+}
