@@ -635,21 +635,11 @@ fn every_probe_reproduces_its_failure() {
 /// one ranked first.
 #[test]
 fn every_moment_runs_each_option_and_its_strong_option_wins() {
-    use trainer_course::moments::{moments, Grade, OptionOutcome};
+    use trainer_course::moments::{moments, Grade, Variant};
     for m in moments().expect("the moments parse") {
-        let outcomes: Vec<OptionOutcome> = match m.break_even_outcomes() {
-            Some(o) => o.expect("the break-even prices"),
-            None => m
-                .fleets()
-                .expect("every option's arm exists")
-                .into_iter()
-                .map(|f| {
-                    let mut sim = FleetSim::new(f).expect("valid fleet");
-                    sim.run();
-                    m.read_report(&sim.report())
-                })
-                .collect(),
-        };
+        let outcomes = m
+            .run_options(Variant::default())
+            .expect("every option runs");
         let key = m.figure_index(&m.key).unwrap();
         for (fig_i, fig) in m.figures.iter().enumerate() {
             assert!(
