@@ -262,7 +262,7 @@ impl Moment {
                         .clone()
                         .ok_or_else(|| "the moment has no target".to_string())
                 } else {
-                    crate::text::figure(inside, &file, cost.as_ref())
+                    crate::sizing::figure(inside, &file, cost.as_ref())
                 }
             })
             .map_err(|e| ConfigError::new(format!("moment {id}.{field}"), e.join("; ")))?;

@@ -22,6 +22,7 @@ mod check;
 pub mod conclusions;
 mod derive;
 mod drill;
+mod figure;
 mod fit;
 mod inputs;
 pub(crate) mod query;
@@ -36,6 +37,7 @@ pub use check::{
 
 pub use derive::{derive, prompt_prefill};
 pub use drill::{sensitivity, Drill, EntryUnit, Grade};
+pub use figure::{figure, sizing_figure};
 pub use fit::{misfit, smallest_fitting_tp, Misfit, MisfitKind, FIX_FIELD, TP_SIZES};
 pub use inputs::{is_preset_figure, ChoiceOption, InputGroup, InputKind, InputSpec, Inputs};
 pub(crate) use query::write as write_query;
