@@ -13,6 +13,8 @@ use serde::Serialize;
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct RouteTrace {
     /// The request's arrival order (its [`RequestRecord::seq`]).
+    ///
+    /// [`RequestRecord::seq`]: crate::fleet::RequestRecord::seq
     pub seq: u64,
     pub t: f64,
     /// The ready replicas of serving pools and their live load, as the router read them.
