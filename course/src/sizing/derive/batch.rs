@@ -41,18 +41,7 @@ pub(super) fn batch(c: &Ctx) -> Derivation {
             )
             .check(batch_kv / pool, kv_ok),
     );
-    let (sc, thr, bytes) = c.decode_steps(&mut s, batch, ctx);
-    let sized = c.replica_steps(
-        &mut s,
-        &load,
-        Sizing {
-            batch,
-            ceiling,
-            step: &sc,
-            throughput: thr,
-        },
-        "",
-    );
+    let (sc, bytes, sized) = c.sized_fleet(&mut s, &load, batch, ceiling, ctx);
     let (decode_demand, replicas) = (sized.decode_demand, sized.replicas);
     let service = lp * t_pf + lo * sc.total_s;
     s.push(

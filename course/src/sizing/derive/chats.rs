@@ -83,16 +83,7 @@ pub(super) fn chats_per_replica(c: &Ctx) -> Derivation {
 
     let latency_binds = (within as f64) < chats;
     let readings = vec![
-        read(
-            "chats",
-            Limit::Compute,
-            Pressure::binding_if(latency_binds && !full.memory_bound()),
-            "compute",
-            &[
-                ("compute", duration(full.compute_s, 2)),
-                ("memory", duration(full.memory_s, 2)),
-            ],
-        ),
+        compute_reading("chats", &full, latency_binds && !full.memory_bound()),
         read(
             "chats",
             Limit::HbmBandwidth,

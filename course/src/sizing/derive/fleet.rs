@@ -65,18 +65,7 @@ pub(super) fn fleet(c: &Ctx) -> Derivation {
     let (avg_ctx, ctx) = c.avg_context_step(&mut s);
     s.push(c.weight_bytes_step());
     s.push(c.kv_per_token_step());
-    let (sc, thr, bytes) = c.decode_steps(&mut s, batch, ctx);
-    let sized = c.replica_steps(
-        &mut s,
-        &load,
-        Sizing {
-            batch,
-            ceiling,
-            step: &sc,
-            throughput: thr,
-        },
-        "",
-    );
+    let (sc, bytes, sized) = c.sized_fleet(&mut s, &load, batch, ceiling, ctx);
     let (decode_demand, replicas) = (sized.decode_demand, sized.replicas);
     let reply_s = lo * tpot;
     s.push(

@@ -49,16 +49,7 @@ pub(super) fn gpu_hours(c: &Ctx) -> Derivation {
     let kv = batch as f64 * ctx as f64;
     let kv_share = if pool > 0.0 { kv / pool } else { f64::INFINITY };
     let readings = vec![
-        read(
-            "gpu_hours",
-            Limit::Compute,
-            Pressure::binding_if(!(sc.memory_bound())),
-            "compute",
-            &[
-                ("compute", duration(sc.compute_s, 2)),
-                ("memory", duration(sc.memory_s, 2)),
-            ],
-        ),
+        compute_reading("gpu_hours", &sc, !sc.memory_bound()),
         read(
             "gpu_hours",
             Limit::HbmBandwidth,

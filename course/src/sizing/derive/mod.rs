@@ -305,15 +305,6 @@ struct Load {
     prefill_demand: f64,
 }
 
-/// The decode a fleet is sized for: its batch, the step and throughput at that batch, and the
-/// utilisation ceiling.
-struct Sizing<'a> {
-    batch: u32,
-    ceiling: f64,
-    step: &'a StepCost,
-    throughput: f64,
-}
-
 /// A fleet sized from its load.
 struct Sized {
     /// Replica-seconds of decode per second of traffic.
@@ -386,15 +377,20 @@ impl Ctx<'_> {
     /// Pushes the steps from decode throughput to money: decode demand, replicas at the
     /// ceiling (`why_ceiling` says why the ceiling sits where it does), whole replicas, GPUs,
     /// cost per hour and per million output tokens.
-    fn replica_steps(
+    /// The decode chain at `batch` and `context` ([`Ctx::decode_steps`]), then the replicas
+    /// the load needs at `ceiling` utilisation, their GPUs and cost: the step's cost, the bytes
+    /// a step reads and the fleet.
+    fn sized_fleet(
         &self,
         s: &mut Vec<Step>,
         load: &Load,
-        at: Sizing,
-        why_ceiling: &str,
-    ) -> Sized {
+        batch: u32,
+        ceiling: f64,
+        context: u32,
+    ) -> (StepCost, f64, Sized) {
+        let (sc, thr, bytes) = self.decode_steps(s, batch, context);
+        let sc = &sc;
         let (output_tps, prefill_demand) = (load.output_tps, load.prefill_demand);
-        let (ceiling, thr, sc) = (at.ceiling, at.throughput, at.step);
         let price = self.v("price");
         let tp = self.tp as f64;
         let decode_demand = output_tps / thr;
@@ -426,13 +422,12 @@ impl Ctx<'_> {
                     replicas_exact,
                     "replicas",
                     format!("{} replicas", fixed(replicas_exact, 1)),
-                )
-                .why(why_ceiling),
+                ),
         );
         let replicas = whole_up(replicas_exact).max(1.0);
         // The same count with the textbook decode step (no all-reduce), shown when it differs.
         let textbook = if sc.comm_s > 0.0 {
-            let thr_tb = at.batch as f64 / textbook_step_s(sc);
+            let thr_tb = batch as f64 / textbook_step_s(sc);
             let r = whole_up((prefill_demand + output_tps / thr_tb) / ceiling).max(1.0);
             (r != replicas).then_some(r)
         } else {
@@ -495,11 +490,12 @@ impl Ctx<'_> {
                 )
                 .value(cost_per_million, "$", money(cost_per_million)),
         );
-        Sized {
+        let sized = Sized {
             decode_demand,
             replicas,
             cost_per_million,
-        }
+        };
+        (*sc, bytes, sized)
     }
 }
 
@@ -580,6 +576,20 @@ fn read(
         pressure,
         reason: words::conclude(section, case, values),
     }
+}
+
+/// The compute limit's reading of a question whose decode step is `sc`, binding when `binds`.
+fn compute_reading(section: &str, sc: &StepCost, binds: bool) -> LimitReading {
+    read(
+        section,
+        Limit::Compute,
+        Pressure::binding_if(binds),
+        "compute",
+        &[
+            ("compute", duration(sc.compute_s, 2)),
+            ("memory", duration(sc.memory_s, 2)),
+        ],
+    )
 }
 
 /// Assembles the derivation, writing the verdict's summary from its readings.
