@@ -28,8 +28,9 @@
 //! kernel launches) defaults to zero for the arithmetic and is a lab setting for the simulator.
 
 use crate::catalog::{Dtype, GpuSpec, ModelSpec};
-use crate::error::{check_positive, check_range, ConfigError};
+use crate::error::{check_in, check_positive, check_range, ConfigError};
 use serde::{Deserialize, Serialize};
+use std::ops::RangeInclusive;
 
 /// What runs on one replica: a model on `tp` GPUs of one kind, in given number formats.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -150,11 +151,28 @@ impl Efficiency {
         link_efficiency: 0.8,
     };
 
+    /// MFU, a fraction.
+    pub const MFU_RANGE: RangeInclusive<f64> = 1e-3..=1.0;
+    /// MBU, a fraction.
+    pub const MBU_RANGE: RangeInclusive<f64> = 1e-3..=1.0;
+    /// Fixed GPU time per step, seconds.
+    pub const STEP_OVERHEAD_S_RANGE: RangeInclusive<f64> = 0.0..=1.0;
+    /// CPU time per step, seconds.
+    pub const CPU_OVERHEAD_S_RANGE: RangeInclusive<f64> = 0.0..=1.0;
+
     pub fn validate(&self) -> Result<(), ConfigError> {
-        check_range("mfu", self.mfu, 1e-3, 1.0)?;
-        check_range("mbu", self.mbu, 1e-3, 1.0)?;
-        check_range("step_overhead_s", self.step_overhead_s, 0.0, 1.0)?;
-        check_range("cpu_overhead_s", self.cpu_overhead_s, 0.0, 1.0)?;
+        check_in("mfu", self.mfu, &Self::MFU_RANGE)?;
+        check_in("mbu", self.mbu, &Self::MBU_RANGE)?;
+        check_in(
+            "step_overhead_s",
+            self.step_overhead_s,
+            &Self::STEP_OVERHEAD_S_RANGE,
+        )?;
+        check_in(
+            "cpu_overhead_s",
+            self.cpu_overhead_s,
+            &Self::CPU_OVERHEAD_S_RANGE,
+        )?;
         check_range("allreduce_latency_s", self.allreduce_latency_s, 0.0, 0.01)?;
         check_range("link_efficiency", self.link_efficiency, 1e-3, 1.0)?;
         Ok(())
@@ -481,12 +499,14 @@ impl MemoryConfig {
         capacity: MemoryBasis::Reported,
     };
 
+    /// The share of the GPU's memory the engine may use.
+    pub const GPU_MEMORY_UTILIZATION_RANGE: RangeInclusive<f64> = 0.05..=1.0;
+
     pub fn validate(&self) -> Result<(), ConfigError> {
-        check_range(
+        check_in(
             "gpu_memory_utilization",
             self.gpu_memory_utilization,
-            0.05,
-            1.0,
+            &Self::GPU_MEMORY_UTILIZATION_RANGE,
         )?;
         check_range(
             "reserve_bytes_per_gpu",

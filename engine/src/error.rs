@@ -73,6 +73,16 @@ pub fn check_range(field: &str, value: f64, min: f64, max: f64) -> Result<f64, C
     Ok(value)
 }
 
+/// [`check_range`] over a named range (the engines' validated ranges are constants beside
+/// their validators, so the lab reads the same bounds).
+pub fn check_in(
+    field: &str,
+    value: f64,
+    range: &std::ops::RangeInclusive<f64>,
+) -> Result<f64, ConfigError> {
+    check_range(field, value, *range.start(), *range.end())
+}
+
 /// Checks that `value` is finite and strictly positive and at most `max`.
 pub fn check_positive(field: &str, value: f64, max: f64) -> Result<f64, ConfigError> {
     if !value.is_finite() {

@@ -13,11 +13,12 @@
 //! its prefix repeat (and the prefix cache hit).
 
 use crate::due::Due;
-use crate::error::{check_positive, check_range, ConfigError};
+use crate::error::{check_in, check_positive, check_range, ConfigError};
 use rand::{Rng, SeedableRng};
 use rand_pcg::Pcg64;
 use serde::{Deserialize, Serialize};
 use std::collections::BinaryHeap;
+use std::ops::RangeInclusive;
 
 /// A run of `len` pseudo-tokens of one piece of content.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -201,14 +202,25 @@ impl Default for SessionConfig {
 }
 
 impl SessionConfig {
+    /// Turns a session may have.
+    pub const TURNS_RANGE: RangeInclusive<u32> = 1..=200;
+    /// Think time between turns, seconds.
+    pub const THINK_TIME_S_RANGE: RangeInclusive<f64> = 0.0..=86_400.0;
+
     pub fn validate(&self) -> Result<(), ConfigError> {
-        if self.turns == 0 || self.turns > 200 {
+        let turns = Self::TURNS_RANGE;
+        if !turns.contains(&self.turns) {
             return Err(ConfigError::new(
                 "turns",
-                format!("must be 1 to 200, got {}", self.turns),
+                format!(
+                    "must be {} to {}, got {}",
+                    turns.start(),
+                    turns.end(),
+                    self.turns
+                ),
             ));
         }
-        check_range("think_time_s", self.think_time_s, 0.0, 86_400.0)?;
+        check_in("think_time_s", self.think_time_s, &Self::THINK_TIME_S_RANGE)?;
         if self.system_prompt_len > MAX_LEN {
             return Err(ConfigError::new(
                 "system_prompt_len",
@@ -232,6 +244,11 @@ impl Default for WorkloadConfig {
 }
 
 impl WorkloadConfig {
+    /// Tenants a workload may have.
+    pub const TENANTS_RANGE: RangeInclusive<u32> = 1..=1_000_000;
+    /// How long a workload may generate arrivals, seconds.
+    pub const DURATION_S_RANGE: RangeInclusive<f64> = 0.0..=1e7;
+
     /// One replica's share of the seed problem: Poisson at 6.25 req/s (50 / 8 replicas),
     /// 1,000 prompt tokens and 250 output tokens each, for one hour.
     pub fn seed_replica() -> Self {
@@ -258,18 +275,27 @@ impl WorkloadConfig {
         if let Some(s) = &self.sessions {
             s.validate().map_err(|e| e.within("sessions"))?;
         }
-        if self.tenants == 0 || self.tenants > 1_000_000 {
+        let tenants = Self::TENANTS_RANGE;
+        if !tenants.contains(&self.tenants) {
             return Err(ConfigError::new(
                 "tenants",
-                format!("must be 1 to 1000000, got {}", self.tenants),
+                format!(
+                    "must be {} to {}, got {}",
+                    tenants.start(),
+                    tenants.end(),
+                    self.tenants
+                ),
             ));
         }
-        check_range("duration_s", self.duration_s, 0.0, 1e7)?;
+        check_in("duration_s", self.duration_s, &Self::DURATION_S_RANGE)?;
         Ok(())
     }
 }
 
 impl Arrival {
+    /// The coefficient of variation of gamma arrivals' gaps.
+    pub const CV_RANGE: RangeInclusive<f64> = 0.05..=20.0;
+
     pub fn validate(&self) -> Result<(), ConfigError> {
         match self {
             Arrival::Poisson { rate } | Arrival::Constant { rate } => {
@@ -277,7 +303,7 @@ impl Arrival {
             }
             Arrival::Gamma { rate, cv } => {
                 check_positive("rate", *rate, MAX_RATE)?;
-                check_range("cv", *cv, 0.05, 20.0)?;
+                check_in("cv", *cv, &Self::CV_RANGE)?;
             }
             Arrival::Trace { times } => {
                 let mut prev = 0.0;
@@ -311,9 +337,12 @@ impl Arrival {
 }
 
 impl LengthDist {
+    /// Any one length, tokens (a lognormal's mean and p99 as well).
+    pub const LEN_RANGE: RangeInclusive<u32> = 1..=MAX_LEN;
+
     pub fn validate(&self) -> Result<(), ConfigError> {
         let check_len = |field: &str, v: u32| {
-            if v == 0 || v > MAX_LEN {
+            if !Self::LEN_RANGE.contains(&v) {
                 Err(ConfigError::new(
                     field,
                     format!("must be 1 to {MAX_LEN} tokens, got {v}"),
@@ -333,8 +362,9 @@ impl LengthDist {
                 Ok(())
             }
             LengthDist::LogNormal { mean, p99 } => {
-                check_range("mean", *mean, 1.0, MAX_LEN as f64)?;
-                check_range("p99", *p99, 1.0, MAX_LEN as f64)?;
+                let (min, max) = (*Self::LEN_RANGE.start() as f64, MAX_LEN as f64);
+                check_range("mean", *mean, min, max)?;
+                check_range("p99", *p99, min, max)?;
                 lognormal_params(*mean, *p99).map(|_| ())
             }
             LengthDist::Empirical { values } | LengthDist::Sequence { values } => {

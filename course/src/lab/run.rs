@@ -424,8 +424,11 @@ mod tests {
             .iter()
             .map(|t| t.start_s)
             .fold(0.0, f64::max);
-        s.set(Knob::Duration, &(last_start + 20.0).to_string())
-            .unwrap();
+        s.set(
+            Knob::from_key("duration").unwrap(),
+            &(last_start + 20.0).to_string(),
+        )
+        .unwrap();
         s.config
     }
 

@@ -328,6 +328,10 @@ mod tests {
     use super::*;
     use crate::lab::knobs::Kind;
 
+    fn knob(key: &str) -> Knob {
+        Knob::from_key(key).unwrap()
+    }
+
     #[test]
     fn the_empty_query_is_the_seed_fleet() {
         let s = Setup::from_query("");
@@ -393,11 +397,11 @@ mod tests {
         let mut s = Setup::default();
         let before = s.config.clone();
         // Llama 3.1 405B does not fit on one H100.
-        let e = s.set(Knob::Model, "llama-3.1-405b").unwrap_err();
+        let e = s.set(knob("model"), "llama-3.1-405b").unwrap_err();
         assert!(!e.is_empty());
         assert_eq!(s.config, before);
         assert!(s.errors.contains_key("model"));
-        s.set(Knob::Model, "llama-3.1-8b").unwrap();
+        s.set(knob("model"), "llama-3.1-8b").unwrap();
         assert!(!s.errors.contains_key("model"));
     }
 
@@ -408,7 +412,7 @@ mod tests {
     fn a_query_reads_back_as_the_same_configuration() {
         let texts = |k: Knob, cfg: &FleetConfig| -> Vec<String> {
             match k.kind() {
-                Kind::Choice => k.options(cfg).into_iter().map(|(v, _)| v).collect(),
+                Kind::Choice | Kind::Toggle => k.options(cfg).into_iter().map(|(v, _)| v).collect(),
                 Kind::Number { min, max, integer } => {
                     let mid = if integer {
                         ((min + max) / 7.0).round()
@@ -446,7 +450,7 @@ mod tests {
     #[test]
     fn a_pinned_run_travels_in_the_query() {
         let mut s = Setup::default();
-        s.set(Knob::Replicas, "6").unwrap();
+        s.set(knob("replicas"), "6").unwrap();
         s.pin = Some(Setup::default().run_query());
         let back = Setup::from_query(&s.query());
         assert_eq!(back.pin.as_deref(), Some("preset=fleet-seed"));

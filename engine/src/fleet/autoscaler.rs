@@ -9,7 +9,7 @@
 //! tell a comfortable fleet from a drowning one; queued prompt tokens, KV usage and TTFT
 //! against the SLO can.
 
-use crate::error::{check_range, ConfigError};
+use crate::error::{check_in, check_range, ConfigError};
 use serde::{Deserialize, Serialize};
 
 /// What the autoscaler watches.
@@ -86,10 +86,17 @@ impl Default for AutoscalerConfig {
 }
 
 impl AutoscalerConfig {
+    /// How long a new replica takes to be ready, seconds.
+    pub const SCALE_UP_DELAY_S_RANGE: std::ops::RangeInclusive<f64> = 0.0..=86_400.0;
+
     pub fn validate(&self) -> Result<(), ConfigError> {
         check_positive_f("target", self.target)?;
         check_range("interval_s", self.interval_s, 0.1, 3_600.0)?;
-        check_range("scale_up_delay_s", self.scale_up_delay_s, 0.0, 86_400.0)?;
+        check_in(
+            "scale_up_delay_s",
+            self.scale_up_delay_s,
+            &Self::SCALE_UP_DELAY_S_RANGE,
+        )?;
         check_range("cooldown_s", self.cooldown_s, 0.0, 86_400.0)?;
         check_range(
             "scale_down_cooldown_s",

@@ -76,6 +76,13 @@ pub struct SloConfig {
     pub tpot_s: f64,
 }
 
+impl SloConfig {
+    /// The longest server TTFT target, seconds (any positive one up to it).
+    pub const MAX_TTFT_S: f64 = 3_600.0;
+    /// The longest time per output token target, seconds (any positive one up to it).
+    pub const MAX_TPOT_S: f64 = 60.0;
+}
+
 impl Default for SloConfig {
     fn default() -> Self {
         SloConfig {
@@ -182,12 +189,21 @@ impl PoolConfig {
         }
     }
 
+    /// The most replicas a pool may grow to (and the fleet hold across its pools).
+    pub const MAX_REPLICAS_RANGE: std::ops::RangeInclusive<u32> = 1..=4096;
+
     pub fn validate(&self) -> Result<(), ConfigError> {
         self.replica.validate().map_err(|e| e.within("replica"))?;
-        if self.max_replicas == 0 || self.max_replicas > 4096 {
+        let range = Self::MAX_REPLICAS_RANGE;
+        if !range.contains(&self.max_replicas) {
             return Err(ConfigError::new(
                 "max_replicas",
-                format!("must be 1 to 4096, got {}", self.max_replicas),
+                format!(
+                    "must be {} to {}, got {}",
+                    range.start(),
+                    range.end(),
+                    self.max_replicas
+                ),
             ));
         }
         if self.min_replicas > self.max_replicas {
@@ -271,10 +287,11 @@ impl FleetConfig {
             ));
         }
         let total: u32 = self.pools.iter().map(|p| p.max_replicas).sum();
-        if total > 4096 {
+        let most = *PoolConfig::MAX_REPLICAS_RANGE.end();
+        if total > most {
             return Err(ConfigError::new(
                 "pools",
-                "at most 4096 replicas across all pools",
+                format!("at most {most} replicas across all pools"),
             ));
         }
         self.relay.validate().map_err(|e| e.within("relay"))?;
@@ -290,8 +307,8 @@ impl FleetConfig {
         self.overflow
             .validate(self.pools.len())
             .map_err(|e| e.within("overflow"))?;
-        crate::error::check_positive("slo.ttft_s", self.slo.ttft_s, 3_600.0)?;
-        crate::error::check_positive("slo.tpot_s", self.slo.tpot_s, 60.0)?;
+        crate::error::check_positive("slo.ttft_s", self.slo.ttft_s, SloConfig::MAX_TTFT_S)?;
+        crate::error::check_positive("slo.tpot_s", self.slo.tpot_s, SloConfig::MAX_TPOT_S)?;
         check_range("sample_interval_s", self.sample_interval_s, 0.01, 86_400.0)?;
         self.limits.validate().map_err(|e| e.within("limits"))?;
         Ok(())

@@ -6,12 +6,13 @@
 //! time, and requests wait their turn in front of it (plus an optional fixed delay, which
 //! stands for a sidecar, a hop through a service mesh or a slow control plane).
 
-use crate::error::{check_range, ConfigError};
+use crate::error::{check_in, check_range, ConfigError};
 use crate::replica::ReplicaLoad;
 use rand::Rng;
 use rand_pcg::Pcg64;
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
+use std::ops::RangeInclusive;
 
 /// How the router picks a replica.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
@@ -107,15 +108,20 @@ impl Default for RouterConfig {
 }
 
 impl RouterConfig {
+    /// The router's time per decision, seconds.
+    pub const DECISION_S_RANGE: RangeInclusive<f64> = 0.0..=10.0;
+    /// Prefix affinity's load bound, times the mean load.
+    pub const LOAD_BOUND_RANGE: RangeInclusive<f64> = 1.0..=100.0;
+
     pub fn validate(&self) -> Result<(), ConfigError> {
-        check_range("decision_s", self.decision_s, 0.0, 10.0)?;
+        check_in("decision_s", self.decision_s, &Self::DECISION_S_RANGE)?;
         check_range("fixed_delay_s", self.fixed_delay_s, 0.0, 60.0)?;
         if let RoutingPolicy::PrefixAffinity {
             load_bound,
             slack_tokens,
         } = self.policy
         {
-            check_range("policy.load_bound", load_bound, 1.0, 100.0)?;
+            check_in("policy.load_bound", load_bound, &Self::LOAD_BOUND_RANGE)?;
             check_range("policy.slack_tokens", slack_tokens as f64, 0.0, 1e6)?;
         }
         Ok(())

@@ -198,6 +198,11 @@ impl SchedulerConfig {
         }
     }
 
+    /// The token budget of one step.
+    pub const MAX_NUM_BATCHED_TOKENS_RANGE: std::ops::RangeInclusive<u32> = 1..=1 << 20;
+    /// The sequences one step may hold.
+    pub const MAX_NUM_SEQS_RANGE: std::ops::RangeInclusive<u32> = 1..=65_536;
+
     pub fn validate(&self) -> Result<(), ConfigError> {
         let check = |field: &str, v: u32, min: u32, max: u32| {
             if v < min || v > max {
@@ -209,13 +214,19 @@ impl SchedulerConfig {
                 Ok(())
             }
         };
+        let (budget, seqs) = (Self::MAX_NUM_BATCHED_TOKENS_RANGE, Self::MAX_NUM_SEQS_RANGE);
         check(
             "max_num_batched_tokens",
             self.max_num_batched_tokens,
-            1,
-            1 << 20,
+            *budget.start(),
+            *budget.end(),
         )?;
-        check("max_num_seqs", self.max_num_seqs, 1, 65_536)?;
+        check(
+            "max_num_seqs",
+            self.max_num_seqs,
+            *seqs.start(),
+            *seqs.end(),
+        )?;
         check("block_size", self.block_size, 1, 1024)?;
         check(
             "long_prefill_token_threshold",

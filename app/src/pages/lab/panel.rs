@@ -133,7 +133,7 @@ fn KnobField(lab: Lab, knob: Knob) -> impl IntoView {
                 integer,
                 hint: format!("{} to {}", num(min), num(max)),
             },
-            Kind::Choice => ParamKind::Choice(knob.options(&s.config)),
+            Kind::Choice | Kind::Toggle => ParamKind::Choice(knob.options(&s.config)),
         })
     });
     let enabled = Memo::new(move |_| lab.setup.with(|s| knob.applies(&s.config)));

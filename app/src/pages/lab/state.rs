@@ -198,7 +198,7 @@ impl Lab {
         });
         let mut ok = false;
         self.setup.update(|s| ok = s.set(k, &text).is_ok());
-        if ok && k.kind() == trainer_course::lab::Kind::Choice {
+        if ok && !matches!(k.kind(), trainer_course::lab::Kind::Number { .. }) {
             // A choice can change what other fields hold (a distribution's parameters).
             self.texts.set(BTreeMap::new());
         }
