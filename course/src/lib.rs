@@ -10,6 +10,9 @@
 //! - [`validation`]: the engine against published measurements;
 //! - [`text`]: the engine's template filling and formatting, plus the calculator's figures.
 //!
+//! Layers, lowest first (`tests/layers.rs` holds them): `text`; `sizing`; `study`, `validation`,
+//! `probes`, `moments`, `buildup`, `lab`; `mock`.
+//!
 //! Like the engine, nothing here knows about the DOM, WASM or a browser.
 
 pub mod buildup;

@@ -11,7 +11,7 @@ use serde::{Deserialize, Serialize};
 use trainer_engine::cost::{CostModel, Deployment, Efficiency};
 use trainer_engine::engine::Engine;
 use trainer_engine::error::ConfigError;
-use trainer_engine::fleet::{FleetConfig, FleetReport};
+use trainer_engine::fleet::{FleetConfig, FleetReport, FleetSim};
 use trainer_engine::scenario::fleet::FleetScenario;
 use trainer_engine::workload::Arrival;
 
@@ -262,7 +262,7 @@ impl Moment {
                         .clone()
                         .ok_or_else(|| "the moment has no target".to_string())
                 } else {
-                    crate::text::figure(inside, &file, cost.as_ref())
+                    crate::sizing::figure(inside, &file, cost.as_ref())
                 }
             })
             .map_err(|e| ConfigError::new(format!("moment {id}.{field}"), e.join("; ")))?;
@@ -478,6 +478,23 @@ impl Moment {
         OptionOutcome {
             figures: self.figures.iter().map(|f| lookup(v, &f.path)).collect(),
         }
+    }
+
+    /// Every option's figures under `v`, each option's fleet run to its end here (the app runs
+    /// them in slices instead, and reads each report with [`Moment::read_report`]); a
+    /// break-even moment prices its options.
+    pub fn run_options(&self, v: Variant) -> Result<Vec<OptionOutcome>, ConfigError> {
+        if let Some(priced) = self.break_even_outcomes() {
+            return priced;
+        }
+        self.fleets_for(v)?
+            .into_iter()
+            .map(|f| {
+                let mut sim = FleetSim::new(f)?;
+                sim.run();
+                Ok(self.read_report(&sim.report()))
+            })
+            .collect()
     }
 
     /// Every option of a break-even moment, priced (None for a fleet moment).

@@ -1,64 +1,9 @@
 //! The course's text toolkit: the engine's template filling and number formatting
-//! ([`trainer_engine::text`], [`trainer_engine::format`]), and the placeholders only the course
-//! can resolve, because they read the calculator:
-//!
-//! - `{fig QUESTION/STEP}` and `{input QUESTION/NAME}`: a sizing step's value and an input as
-//!   the calculator shows them at the question's defaults (the brief's figures).
-//!
-//! [`figure`] resolves a scenario's words with both: what a moment or a preset's note says
-//! about a scenario file.
+//! ([`trainer_engine::text`], [`trainer_engine::format`]) and a scenario file's placeholders
+//! ([`trainer_engine::scenario::words`]), in one place. The placeholders only the course can
+//! resolve, because they read the calculator (`{fig QUESTION/STEP}`, `{input QUESTION/NAME}`),
+//! are the sizing module's ([`crate::sizing::figure`]).
 
-use trainer_engine::cost::CostModel;
 pub use trainer_engine::format;
 pub use trainer_engine::scenario::words::scenario_figure;
 pub use trainer_engine::text::*;
-
-/// Resolves one placeholder of words about a scenario file: the engine's
-/// ([`scenario_figure`]), and `{fig ...}` and `{input ...}` ([`sizing_figure`]).
-pub fn figure(
-    inside: &str,
-    file: &toml::Value,
-    cost: Option<&CostModel>,
-) -> Result<String, String> {
-    match inside.split_whitespace().collect::<Vec<_>>().as_slice() {
-        [kind @ ("fig" | "input"), what] => sizing_figure(kind, what),
-        _ => scenario_figure(inside, file, cost),
-    }
-}
-
-/// `{fig QUESTION/STEP}` or `{input QUESTION/NAME}` at the question's defaults.
-pub fn sizing_figure(kind: &str, what: &str) -> Result<String, String> {
-    use crate::sizing::{derive, Inputs, Question};
-    let (q, name) = what
-        .split_once('/')
-        .ok_or_else(|| format!("{what:?} is not question/name"))?;
-    let q = Question::from_id(q).ok_or_else(|| format!("no question {q:?}"))?;
-    let inputs = Inputs::defaults(q);
-    if kind == "input" {
-        return inputs
-            .shown(q, name)
-            .ok_or_else(|| format!("{} has no input {name:?}", q.id()));
-    }
-    let d = derive(q, &inputs).map_err(|_| "the defaults do not derive".to_string())?;
-    d.step(name)
-        .map(|s| s.display.clone())
-        .ok_or_else(|| format!("{} has no step {name:?}", q.id()))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn sizing_figures_read_the_defaults() {
-        let f: toml::Value = toml::from_str("tokens = 32000").unwrap();
-        assert!(figure("input fleet/rate", &f, None).is_ok());
-        assert!(figure("fig fleet/decode_step", &f, None).is_ok());
-        assert!(figure("fig fleet/nope", &f, None).is_err());
-        assert!(figure("fig nope/x", &f, None).is_err());
-        assert!(
-            figure("param tokens", &f, None).is_ok(),
-            "the engine's placeholders too"
-        );
-    }
-}

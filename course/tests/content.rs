@@ -424,18 +424,22 @@ fn check_widget(kind: &str, args: &[String]) -> Result<(), String> {
     }
 }
 
+/// The ids of every heading of `doc` (a link's fragment must name one).
+fn heading_ids(doc: &Doc) -> BTreeSet<String> {
+    doc.all_blocks()
+        .into_iter()
+        .filter_map(|b| match b {
+            Block::Heading { id, .. } => Some(id.clone()),
+            _ => None,
+        })
+        .collect()
+}
+
 #[test]
 fn every_reference_in_content_resolves() {
     let mut problems = Vec::new();
     for (name, doc) in docs() {
-        let headings: BTreeSet<String> = doc
-            .all_blocks()
-            .into_iter()
-            .filter_map(|b| match b {
-                Block::Heading { id, .. } => Some(id.clone()),
-                _ => None,
-            })
-            .collect();
+        let headings = heading_ids(&doc);
         for i in doc.all_inlines() {
             if let Err(e) = check_inline(i, &headings) {
                 problems.push(format!("{name}: {e}"));
@@ -635,21 +639,11 @@ fn every_probe_reproduces_its_failure() {
 /// one ranked first.
 #[test]
 fn every_moment_runs_each_option_and_its_strong_option_wins() {
-    use trainer_course::moments::{moments, Grade, OptionOutcome};
+    use trainer_course::moments::{moments, Grade, Variant};
     for m in moments().expect("the moments parse") {
-        let outcomes: Vec<OptionOutcome> = match m.break_even_outcomes() {
-            Some(o) => o.expect("the break-even prices"),
-            None => m
-                .fleets()
-                .expect("every option's arm exists")
-                .into_iter()
-                .map(|f| {
-                    let mut sim = FleetSim::new(f).expect("valid fleet");
-                    sim.run();
-                    m.read_report(&sim.report())
-                })
-                .collect(),
-        };
+        let outcomes = m
+            .run_options(Variant::default())
+            .expect("every option runs");
         let key = m.figure_index(&m.key).unwrap();
         for (fig_i, fig) in m.figures.iter().enumerate() {
             assert!(
@@ -708,14 +702,7 @@ fn every_link_of_the_mock_interview_resolves() {
         .find(|(n, _)| n == "lesson.md")
         .unwrap()
         .1;
-    let headings: BTreeSet<String> = lesson
-        .all_blocks()
-        .into_iter()
-        .filter_map(|b| match b {
-            Block::Heading { id, .. } => Some(id.clone()),
-            _ => None,
-        })
-        .collect();
+    let headings = heading_ids(&lesson);
     let mut links: Vec<(String, &str)> = Vec::new();
     links.extend(m.rubric.iter().map(|r| (r.id.clone(), r.train.as_str())));
     links.extend(m.prompts.iter().map(|p| (p.id.clone(), p.train.as_str())));

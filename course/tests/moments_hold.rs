@@ -10,19 +10,6 @@
 
 use trainer_course::moments::{moments, Grade, Moment, OptionOutcome, Variant};
 use trainer_engine::engine::Engine;
-use trainer_engine::fleet::FleetSim;
-
-fn outcomes(m: &Moment, v: Variant) -> Vec<OptionOutcome> {
-    m.fleets_for(v)
-        .expect("every option's arm exists")
-        .into_iter()
-        .map(|f| {
-            let mut sim = FleetSim::new(f).expect("valid fleet");
-            sim.run();
-            m.read_report(&sim.report())
-        })
-        .collect()
-}
 
 #[test]
 fn every_moments_strong_option_wins_beyond_one_run() {
@@ -51,7 +38,7 @@ fn every_moments_strong_option_wins_beyond_one_run() {
                     chunk
                         .iter()
                         .map(|&(mi, v)| {
-                            let o = outcomes(&all[mi], v);
+                            let o = all[mi].run_options(v).expect("every option runs");
                             (mi, v, all[mi].grades(&o), o)
                         })
                         .collect::<Vec<_>>()
@@ -114,7 +101,9 @@ fn print_the_default_runs() {
         .into_iter()
         .filter(|m| m.scenario.is_some())
     {
-        let o = outcomes(&m, Variant::default());
+        let o = m
+            .run_options(Variant::default())
+            .expect("every option runs");
         println!("{} {:?}", m.id, m.grades(&o));
         for (opt, o) in m.options.iter().zip(&o) {
             println!("  {:24} {:?}", opt.id, o.figures);

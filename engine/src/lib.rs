@@ -15,7 +15,8 @@
 //! 6. [`scenario`]: scenario files for both simulators (TOML or JSON), the shipped ones, and
 //!    their reports, which the `trainer-sim` command line prints.
 //!
-//! Nothing here knows about the DOM, WASM or a browser (a test checks the dependency tree).
+//! Nothing here knows about the DOM, WASM or a browser (a test checks the dependency tree), and
+//! `course/tests/layers.rs` holds the layers.
 
 pub mod catalog;
 pub mod cost;

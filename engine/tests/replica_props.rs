@@ -75,13 +75,18 @@ struct Outcome {
     events: Vec<ReplicaEvent>,
 }
 
-/// Runs a case one engine action at a time, auditing the KV pool and the batch after each.
-fn run_case(c: &Case) -> Result<Outcome, TestCaseError> {
+/// The seed replica with the case's scheduler and pool, tracing every step.
+fn replica_of(c: &Case) -> Result<Replica, TestCaseError> {
     let mut cfg = ReplicaConfig::seed();
     cfg.scheduler = c.sched.clone();
     cfg.kv_blocks_override = Some(c.blocks);
     cfg.trace_capacity = 100_000;
-    let mut r = Replica::new(cfg).map_err(|e| TestCaseError::fail(e.to_string()))?;
+    Replica::new(cfg).map_err(|e| TestCaseError::fail(e.to_string()))
+}
+
+/// Runs a case one engine action at a time, auditing the KV pool and the batch after each.
+fn run_case(c: &Case) -> Result<Outcome, TestCaseError> {
+    let mut r = replica_of(c)?;
     let mut events = Vec::new();
     let mut next = 0;
     let mut guard = 0u32;
@@ -240,11 +245,7 @@ proptest! {
 /// content ids no other request uses), its prompts marked fresh or not, returning everything
 /// the engine shows after each action: events, snapshots, free cached blocks, metrics, trace.
 fn run_own_content(c: &Case, fresh: bool) -> Result<Vec<String>, TestCaseError> {
-    let mut cfg = ReplicaConfig::seed();
-    cfg.scheduler = c.sched.clone();
-    cfg.kv_blocks_override = Some(c.blocks);
-    cfg.trace_capacity = 100_000;
-    let mut r = Replica::new(cfg).map_err(|e| TestCaseError::fail(e.to_string()))?;
+    let mut r = replica_of(c)?;
     let mut seen = Vec::new();
     let mut events = Vec::new();
     let mut next = 0;

@@ -114,7 +114,7 @@ fn builtin(id: String, text: &str) -> Result<Preset, ConfigError> {
     if !note.is_empty() {
         let file: toml::Value =
             toml::from_str(text).map_err(|e| ConfigError::new("", e.message()))?;
-        let note = crate::text::fill(note, |inside| crate::text::figure(inside, &file, None))
+        let note = crate::text::fill(note, |inside| crate::sizing::figure(inside, &file, None))
             .map_err(|e| ConfigError::new("preset_note", e.join("; ")).within(&p.id))?;
         p.description = format!("{} {note}", p.description);
     }
@@ -228,7 +228,7 @@ mod tests {
             assert!(!p.description.contains('{'), "{}: {}", n.id, p.description);
         }
         let seed = preset("replica-seed").unwrap();
-        let step = crate::text::sizing_figure("fig", "fleet/decode_step").unwrap();
+        let step = crate::sizing::sizing_figure("fig", "fleet/decode_step").unwrap();
         assert!(seed.description.contains(&step), "{}", seed.description);
     }
 }

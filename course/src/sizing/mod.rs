@@ -22,6 +22,7 @@ mod check;
 pub mod conclusions;
 mod derive;
 mod drill;
+mod figure;
 mod fit;
 mod inputs;
 pub(crate) mod query;
@@ -36,6 +37,7 @@ pub use check::{
 
 pub use derive::{derive, prompt_prefill};
 pub use drill::{sensitivity, Drill, EntryUnit, Grade};
+pub use figure::{figure, sizing_figure};
 pub use fit::{misfit, smallest_fitting_tp, Misfit, MisfitKind, FIX_FIELD, TP_SIZES};
 pub use inputs::{is_preset_figure, ChoiceOption, InputGroup, InputKind, InputSpec, Inputs};
 pub(crate) use query::write as write_query;
@@ -81,6 +83,69 @@ pub struct Step {
     pub check: Option<bool>,
 }
 
+/// A step is built by name, never by position: `Step::new(id, label)`, then its formula, then
+/// its value (or its check), then why it matters.
+impl Step {
+    /// The step `id`, shown as `label`, with nothing in it yet.
+    pub(crate) fn new(id: &'static str, label: &'static str) -> Step {
+        Step {
+            id,
+            label,
+            formula: String::new(),
+            substituted: String::new(),
+            value: 0.0,
+            unit: "",
+            display: String::new(),
+            why: String::new(),
+            check: None,
+        }
+    }
+
+    /// The formula in `symbols`, and with this derivation's `numbers` in it.
+    pub(crate) fn formula(
+        mut self,
+        symbols: impl Into<String>,
+        numbers: impl Into<String>,
+    ) -> Step {
+        self.formula = symbols.into();
+        self.substituted = numbers.into();
+        self
+    }
+
+    /// An ordinary figure: `value` in `unit`, shown as `display`.
+    pub(crate) fn value(
+        mut self,
+        value: f64,
+        unit: &'static str,
+        display: impl Into<String>,
+    ) -> Step {
+        self.value = value;
+        self.unit = unit;
+        self.display = display.into();
+        self
+    }
+
+    /// A check: its value is the `ratio` of the checked figure to its limit, and it passes when
+    /// `ok`.
+    pub(crate) fn check(mut self, ratio: f64, ok: bool) -> Step {
+        self.value = ratio;
+        self.unit = "";
+        self.display = format!(
+            "{} ({} of the limit)",
+            if ok { "passes" } else { "fails" },
+            crate::text::format::percent(ratio)
+        );
+        self.check = Some(ok);
+        self
+    }
+
+    /// One sentence on why the step matters.
+    pub(crate) fn why(mut self, why: impl Into<String>) -> Step {
+        self.why = why.into();
+        self
+    }
+}
+
 /// A question worked through for one set of inputs.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Derivation {
@@ -116,6 +181,17 @@ pub enum Pressure {
     Secondary,
     /// Plenty of room left.
     Slack,
+}
+
+impl Pressure {
+    /// Binding when `binds`, slack otherwise.
+    pub fn binding_if(binds: bool) -> Pressure {
+        if binds {
+            Pressure::Binding
+        } else {
+            Pressure::Slack
+        }
+    }
 }
 
 /// One limit's reading, with the figure behind it.

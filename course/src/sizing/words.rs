@@ -188,7 +188,11 @@ mod tests {
     fn every_conclusion_is_named_by_the_code_that_picks_it() {
         let file: VerdictWords = toml::from_str(VERDICT).expect("content/verdict.toml parses");
         let code = [
-            include_str!("derive.rs"),
+            include_str!("derive/mod.rs"),
+            include_str!("derive/fleet.rs"),
+            include_str!("derive/chats.rs"),
+            include_str!("derive/gpu_hours.rs"),
+            include_str!("derive/batch.rs"),
             include_str!("mod.rs"),
             include_str!("conclusions.rs"),
         ]

@@ -1,12 +1,14 @@
-//! The engine's layers (the list in `src/lib.rs`): a module imports only from layers below its
-//! own, so there is no import circle and none running up a layer. A module's unit tests (what
-//! follows its `#[cfg(test)]`) may use anything.
+//! The layers of the engine and of the course (the lists in `engine/src/lib.rs` and
+//! `course/src/lib.rs`): a module imports only from layers below its own, so there is no import
+//! circle and none running up a layer. A module's unit tests (what follows its
+//! `#[cfg(test)]`) may use anything. (That the engine imports nothing of the course, and
+//! neither imports the app, Cargo itself holds: neither depends on the crate above it.)
 
 use std::collections::BTreeMap;
 use std::path::Path;
 
 /// Every top-level module of the engine, by layer, lowest first.
-const LAYERS: [&[&str]; 9] = [
+const ENGINE: [&[&str]; 9] = [
     &["error", "format", "due"],
     &["text"],
     &["catalog"],
@@ -18,8 +20,16 @@ const LAYERS: [&[&str]; 9] = [
     &["scenario"],
 ];
 
-fn layer(module: &str) -> Option<usize> {
-    LAYERS.iter().position(|l| l.contains(&module))
+/// Every top-level module of the course, by layer, lowest first.
+const COURSE: [&[&str]; 4] = [
+    &["text"],
+    &["sizing"],
+    &["study", "validation", "probes", "moments", "buildup", "lab"],
+    &["mock"],
+];
+
+fn layer(layers: &[&[&str]], module: &str) -> Option<usize> {
+    layers.iter().position(|l| l.contains(&module))
 }
 
 /// The modules `crate::X` names in `code`, outside comments and the unit tests.
@@ -69,28 +79,43 @@ fn files(dir: &Path, module: Option<&str>, out: &mut BTreeMap<String, (String, S
     }
 }
 
-#[test]
-fn every_module_imports_only_from_layers_below() {
+/// What runs up a layer (or names a module in none) in the crate whose sources are at `src`.
+fn wrong_imports(src: &str, layers: &[&[&str]]) -> Vec<String> {
     let mut all = BTreeMap::new();
     files(
-        &Path::new(env!("CARGO_MANIFEST_DIR")).join("src"),
+        &Path::new(env!("CARGO_MANIFEST_DIR")).join(src),
         None,
         &mut all,
     );
-    assert!(all.len() > 20, "read {} files", all.len());
+    assert!(all.len() > 10, "read {} files in {src}", all.len());
     let mut wrong = Vec::new();
     for (path, (module, code)) in &all {
-        let own = layer(module).unwrap_or_else(|| panic!("{module} ({path}) is in no layer"));
+        let Some(own) = layer(layers, module) else {
+            wrong.push(format!("{module} ({path}) is in no layer"));
+            continue;
+        };
         for to in imports(code) {
-            let Some(theirs) = layer(&to) else {
-                wrong.push(format!("{path}: crate::{to} is in no layer"));
-                continue;
-            };
-            if to != *module && theirs >= own {
-                wrong.push(format!("{path} ({module}) imports {to}, not below it"));
+            match layer(layers, &to) {
+                None => wrong.push(format!("{path}: crate::{to} is in no layer")),
+                Some(theirs) if to != *module && theirs >= own => {
+                    wrong.push(format!("{path} ({module}) imports {to}, not below it"))
+                }
+                Some(_) => {}
             }
         }
     }
+    wrong
+}
+
+#[test]
+fn every_module_of_the_engine_imports_only_from_layers_below() {
+    let wrong = wrong_imports("../engine/src", &ENGINE);
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+}
+
+#[test]
+fn every_module_of_the_course_imports_only_from_layers_below() {
+    let wrong = wrong_imports("src", &COURSE);
     assert!(wrong.is_empty(), "{}", wrong.join("\n"));
 }
 
@@ -104,5 +129,7 @@ fn the_check_sees_an_import_running_up() {
         imports("x\n#[cfg(test)]\nuse crate::scenario;"),
         Vec::<String>::new()
     );
-    assert!(layer("replica") < layer("fleet") && layer("fleet") < layer("scenario"));
+    let at = |m| layer(&ENGINE, m);
+    assert!(at("replica") < at("fleet") && at("fleet") < at("scenario"));
+    assert_eq!(layer(&COURSE, "sizing"), Some(1));
 }

@@ -1,0 +1,745 @@
+//! The four derivations. Every figure the cost model knows comes from [`CostModel`]; the
+//! arithmetic here is only what sits around it (rates times lengths, demand over a ceiling,
+//! Little's law, money, shares). This file holds what the questions share (the inputs with
+//! their cost model, the decode chain, the load and the replica count, the verdict's
+//! assembly); each question is worked in its own file.
+
+mod batch;
+mod chats;
+mod fleet;
+mod gpu_hours;
+
+use super::{
+    conclusions, fit, words, Derivation, Inputs, Limit, LimitReading, Pressure, Question, Said,
+    Step, Verdict,
+};
+use trainer_engine::cost::{CostModel, Efficiency, MemoryConfig, StepCost};
+use trainer_engine::error::ConfigError;
+use trainer_engine::format::{self, duration, fixed, gb, int, money, num, percent, sig};
+
+/// Works a question through for the given inputs: every step in order and the verdict.
+///
+/// Returns one error per bad input (field = input name) instead of panicking, including a
+/// replica whose weights leave no room for the KV cache.
+pub fn derive(q: Question, inputs: &Inputs) -> Result<Derivation, Vec<ConfigError>> {
+    let errors = inputs.validate(q);
+    if !errors.is_empty() {
+        return Err(errors);
+    }
+    let ctx = Ctx::new(q, inputs).map_err(|e| vec![e])?;
+    let mut d = match q {
+        Question::Fleet => fleet::fleet(&ctx),
+        Question::ChatsPerReplica => chats::chats_per_replica(&ctx),
+        Question::GpuHours => gpu_hours::gpu_hours(&ctx),
+        Question::Batch => batch::batch(&ctx),
+    };
+    // A step's sentence comes from `content/sizing-why.toml`, unless it names a figure of
+    // this derivation (then the step composed it from the file's parts).
+    for s in &mut d.steps {
+        if s.why.is_empty() {
+            s.why = words::why(q.id(), s.id).to_string();
+        }
+    }
+    Ok(d)
+}
+
+/// One prompt of `tokens` at question `q`'s inputs: its prefill compute from the parameter
+/// FLOPs and from attention, in seconds (the same terms the fleet question's
+/// `ttft_compute` and `ttft_attention` steps show for the prompt length).
+pub fn prompt_prefill(
+    q: Question,
+    inputs: &Inputs,
+    tokens: u32,
+) -> Result<(f64, f64), Vec<ConfigError>> {
+    let errors = inputs.validate(q);
+    if !errors.is_empty() {
+        return Err(errors);
+    }
+    let ctx = Ctx::new(q, inputs).map_err(|e| vec![e])?;
+    Ok((
+        tokens as f64 * ctx.cost.prefill_time_per_token(),
+        ctx.cost.prompt_attention_time(tokens),
+    ))
+}
+
+/// Validated inputs with the cost model built from them.
+struct Ctx<'a> {
+    inputs: &'a Inputs,
+    cost: CostModel,
+    memory: MemoryConfig,
+    tp: u32,
+}
+
+impl<'a> Ctx<'a> {
+    fn new(q: Question, inputs: &'a Inputs) -> Result<Ctx<'a>, ConfigError> {
+        let (cost, memory, tp) = cost_and_memory(inputs)?;
+        // Every question needs the weights to fit with room for some KV cache (a replica
+        // that cannot load its model serves nothing, so it has no GPU-hours either), and the
+        // chats question a pool that holds one whole chat.
+        if let Some(m) = fit::misfit_of(q, inputs, &cost, &memory) {
+            return Err(m.error());
+        }
+        Ok(Ctx {
+            inputs,
+            cost,
+            memory,
+            tp,
+        })
+    }
+
+    /// A validated numeric input.
+    fn v(&self, name: &str) -> f64 {
+        self.inputs.get(name).unwrap_or(0.0)
+    }
+
+    /// `"G × "` when the replica spans several GPUs, nothing otherwise.
+    fn g(&self) -> &'static str {
+        if self.tp > 1 {
+            "G × "
+        } else {
+            ""
+        }
+    }
+
+    /// `"4 × "` when the replica spans several GPUs, nothing otherwise.
+    fn g_num(&self) -> String {
+        if self.tp > 1 {
+            format!("{} × ", self.tp)
+        } else {
+            String::new()
+        }
+    }
+
+    fn weight_bytes_step(&self) -> Step {
+        let w = self.cost.weight_bytes();
+        Step::new("weight_bytes", "Weights in memory")
+            .formula(
+                "P × bytes per weight",
+                format!(
+                    "{} × {} B",
+                    num(self.v("params")),
+                    self.inputs.weight_dtype().bytes()
+                ),
+            )
+            .value(w, "B", gb(w, 4))
+    }
+
+    fn kv_per_token_step(&self) -> Step {
+        let kv = self.cost.kv_bytes_per_token();
+        let kib = if kv % 1024.0 == 0.0 {
+            format!(" ({} KiB)", int(kv / 1024.0))
+        } else {
+            String::new()
+        };
+        Step::new("kv_per_token", "K and V per token")
+            .formula(
+                "2 × layers × KV heads × head dim × bytes",
+                format!(
+                    "2 × {} × {} × {} × {} B",
+                    num(self.v("layers")),
+                    num(self.v("kv_heads")),
+                    num(self.v("head_dim")),
+                    self.inputs.kv_dtype().bytes()
+                ),
+            )
+            .value(kv, "B", format!("{} B{kib}", int(kv)))
+    }
+
+    fn decode_bytes_step(&self, batch: u32, context: u32) -> Step {
+        let bytes = self.cost.decode_bytes(batch, context);
+        let w = self.cost.weight_bytes();
+        Step::new("decode_bytes", "Bytes read per decode step")
+            .formula(
+                "W + B × C × kv",
+                format!(
+                    "{} + {} × {} × {} B = {} + {} GB",
+                    gb(w, 4),
+                    int(batch as f64),
+                    int(context as f64),
+                    int(self.cost.kv_bytes_per_token()),
+                    fixed(w / 1e9, 2),
+                    fixed((bytes - w) / 1e9, 2),
+                ),
+            )
+            .value(bytes, "B", gb(bytes, 4))
+    }
+
+    fn decode_step_step(
+        &self,
+        id: &'static str,
+        label: &'static str,
+        sc: &StepCost,
+        bytes: f64,
+    ) -> Step {
+        let mut substituted = format!(
+            "max({} compute, {} / ({}{} TB/s × {}) = {})",
+            duration(sc.compute_s, 2),
+            gb(bytes, 4),
+            self.g_num(),
+            num(self.v("hbm_tb_s")),
+            num(self.v("mbu")),
+            duration(sc.memory_s, 2),
+        );
+        if sc.comm_s > 0.0 {
+            substituted.push_str(&format!(" + {} all-reduce", duration(sc.comm_s, 2)));
+        }
+        let display = if sc.comm_s > 0.0 {
+            format!(
+                "{} (textbook {})",
+                duration(sc.total_s, 2),
+                duration(textbook_step_s(sc), 2)
+            )
+        } else {
+            duration(sc.total_s, 2)
+        };
+        let mut why = words::part(
+            if sc.memory_bound() {
+                "decode_memory_bound"
+            } else {
+                "decode_compute_bound"
+            },
+            &[],
+        );
+        if sc.comm_s > 0.0 {
+            why.push(' ');
+            why.push_str(&words::part(
+                "decode_all_reduce",
+                &[
+                    ("textbook", duration(textbook_step_s(sc), 2)),
+                    ("all_reduce", duration(sc.comm_s, 2)),
+                    ("gpus", self.tp.to_string()),
+                ],
+            ));
+        }
+        let formula = format!(
+            "max(compute, bytes / ({}BW × MBU)){}",
+            self.g(),
+            if self.tp > 1 { " + all-reduce" } else { "" }
+        );
+        Step::new(id, label)
+            .formula(formula, substituted)
+            .value(sc.total_s, "s", display)
+            .why(why)
+    }
+
+    /// The decode chain every question walks the same way: bytes read per step, the step's
+    /// time, and the replica's throughput at that batch; returns the step cost, the throughput and the bytes per step.
+    fn decode_steps(&self, s: &mut Vec<Step>, batch: u32, context: u32) -> (StepCost, f64, f64) {
+        let bytes_step = self.decode_bytes_step(batch, context);
+        let bytes = bytes_step.value;
+        s.push(bytes_step);
+        let sc = self.cost.decode_step(batch, context);
+        s.push(self.decode_step_step("decode_step", "Decode step time", &sc, bytes));
+        let thr_step = self.decode_throughput_step(batch, context, sc.total_s);
+        let thr = thr_step.value;
+        s.push(thr_step);
+        (sc, thr, bytes)
+    }
+
+    fn decode_throughput_step(&self, batch: u32, context: u32, step_s: f64) -> Step {
+        let thr = self.cost.decode_throughput(batch, context);
+        Step::new("decode_throughput", "Replica decode throughput")
+            .formula(
+                "B / t_step",
+                format!("{} / {}", int(batch as f64), duration(step_s, 2)),
+            )
+            .value(thr, "tok/s", format!("{} tok/s", count(thr)))
+    }
+
+    fn prefill_per_token_step(&self) -> Step {
+        let t = self.cost.prefill_time_per_token();
+        Step::new("prefill_per_token", "Prefill time per token")
+            .formula(
+                format!("2 × P / ({}F × MFU)", self.g()),
+                format!(
+                    "2 × {} / ({}{} TFLOP/s × {})",
+                    num(self.v("active_params")),
+                    self.g_num(),
+                    num(self.v("peak_tflops")),
+                    num(self.v("mfu")),
+                ),
+            )
+            .value(t, "s", duration(t, 3))
+    }
+}
+
+/// The cost model and memory budget validated inputs describe, and the GPUs per replica;
+/// an error on the input that sets a figure the cost model refuses.
+pub(super) fn cost_and_memory(
+    inputs: &Inputs,
+) -> Result<(CostModel, MemoryConfig, u32), ConfigError> {
+    let deployment = inputs.deployment()?;
+    let v = |name: &str| inputs.get(name).unwrap_or(0.0);
+    let tp = deployment.tp;
+    let eff = Efficiency {
+        mfu: v("mfu"),
+        mbu: v("mbu"),
+        ..Efficiency::REFERENCE
+    };
+    let cost = CostModel::new(deployment, eff).map_err(|e| {
+        let field = input_field(&e.field).to_string();
+        ConfigError::new(field, e.message)
+    })?;
+    let memory = match (inputs.get("mem_util"), inputs.get("reserve_gb")) {
+        (Some(u), Some(r)) => MemoryConfig {
+            gpu_memory_utilization: u,
+            reserve_bytes_per_gpu: r * 1e9,
+            capacity: trainer_engine::cost::MemoryBasis::Datasheet,
+        },
+        _ => MemoryConfig::REFERENCE,
+    };
+    memory.validate().map_err(|e| {
+        let field = input_field(&e.field).to_string();
+        ConfigError::new(field, e.message)
+    })?;
+    Ok((cost, memory, tp))
+}
+
+/// The token load of the fleet and batch questions and the prefill work it brings.
+struct Load {
+    /// Output tokens per second, tok/s.
+    output_tps: f64,
+    /// Prefill time per prompt token, s.
+    t_prefill: f64,
+    /// Replica-seconds of prefill per second of traffic.
+    prefill_demand: f64,
+}
+
+/// The decode a fleet is sized for: its batch, the step and throughput at that batch, and the
+/// utilisation ceiling.
+struct Sizing<'a> {
+    batch: u32,
+    ceiling: f64,
+    step: &'a StepCost,
+    throughput: f64,
+}
+
+/// A fleet sized from its load.
+struct Sized {
+    /// Replica-seconds of decode per second of traffic.
+    decode_demand: f64,
+    /// Whole replicas.
+    replicas: f64,
+    /// The fleet's cost per million output tokens, $.
+    cost_per_million: f64,
+}
+
+impl Ctx<'_> {
+    /// Pushes the steps that turn the arrival rate into tokens of each phase and prefill work:
+    /// prompt and output tokens per second, prefill time per token, prefill demand.
+    fn load_steps(&self, s: &mut Vec<Step>) -> Load {
+        let rate = self.v("rate");
+        let lp = self.v("prompt_tokens");
+        let lo = self.v("output_tokens");
+        let prompt_tps = rate * lp;
+        s.push(
+            Step::new("prompt_tps", "Prompt tokens per second")
+                .formula("λ × prompt tokens", format!("{} × {}", num(rate), num(lp)))
+                .value(prompt_tps, "tok/s", format!("{} tok/s", count(prompt_tps))),
+        );
+        let output_tps = rate * lo;
+        s.push(
+            Step::new("output_tps", "Output tokens per second")
+                .formula("λ × output tokens", format!("{} × {}", num(rate), num(lo)))
+                .value(output_tps, "tok/s", format!("{} tok/s", count(output_tps))),
+        );
+        let pf = self.prefill_per_token_step();
+        let t_prefill = pf.value;
+        s.push(pf);
+        let prefill_demand = prompt_tps * t_prefill;
+        s.push(
+            Step::new("prefill_demand", "Prefill demand")
+                .formula(
+                    "prompt tok/s × t_prefill",
+                    format!("{} × {}", count(prompt_tps), duration(t_prefill, 3)),
+                )
+                .value(
+                    prefill_demand,
+                    "replica-s/s",
+                    format!("{} replica-s/s", sig(prefill_demand, 3)),
+                ),
+        );
+        Load {
+            output_tps,
+            t_prefill,
+            prefill_demand,
+        }
+    }
+
+    /// Pushes the average context during decode; returns it and the whole number of tokens the
+    /// cost model takes.
+    fn avg_context_step(&self, s: &mut Vec<Step>) -> (f64, u32) {
+        let lp = self.v("prompt_tokens");
+        let lo = self.v("output_tokens");
+        let avg_ctx = lp + lo / 2.0;
+        s.push(
+            Step::new("avg_context", "Average context during decode")
+                .formula(
+                    "prompt + output / 2",
+                    format!("{} + {} / 2", num(lp), num(lo)),
+                )
+                .value(avg_ctx, "tokens", format!("{} tokens", int(avg_ctx))),
+        );
+        (avg_ctx, avg_ctx.round().clamp(1.0, u32::MAX as f64) as u32)
+    }
+
+    /// Pushes the steps from decode throughput to money: decode demand, replicas at the
+    /// ceiling (`why_ceiling` says why the ceiling sits where it does), whole replicas, GPUs,
+    /// cost per hour and per million output tokens.
+    fn replica_steps(
+        &self,
+        s: &mut Vec<Step>,
+        load: &Load,
+        at: Sizing,
+        why_ceiling: &str,
+    ) -> Sized {
+        let (output_tps, prefill_demand) = (load.output_tps, load.prefill_demand);
+        let (ceiling, thr, sc) = (at.ceiling, at.throughput, at.step);
+        let price = self.v("price");
+        let tp = self.tp as f64;
+        let decode_demand = output_tps / thr;
+        s.push(
+            Step::new("decode_demand", "Decode demand")
+                .formula(
+                    "output tok/s / decode throughput",
+                    format!("{} / {}", count(output_tps), count(thr)),
+                )
+                .value(
+                    decode_demand,
+                    "replica-s/s",
+                    format!("{} replica-s/s", sig(decode_demand, 3)),
+                ),
+        );
+        let replicas_exact = (prefill_demand + decode_demand) / ceiling;
+        s.push(
+            Step::new("replicas_exact", "Replicas at the ceiling")
+                .formula(
+                    "(prefill + decode demand) / ceiling",
+                    format!(
+                        "({} + {}) / {}",
+                        sig(prefill_demand, 3),
+                        sig(decode_demand, 3),
+                        num(ceiling)
+                    ),
+                )
+                .value(
+                    replicas_exact,
+                    "replicas",
+                    format!("{} replicas", fixed(replicas_exact, 1)),
+                )
+                .why(why_ceiling),
+        );
+        let replicas = whole_up(replicas_exact).max(1.0);
+        // The same count with the textbook decode step (no all-reduce), shown when it differs.
+        let textbook = if sc.comm_s > 0.0 {
+            let thr_tb = at.batch as f64 / textbook_step_s(sc);
+            let r = whole_up((prefill_demand + output_tps / thr_tb) / ceiling).max(1.0);
+            (r != replicas).then_some(r)
+        } else {
+            None
+        };
+        s.push(
+            Step::new("replicas", "Replicas")
+                .formula(
+                    "⌈replicas at the ceiling⌉",
+                    format!("⌈{}⌉", fixed(replicas_exact, 2)),
+                )
+                .value(
+                    replicas,
+                    "replicas",
+                    match textbook {
+                        Some(r) => format!("{} (textbook {})", plural(replicas, "replica"), int(r)),
+                        None => plural(replicas, "replica"),
+                    },
+                )
+                .why(&match textbook {
+                    Some(r) => words::part(
+                        "replicas_textbook",
+                        &[
+                            ("replicas", plural(r, "replica")),
+                            ("all_reduce", duration(sc.comm_s, 2)),
+                        ],
+                    ),
+                    // The sentence of the file (`[steps] replicas`), filled in by `derive`.
+                    None => String::new(),
+                }),
+        );
+        let gpus = replicas * tp;
+        s.push(
+            Step::new("gpus", "GPUs")
+                .formula(
+                    "replicas × G",
+                    format!("{} × {}", int(replicas), plural(tp, "GPU")),
+                )
+                .value(gpus, "GPUs", plural(gpus, "GPU")),
+        );
+        let cost_per_hour = gpus * price;
+        s.push(
+            Step::new("cost_per_hour", "Cost per hour")
+                .formula(
+                    "GPUs × price",
+                    format!("{} × {}/h", int(gpus), money(price)),
+                )
+                .value(cost_per_hour, "$/h", format!("{}/h", money(cost_per_hour))),
+        );
+        let cost_per_million = cost_per_hour / (output_tps * 3600.0 / 1e6);
+        s.push(
+            Step::new("cost_per_million", "Cost per million output tokens")
+                .formula(
+                    "cost per hour / (output tok/s × 3,600 / 10⁶)",
+                    format!(
+                        "{}/h / ({} × 3,600 / 1,000,000)",
+                        money(cost_per_hour),
+                        count(output_tps)
+                    ),
+                )
+                .value(cost_per_million, "$", money(cost_per_million)),
+        );
+        Sized {
+            decode_demand,
+            replicas,
+            cost_per_million,
+        }
+    }
+}
+
+/// The decode step as the textbook writes it: compute and memory overlap, nothing else
+/// (no tensor-parallel all-reduce; the fixed overhead is kept, as both figures have it).
+fn textbook_step_s(sc: &StepCost) -> f64 {
+    sc.total_s - sc.comm_s
+}
+
+/// The KV pool step (the fleet and batch questions).
+fn kv_pool_step(c: &Ctx, pool: f64) -> Step {
+    Step::new("kv_pool", "KV pool per replica")
+        .formula(
+            format!("({0}M × u − {0}R − W) / kv", c.g()),
+            format!(
+                "({}{} GB × {} − {}{} GB − {}) / {} B",
+                c.g_num(),
+                num(c.v("gpu_mem_gb")),
+                num(c.v("mem_util")),
+                c.g_num(),
+                num(c.v("reserve_gb")),
+                gb(c.cost.weight_bytes(), 4),
+                int(c.cost.kv_bytes_per_token())
+            ),
+        )
+        .value(pool, "tokens", format!("{} tokens", int(pool)))
+}
+
+/// The largest batch, at most `max`, whose decode step at `context` fits within `target`
+/// seconds; zero when even one sequence does not. The step time grows with the batch.
+fn largest_batch_within(cost: &CostModel, max: u32, context: u32, target: f64) -> u32 {
+    let (mut lo, mut hi) = (0u32, max);
+    while lo < hi {
+        let mid = lo + (hi - lo).div_ceil(2);
+        if cost.decode_step(mid, context).total_s <= target {
+            lo = mid;
+        } else {
+            hi = mid - 1;
+        }
+    }
+    lo
+}
+
+/// Pressure on a limit from the share of it in use (`ok`: the limit holds at all): binding
+/// when it fails or is within a tenth of failing, weighing in from half.
+fn share_pressure(ok: bool, share: f64) -> Pressure {
+    if !ok || share >= conclusions::BINDING_SHARE {
+        Pressure::Binding
+    } else if share >= conclusions::SECONDARY_SHARE {
+        Pressure::Secondary
+    } else {
+        Pressure::Slack
+    }
+}
+
+/// Pressure on a resource from its share of the load against the other resource's.
+fn load_pressure(mine: f64, other: f64, total: f64) -> Pressure {
+    if mine > other {
+        Pressure::Binding
+    } else if mine >= 0.2 * total {
+        Pressure::Secondary
+    } else {
+        Pressure::Slack
+    }
+}
+
+/// `limit` read at `pressure`, for the reason `content/verdict.toml` gives under
+/// `[section.case]` with `values` filled in.
+fn read(
+    section: &str,
+    limit: Limit,
+    pressure: Pressure,
+    case: &str,
+    values: &[(&str, String)],
+) -> LimitReading {
+    LimitReading {
+        limit,
+        pressure,
+        reason: words::conclude(section, case, values),
+    }
+}
+
+/// Assembles the derivation, writing the verdict's summary from its readings.
+fn finish(q: Question, steps: Vec<Step>, readings: Vec<LimitReading>) -> Derivation {
+    finish_with(q, steps, readings, Vec::new())
+}
+
+/// [`finish`], with the lesson's sentences on the derivation.
+fn finish_with(
+    q: Question,
+    steps: Vec<Step>,
+    mut readings: Vec<LimitReading>,
+    said: Vec<Said>,
+) -> Derivation {
+    readings.sort_by_key(|r| r.limit);
+    let pick = |p: Pressure| -> Vec<&LimitReading> {
+        readings.iter().filter(|r| r.pressure == p).collect()
+    };
+    // "{limits} bounds the answer." for one limit, "... bound ..." for several.
+    let glue = |group: &[&LimitReading], one: &str, many: &str| {
+        let limits = capitalise(&join(group.iter().map(|r| r.limit.label())));
+        words::conclude(
+            "summary",
+            if group.len() > 1 { many } else { one },
+            &[("limits", limits)],
+        )
+    };
+    let binding = pick(Pressure::Binding);
+    let secondary = pick(Pressure::Secondary);
+    let slack = pick(Pressure::Slack);
+    let headline = if binding.is_empty() {
+        words::conclude("summary", "binds_none", &[])
+    } else {
+        glue(&binding, "binds_one", "binds_many")
+    };
+    let mut summary = headline.clone();
+    let mut add = |group: &[&LimitReading], opener: Option<String>| {
+        if group.is_empty() {
+            return;
+        }
+        if let Some(o) = opener {
+            summary.push(' ');
+            summary.push_str(&o);
+        }
+        for r in group {
+            summary.push(' ');
+            summary.push_str(&r.reason);
+        }
+    };
+    add(&binding, None);
+    add(
+        &secondary,
+        Some(glue(&secondary, "weighs_one", "weighs_many")),
+    );
+    add(&slack, Some(glue(&slack, "slack_one", "slack_many")));
+    Derivation {
+        question: q,
+        steps,
+        verdict: Verdict {
+            readings,
+            headline,
+            summary,
+            said,
+        },
+    }
+}
+
+/// Rounds up to a whole number, treating a value within floating-point noise of a whole
+/// number as that number (so 8.000000000001 replicas is 8, not 9).
+fn whole_up(x: f64) -> f64 {
+    let r = x.round();
+    if (x - r).abs() <= 1e-9 * r.abs().max(1.0) {
+        r
+    } else {
+        x.ceil()
+    }
+}
+
+/// A token count or rate: whole from 100 up, three significant figures below.
+fn count(v: f64) -> String {
+    if v.abs() >= 100.0 {
+        int(v)
+    } else {
+        sig(v, 3)
+    }
+}
+
+/// `"1 replica"`, `"8 replicas"`.
+fn plural(n: f64, word: &str) -> String {
+    let s = if n == 1.0 { "" } else { "s" };
+    format!("{} {word}{s}", format::fixed(n, 2))
+}
+
+/// `"a"`, `"a and b"`, `"a, b and c"` (the word for "and" from `content/verdict.toml`).
+fn join<'a>(items: impl Iterator<Item = &'a str>) -> String {
+    let v: Vec<&str> = items.collect();
+    match v.len() {
+        0 => String::new(),
+        1 => v[0].to_string(),
+        n => format!(
+            "{} {} {}",
+            v[..n - 1].join(", "),
+            words::verdict_word("summary", "and"),
+            v[n - 1]
+        ),
+    }
+}
+
+fn capitalise(s: &str) -> String {
+    let mut c = s.chars();
+    match c.next() {
+        Some(f) => f.to_uppercase().collect::<String>() + c.as_str(),
+        None => String::new(),
+    }
+}
+
+/// Maps a field path of the cost model's errors to the input that sets it.
+fn input_field(field: &str) -> &str {
+    match field {
+        "model.params" => "params",
+        "model.active_params" => "active_params",
+        "model.layers" => "layers",
+        "model.hidden" => "hidden",
+        "model.heads" => "heads",
+        "model.kv_heads" => "kv_heads",
+        "model.head_dim" => "head_dim",
+        "gpu.bf16_flops" | "gpu.fp8_flops" => "peak_tflops",
+        "gpu.mem_bw" => "hbm_tb_s",
+        "gpu.mem_bytes" => "gpu_mem_gb",
+        "efficiency.mfu" => "mfu",
+        "efficiency.mbu" => "mbu",
+        "tp" => "gpus_per_replica",
+        "gpu_memory_utilization" => "mem_util",
+        "reserve_bytes_per_gpu" => "reserve_gb",
+        other => other,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_verdict_headline_is_the_summary_s_first_sentence() {
+        for q in Question::ALL {
+            let d = derive(q, &Inputs::defaults(q)).expect("the defaults derive");
+            let v = &d.verdict;
+            assert!(v.headline.ends_with("the answer."), "{}", v.headline);
+            assert!(v.summary.starts_with(&v.headline), "{}", v.summary);
+            let binding = v.binding();
+            assert!(!binding.is_empty());
+            for l in binding {
+                assert!(
+                    v.headline
+                        .to_lowercase()
+                        .contains(&l.label().to_lowercase()),
+                    "{}",
+                    v.headline
+                );
+            }
+        }
+    }
+}

@@ -1,0 +1,232 @@
+//! A request's way in: the client sends it, the gateway opens its stream (or refuses it when
+//! its queue is full), the quota store answers, the engine receives it; and the client's
+//! deadline, which cancels a request still without a first token.
+
+use super::{Event, FleetSim, Live};
+use crate::fleet::clocks::{Outcome, RejectReason, SpillTarget};
+use crate::fleet::quota::QuotaDecision;
+use crate::replica::EngineRequest;
+use rand::Rng;
+
+/// What a client deadline found.
+pub(super) enum DeadlineCheck {
+    /// The engine holding the request was read up to the deadline: look again.
+    Read,
+    /// The request has its first token, or has ended: the deadline lapses.
+    Met,
+    /// No first token by the deadline: the client gives up.
+    Missed,
+}
+
+impl FleetSim {
+    pub(super) fn on_send(&mut self, source: usize) {
+        let Some(req) = self.sources[source].next.take() else {
+            return;
+        };
+        self.pull(source);
+        let t = self.now;
+        let clients = &self.cfg.clients;
+        let region = clients.region_for(self.rng.gen::<f64>());
+        let new_conn = self.rng.gen::<f64>() < clients.regions[region].new_connection_fraction;
+        let streaming = self.all_streaming || self.rng.gen::<f64>() < clients.streaming_fraction;
+        let setup = if new_conn {
+            clients.connection_setup_s(region)
+        } else {
+            0.0
+        };
+        let gateway_in = t + setup + clients.regions[region].rtt_s / 2.0;
+        let seq = self.stats.arrived;
+        self.stats.arrived += 1;
+        let tenant = req.tenant;
+        if let Some(c) = self.stats.tenant_arrived.get_mut(tenant as usize) {
+            *c += 1;
+        }
+        let prompt_tokens = req.prompt.len();
+        let live = Live {
+            seq,
+            tenant,
+            region: region as u32,
+            streaming,
+            prompt_tokens,
+            output_len: req.output_len.min(clients.max_tokens).max(1),
+            // Sessions of different sources must not meet in the router's session map.
+            session: req.session.map(|s| s ^ ((source as u64) << 56)),
+            prompt: Some(req.prompt),
+            sent: t,
+            gateway_in,
+            ..Live::default()
+        };
+        let slot = match self.free.pop() {
+            Some(s) => {
+                self.live[s] = live;
+                s
+            }
+            None => {
+                self.live.push(live);
+                self.slot_gen.push(0);
+                self.live.len() - 1
+            }
+        };
+        self.schedule(gateway_in, Event::GatewayIn { slot });
+    }
+
+    pub(super) fn on_gateway_in(&mut self, slot: usize) {
+        self.open_stream();
+        self.live[slot].open = true;
+        let g = self.cfg.gateway;
+        let t = self.now;
+        if self.gateway_queued >= g.max_queued {
+            // The gateway's queue is full: 429 at once.
+            self.stats.rejected_gateway += 1;
+            self.live[slot].outcome = Some(Outcome::Rejected {
+                reason: RejectReason::GatewayFull,
+                retry_after_s: 1,
+            });
+            self.end_stream(slot, t);
+            return;
+        }
+        self.gateway_queued += 1;
+        self.live[slot].queued = true;
+        let deadline = t + self.cfg.clients.timeout_s;
+        self.deadlines
+            .push_back((deadline, slot as u32, self.slot_gen[slot]));
+        let auth = if self.rng.gen::<f64>() < g.auth_miss_fraction {
+            g.auth_miss_s
+        } else {
+            g.auth_s
+        };
+        let l = &mut self.live[slot];
+        l.hops.auth = auth;
+        l.hops.tokenize = l.prompt_tokens as f64 * g.tokenize_s_per_token;
+        let t = self.now + auth + l.hops.tokenize;
+        self.schedule(t, Event::QuotaSend { slot });
+    }
+
+    pub(super) fn on_quota(&mut self, slot: usize) {
+        let t = self.now;
+        if self.live[slot].timed_out {
+            self.end_stream(slot, t);
+            return;
+        }
+        let answered = if self.quota.config().enabled {
+            let (run_at, answered) = self.quota.schedule(t);
+            let l = &self.live[slot];
+            let cost = l.prompt_tokens as u64 + self.cfg.clients.max_tokens as u64;
+            let decision = self
+                .quota
+                .check(run_at, l.tenant, cost, l.prompt_tokens as u64);
+            self.live[slot].hops.quota = answered - t;
+            if let QuotaDecision::Rejected { retry_after_s } = decision {
+                self.stats.rejected_quota += 1;
+                self.unqueue(slot);
+                self.live[slot].outcome = Some(Outcome::Rejected {
+                    reason: RejectReason::Quota,
+                    retry_after_s,
+                });
+                self.schedule(answered, Event::StreamEnd { slot });
+                return;
+            }
+            answered
+        } else {
+            t
+        };
+        // Answers leave the store in the order checks arrived, so the router sees its
+        // arrivals in time order and its queue can be resolved now.
+        let decided = self.router.schedule(answered);
+        self.live[slot].hops.router = decided - answered;
+        self.schedule(decided, Event::RouterDecide { slot });
+    }
+
+    pub(super) fn on_submit(&mut self, slot: usize) {
+        let t = self.now;
+        let Some(r) = self.live[slot].replica else {
+            return;
+        };
+        // Bring the replica up to now (a step due now is not composed yet, so this request
+        // can join it).
+        self.sync(r, t);
+        let l = &mut self.live[slot];
+        let rs = &mut self.replicas[r];
+        rs.dispatching = rs.dispatching.saturating_sub(1);
+        rs.dispatching_tokens = rs.dispatching_tokens.saturating_sub(l.prompt_tokens as u64);
+        if l.timed_out {
+            self.end_stream(slot, t);
+            return;
+        }
+        l.engine_in = t;
+        l.in_engine = true;
+        self.unqueue(slot);
+        let l = &mut self.live[slot];
+        let req = EngineRequest {
+            id: slot as u64,
+            prompt: l.prompt.take().unwrap_or_default(),
+            output_len: l.output_len,
+            tenant: l.tenant,
+        };
+        self.replicas[r].replica.submit(t, req);
+        // A request the engine can never hold is refused at once: hear about it now.
+        self.sync(r, t);
+    }
+
+    /// Takes the request in `slot` out of the gateway's queue, if it is in it.
+    pub(super) fn unqueue(&mut self, slot: usize) {
+        let l = &mut self.live[slot];
+        if l.queued {
+            l.queued = false;
+            self.gateway_queued -= 1;
+        }
+    }
+
+    /// Whether the request in `slot`, whose deadline `t` is the next thing due, is still
+    /// waiting for a first token. An engine holding it that was last read before `t` is read
+    /// up to `t` first (its events keep their own times, and any stream end it reveals is
+    /// scheduled as usual, so the clock does not move).
+    pub(super) fn deadline_check(&mut self, slot: usize, t: f64) -> DeadlineCheck {
+        let l = &self.live[slot];
+        let waiting = !l.got_first
+            && !l.timed_out
+            && matches!(
+                l.outcome,
+                None | Some(Outcome::Spilled(SpillTarget::Pool(_)))
+            );
+        if !waiting {
+            return DeadlineCheck::Met;
+        }
+        match l.replica.filter(|_| l.in_engine) {
+            Some(r) if self.replicas[r].replica.now() < t => {
+                self.sync(r, t);
+                DeadlineCheck::Read
+            }
+            _ => DeadlineCheck::Missed,
+        }
+    }
+
+    /// The client of the request in `slot` gives up at `t`, and the gateway cancels it.
+    pub(super) fn time_out(&mut self, slot: usize, t: f64) {
+        let engine = self.live[slot]
+            .replica
+            .filter(|_| self.live[slot].in_engine);
+        self.stats.events += 1;
+        self.stats.timed_out += 1;
+        self.unqueue(slot);
+        let l = &mut self.live[slot];
+        if let Some(Outcome::Spilled(SpillTarget::Pool(_))) = l.outcome {
+            self.stats.spilled_pool -= 1;
+        }
+        l.outcome = Some(Outcome::TimedOut);
+        l.timed_out = true;
+        // The client disconnects: the gateway closes the stream now.
+        l.open = false;
+        let opened = l.gateway_in;
+        self.close_stream(opened, t);
+        if let Some(r) = engine {
+            let rs = &mut self.replicas[r];
+            if rs.replica.cancel(slot as u64, t) {
+                self.stats.cancelled_in_engine += 1;
+                self.end_stream(slot, t);
+            }
+            // Otherwise the engine is running it: it ends as usual and its end frees the slot.
+        }
+        // Before the engine, the request's next milestone frees the slot.
+    }
+}

@@ -1,0 +1,127 @@
+//! The end of a step (vLLM's `update_from_output`): the batch's tokens are computed, each
+//! request whose known tokens are all computed samples one, first tokens and finishes are
+//! reported, finished requests free their blocks, the metrics and the trace are updated and
+//! the next step is scheduled.
+
+use super::{Replica, ReplicaEvent, State};
+use crate::workload::Prompt;
+
+impl Replica {
+    /// Ends the step in flight: computes its tokens, samples, finishes requests, and schedules
+    /// the next step.
+    pub(super) fn finish_step(&mut self, start: f64, end: f64, events: &mut Vec<ReplicaEvent>) {
+        if self.ff.take_fast_finish() {
+            self.finish_fast_forwarded(start, end, events);
+            return;
+        }
+        self.settle();
+        self.ff.invalidate();
+        self.now = end;
+        let dur = end - start;
+        let returned0 = self.pool.returned;
+        let mut decode_tokens = 0u32;
+        let mut prefill_tokens = 0u32;
+        let mut first_tokens = 0u32;
+        let mut same_itl = 0u64;
+        let mut any_finished = false;
+        let record = self.cfg.record_token_times;
+        for k in 0..self.batch.len() {
+            let (slot, new, prefill) = self.batch[k];
+            let s = &mut self.seqs[slot as usize];
+            s.computed += new;
+            if prefill {
+                prefill_tokens += new;
+            }
+            if s.computed < s.prompt_len + s.generated {
+                continue;
+            }
+            // Every known token is computed: sample the next one.
+            s.generated += 1;
+            s.in_decode = true;
+            if s.has_first_token {
+                decode_tokens += 1;
+                if s.last_token_time == start {
+                    same_itl += 1;
+                } else {
+                    if self.itl_samples {
+                        self.metrics.itl.push(end - s.last_token_time);
+                    }
+                }
+            } else {
+                s.has_first_token = true;
+                first_tokens += 1;
+                events.push(ReplicaEvent::FirstToken { id: s.id, t: end });
+                if let Some(tr) = self.cur_trace.as_mut() {
+                    tr.first_tokens.push(s.id);
+                }
+            }
+            s.last_token_time = end;
+            if record {
+                s.token_times.push(end);
+            }
+            if s.generated >= s.output_len {
+                any_finished = true;
+                s.running = false;
+                self.pool.release_table(&s.blocks);
+                s.blocks.clear();
+                self.metrics.finished += 1;
+                self.metrics.finished_prompt_tokens += s.prompt_len as u64;
+                events.push(ReplicaEvent::Finished {
+                    id: s.id,
+                    t: end,
+                    output_tokens: s.generated,
+                });
+                if let Some(tr) = self.cur_trace.as_mut() {
+                    tr.finished.push(s.id);
+                }
+                if record {
+                    let times = std::mem::take(&mut s.token_times);
+                    self.finished_token_times.push((s.id, times));
+                }
+                s.prompt = Prompt::default();
+                self.free_slots.push(slot);
+            }
+        }
+        if self.itl_samples {
+            self.metrics.itl.push_n(dur, same_itl);
+        }
+        if any_finished {
+            let seqs = &self.seqs;
+            self.running.retain(|&s| seqs[s as usize].running);
+        }
+        self.metrics.steps += 1;
+        self.metrics.busy_time_s += dur;
+        self.metrics.prefill_tokens += prefill_tokens as u64;
+        self.metrics.decode_tokens += (self.batch.len() as u64)
+            .saturating_sub(self.batch.iter().filter(|b| b.2).count() as u64);
+        self.metrics.output_tokens += (decode_tokens + first_tokens) as u64;
+        let running = self.running.len() as u32;
+        let waiting = (self.waiting.len() + self.pending.len()) as u32;
+        let kv_blocks_used = self.pool.num_used();
+        events.push(ReplicaEvent::StepEnd {
+            t: end,
+            duration: dur,
+            decode_tokens,
+            prefill_tokens,
+            first_tokens,
+            running,
+            waiting,
+            kv_blocks_used,
+        });
+        if let Some(mut tr) = self.cur_trace.take() {
+            tr.blocks_freed += (self.pool.returned - returned0) as u32;
+            tr.kv_blocks_used = kv_blocks_used;
+            tr.running = running;
+            tr.waiting = waiting;
+            self.trace.push(tr);
+        }
+        self.batch.clear();
+        self.state = if !self.running.is_empty() || !self.waiting.is_empty() {
+            State::StartAt(end)
+        } else if let Some(&(t, _)) = self.pending.front() {
+            State::StartAt(t.max(end))
+        } else {
+            State::Idle
+        };
+    }
+}
