@@ -103,15 +103,21 @@ pub fn Results(lab: Lab, text: LabText) -> impl IntoView {
         out.sort_by_key(|l| !l.dashed);
         out.into()
     };
-    // A plot of every distribution `pick` gives; one of series over time (`pick`'s, or each
-    // column's of the report's series, in colour `c`).
+    // A plot of every distribution `pick` gives; one of series over time (`pick`'s, or the
+    // report's series of one plot of `SERIES_LINES`).
     let cdf = move |pick: fn(&LabResult) -> Vec<Line>| Signal::derive(move || lines(&pick).cdf());
     let over_time = move |pick: fn(&LabResult) -> Vec<Line>, y: &'static str, f: Format| {
         Signal::derive(move || lines(&pick).over_time(y, f))
     };
-    let columns = move |cols: Vec<(&'static str, usize, Pick)>, y: &'static str, f: Format| {
+    let columns = move |plot: usize, y: &'static str, f: Format| {
         Signal::derive(move || {
-            let pick = |r: &LabResult| cols.iter().map(|&(n, c, p)| series(n, c, r, p)).collect();
+            let pick = |r: &LabResult| {
+                SERIES_LINES
+                    .iter()
+                    .filter(|l| l.0 == plot)
+                    .map(|&(_, n, c, p)| series(n, c, r, p))
+                    .collect()
+            };
             lines(&pick).over_time(y, f)
         })
     };
@@ -131,25 +137,8 @@ pub fn Results(lab: Lab, text: LabText) -> impl IntoView {
             ("client ITL", &d.client_itl.points),
         ])
     });
-    let engine = columns(
-        vec![
-            ("running", 0, |p| p.running as f64),
-            ("waiting", 1, |p| p.waiting as f64),
-        ],
-        "requests",
-        Format::Count,
-    );
-    let kv = columns(
-        vec![("KV blocks in use", 0, |p| {
-            if p.kv_blocks_total > 0 {
-                p.kv_blocks_used as f64 / p.kv_blocks_total as f64 * 100.0
-            } else {
-                0.0
-            }
-        })],
-        "% of the KV pool",
-        Format::Percent,
-    );
+    let engine = columns(0, "requests", Format::Count);
+    let kv = columns(1, "% of the KV pool", Format::Percent);
     let throughput = over_time(
         |r| {
             vec![Line {
@@ -162,22 +151,8 @@ pub fn Results(lab: Lab, text: LabText) -> impl IntoView {
         "output tokens/s",
         Format::Number,
     );
-    let outcomes = columns(
-        vec![
-            ("429s", 1, |p| p.rejected as f64),
-            ("spilled", 3, |p| p.spilled as f64),
-        ],
-        "requests since the start",
-        Format::Count,
-    );
-    let fleet = columns(
-        vec![
-            ("replicas paid for", 0, |p| p.provisioned_replicas as f64),
-            ("ready", 2, |p| p.ready_replicas as f64),
-        ],
-        "replicas",
-        Format::Count,
-    );
+    let outcomes = columns(2, "requests since the start", Format::Count);
+    let fleet = columns(3, "replicas", Format::Count);
     let bars = Signal::derive(move || {
         let b = r();
         let pinned: Vec<f64> = a()
@@ -429,6 +404,27 @@ fn clock_table(id: &'static str, rows: &[(&'static str, Summary)]) -> impl IntoV
 }
 
 type Pick = fn(&trainer_engine::fleet::sim::SeriesPoint) -> f64;
+
+/// The lines over time drawn from the report's series: (plot, name, colour, column). Plot 0
+/// is the engine's queue, 1 the KV pool, 2 the outcomes, 3 the fleet.
+const SERIES_LINES: [(usize, &str, usize, Pick); 7] = [
+    (0, "running", 0, |p| p.running as f64),
+    (0, "waiting", 1, |p| p.waiting as f64),
+    (1, "KV blocks in use", 0, kv_share),
+    (2, "429s", 1, |p| p.rejected as f64),
+    (2, "spilled", 3, |p| p.spilled as f64),
+    (3, "replicas paid for", 0, |p| p.provisioned_replicas as f64),
+    (3, "ready", 2, |p| p.ready_replicas as f64),
+];
+
+/// The share of the KV pool in use, in percent (0 without a pool).
+fn kv_share(p: &trainer_engine::fleet::sim::SeriesPoint) -> f64 {
+    if p.kv_blocks_total > 0 {
+        p.kv_blocks_used as f64 / p.kv_blocks_total as f64 * 100.0
+    } else {
+        0.0
+    }
+}
 
 fn series_table(
     id: &'static str,
