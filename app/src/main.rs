@@ -5,12 +5,15 @@
 
 #[cfg(feature = "test-exports")]
 mod bench;
+mod browser;
 mod components;
 mod pages;
 mod progress;
 mod route;
 mod shell;
 mod sim_runner;
+mod text;
+mod url_state;
 
 fn main() {
     std::panic::set_hook(Box::new(|info| {

@@ -13,7 +13,6 @@ use trainer_course::study::{self, day_from_ms};
 pub use trainer_course::study::{
     FigureRecord, MockRecord, MomentAttempt, Progress, PushbackRecord,
 };
-use wasm_bindgen::JsCast;
 
 /// Where the current schema lives.
 pub const KEY: &str = "serving-trainer.progress";
@@ -29,7 +28,7 @@ thread_local! {
 
 /// Today's day number, from the browser's clock.
 pub fn today() -> i64 {
-    day_from_ms(js_sys::Date::now()) + DAY_OFFSET.with(Cell::get)
+    day_from_ms(crate::browser::wall_ms()) + DAY_OFFSET.with(Cell::get)
 }
 
 /// Moves "today" by `days` (the browser tests' time travel).
@@ -162,8 +161,7 @@ impl ProgressStore {
     /// Offers the progress as a JSON file download.
     pub fn export(&self) -> Result<(), String> {
         let text = self.progress.with_untracked(Progress::to_pretty_json);
-        download("serving-trainer-progress.json", &text)
-            .map_err(|_| "This browser refused to save the file.".to_string())
+        crate::browser::download("serving-trainer-progress.json", "application/json", &text)
     }
 
     fn save(&self) {
@@ -211,26 +209,4 @@ fn load() -> (Progress, Option<String>) {
         let _ = s.remove_item(LEGACY_KEY);
     }
     outcome
-}
-
-/// Saves `text` as a file called `name` through a temporary link.
-fn download(name: &str, text: &str) -> Result<(), wasm_bindgen::JsValue> {
-    let doc = web_sys::window()
-        .and_then(|w| w.document())
-        .ok_or(wasm_bindgen::JsValue::NULL)?;
-    let parts = js_sys::Array::of1(&wasm_bindgen::JsValue::from_str(text));
-    let opts = web_sys::BlobPropertyBag::new();
-    opts.set_type("application/json");
-    let blob = web_sys::Blob::new_with_str_sequence_and_options(&parts, &opts)?;
-    let url = web_sys::Url::create_object_url_with_blob(&blob)?;
-    let a: web_sys::HtmlAnchorElement = doc.create_element("a")?.dyn_into()?;
-    a.set_href(&url);
-    a.set_download(name);
-    a.click();
-    // The download has started once the click returns; the URL is released a moment later.
-    gloo_timers::callback::Timeout::new(1_000, move || {
-        let _ = web_sys::Url::revoke_object_url(&url);
-    })
-    .forget();
-    Ok(())
 }

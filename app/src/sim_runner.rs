@@ -4,6 +4,7 @@
 //! [`run_sims`] the finished simulations, for a page that reads more than the report (the
 //! fleet build-up reads its records and routing trace).
 
+use crate::browser::now_ms;
 use leptos::prelude::*;
 use std::cell::RefCell;
 use std::rc::Rc;
@@ -34,13 +35,6 @@ impl RunStatus {
     pub fn running(&self) -> bool {
         matches!(self, RunStatus::Running { .. })
     }
-}
-
-/// The browser's clock, milliseconds.
-pub fn now_ms() -> f64 {
-    web_sys::window()
-        .and_then(|w| w.performance())
-        .map_or_else(js_sys::Date::now, |p| p.now())
 }
 
 struct Job {

@@ -262,11 +262,40 @@ test("a drill is graded, shows its worked steps and goes to progress", async () 
   assert.deepEqual({ question: last.question, step: last.step, correct: last.correct }, { question: "fleet", step: target, correct: correct === "true" });
   assert.equal(typeof last.day, "number");
   // Loading the drill's inputs puts them in the calculator.
+  assert.equal(query(page).get("drill"), seed);
   await page.click('[data-testid="drill-load"]');
-  await page.waitForFunction(() => new URL(location.href).search.length > 1);
+  await page.waitForFunction(() => [...new URL(location.href).searchParams.keys()].some((k) => k !== "drill"));
   // A new drill draws fresh inputs.
   await page.click('[data-testid="drill-new"]');
   assert.notEqual(await page.getAttribute('[data-testid="drill-card"]', "data-seed"), seed);
+  await done(page);
+});
+
+test("the drill and the sensitivity's step live in the URL: a reload brings back both", async () => {
+  const page = await app.page();
+  await openSize(page, "size/fleet");
+  await page.click('[data-testid="drill-new"]');
+  const seed = await page.getAttribute('[data-testid="drill-card"]', "data-seed");
+  const given = await page.textContent('[data-testid="drill-given"]');
+  const sens = '[data-testid="sens-target"]';
+  await page.waitForSelector('[data-testid="sens-plot"]');
+  const first = await page.$eval(sens, (e) => e.value);
+  const other = (await page.$$eval(`${sens} option`, (os) => os.map((o) => o.value))).find((v) => v !== first);
+  await page.selectOption(sens, other);
+  await page.waitForFunction((o) => new URL(location.href).searchParams.get("sens") === o, other);
+  const rows = () => page.$$eval('[data-testid^="sens-row-"]', (els) => els.map((e) => e.dataset.value).join(" "));
+  const before = await rows();
+  assert.equal(query(page).get("drill"), seed);
+  await page.reload();
+  await page.waitForSelector('[data-testid="drill-card"]');
+  assert.equal(await page.getAttribute('[data-testid="drill-card"]', "data-seed"), seed);
+  assert.equal(await page.textContent('[data-testid="drill-given"]'), given);
+  assert.equal(await page.$eval(sens, (e) => e.value), other);
+  assert.equal(await rows(), before);
+  // A step the derivation does not have falls back to the question's own.
+  await openSize(page, "size/fleet?sens=nope");
+  await page.waitForSelector('[data-testid="sens-plot"]');
+  assert.equal(await page.$eval(sens, (e) => e.value), first);
   await done(page);
 });
 

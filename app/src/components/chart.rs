@@ -43,7 +43,7 @@ pub enum Format {
 
 impl Format {
     pub fn show(self, v: f64) -> String {
-        use trainer_engine::format::{duration, int, percent, sig};
+        use crate::text::format::{duration, int, percent, sig};
         match self {
             Format::Duration => duration(v, 2),
             Format::Fraction => percent(v),

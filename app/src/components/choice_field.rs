@@ -1,7 +1,7 @@
 //! A choice field: a label and a `<select>` of options, with a message under it when the
 //! choice is wrong.
 
-use super::field_error::{FieldAria, FieldError};
+use super::field_error::{FieldAria, FieldError, FieldMessage};
 use leptos::prelude::*;
 
 /// A labelled `<select>`. While `error` holds a message the select gets `aria-invalid="true"`
@@ -22,14 +22,7 @@ pub fn ChoiceField(
     #[prop(into)]
     selected: Signal<String>,
     /// The message to show under the field, if the choice is wrong.
-    #[prop(into)]
-    error: Signal<Option<String>>,
-    /// The message's `id`, which `aria-describedby` names.
-    #[prop(into)]
-    error_id: String,
-    /// The message's `data-testid`.
-    #[prop(into)]
-    error_testid: String,
+    message: FieldMessage,
     /// Whether the field is disabled.
     #[prop(into, optional)]
     disabled: Signal<bool>,
@@ -37,8 +30,8 @@ pub fn ChoiceField(
     #[prop(into)]
     on_change: Callback<String>,
 ) -> impl IntoView {
-    let aria = FieldAria::new(error, error_id.clone());
-    let message = view! { <FieldError error=error id=error_id testid=error_testid/> };
+    let aria = FieldAria::new(&message);
+    let message = view! { <FieldError message=message/> };
     let options = options
         .into_iter()
         .map(|(value, text)| {

@@ -1,6 +1,6 @@
 //! A countdown clock with pause, paced by `gloo-timers`.
 
-use crate::sim_runner::now_ms;
+use crate::browser::now_ms;
 use gloo_timers::callback::Interval;
 use leptos::prelude::*;
 use std::cell::Cell;

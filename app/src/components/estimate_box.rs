@@ -1,6 +1,7 @@
 //! Predict, then reveal: the learner types an estimate and commits it before the figure is
 //! shown, then sees it beside the derivation and the simulation.
 
+use crate::text::format;
 use leptos::prelude::*;
 
 /// A figure to compare an estimate with: its value, how it reads, and a note on where it
@@ -114,7 +115,7 @@ pub fn EstimateBox(
                     <div>
                         <dt>"Your estimate"</dt>
                         <dd>{match est {
-                            Some(est) => view! { <span class="est-value" data-testid=format!("{t}-yours") data-value=format!("{est}")>{fmt(est)}</span> }.into_any(),
+                            Some(est) => view! { <span class="est-value" data-testid=format!("{t}-yours") data-value=format!("{est}")>{format::sig(est, 3)}</span> }.into_any(),
                             None => view! { <span class="est-value muted" data-testid=format!("{t}-yours")>"—"</span> }.into_any(),
                         }}</dd>
                     </div>
@@ -187,21 +188,11 @@ fn off_by(est: f64, derived: f64) -> String {
     if r.abs() <= 0.15 {
         format!(
             "Within {} of the derivation: a sound estimate.",
-            trainer_engine::format::percent(r.abs().max(0.0))
+            format::percent(r.abs().max(0.0))
         )
     } else if r > 0.0 {
-        format!(
-            "{} above the derivation.",
-            trainer_engine::format::percent(r)
-        )
+        format!("{} above the derivation.", format::percent(r))
     } else {
-        format!(
-            "{} below the derivation.",
-            trainer_engine::format::percent(-r)
-        )
+        format!("{} below the derivation.", format::percent(-r))
     }
-}
-
-fn fmt(v: f64) -> String {
-    trainer_engine::format::sig(v, 3)
 }

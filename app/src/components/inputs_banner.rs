@@ -1,8 +1,9 @@
 //! Says whose numbers a page shows: the seed's, or the learner's last inputs in a calculator
 //! (listed), with a button back to the seed. Its sentences are `content/banner.toml`.
 
+use crate::text::fill;
 use leptos::prelude::*;
-use trainer_content::words::{fill, BannerWords};
+use trainer_content::words::BannerWords;
 use trainer_course::sizing::{Inputs, Question};
 
 const WORDS_JSON: &str = include_str!(concat!(env!("OUT_DIR"), "/banner-words.json"));

@@ -1,6 +1,6 @@
 //! A number field: label, text input, unit, and a message under it when the text is wrong.
 
-use super::field_error::{FieldAria, FieldError};
+use super::field_error::{FieldAria, FieldError, FieldMessage};
 use leptos::prelude::*;
 
 /// A labelled text field for a number, with its unit after it. While `error` holds a message
@@ -27,14 +27,7 @@ pub fn NumberField(
     /// Whether the number is whole (`inputmode="numeric"`) rather than decimal.
     integer: bool,
     /// The message to show under the field, if the text is wrong.
-    #[prop(into)]
-    error: Signal<Option<String>>,
-    /// The message's `id`, which `aria-describedby` names.
-    #[prop(into)]
-    error_id: String,
-    /// The message's `data-testid`.
-    #[prop(into)]
-    error_testid: String,
+    message: FieldMessage,
     /// Whether the value differs from its preset (the field is marked `custom`).
     #[prop(into, optional)]
     custom: Signal<bool>,
@@ -48,8 +41,9 @@ pub fn NumberField(
     #[prop(optional)]
     children: Option<Children>,
 ) -> impl IntoView {
-    let aria = FieldAria::new(error, error_id.clone());
-    let message = view! { <FieldError error=error id=error_id testid=error_testid/> };
+    let aria = FieldAria::new(&message);
+    let error = message.error;
+    let message = view! { <FieldError message=message/> };
     view! {
         <div class="field" class:invalid=move || error.with(Option::is_some) class:custom=move || custom.get()>
             <label for=id.clone()>

@@ -1,7 +1,7 @@
 //! A parameter field: a number or a choice, whichever the parameter takes, for panels of
 //! many settings (the lab's).
 
-use super::{ChoiceField, NumberField};
+use super::{ChoiceField, FieldMessage, NumberField};
 use leptos::prelude::*;
 
 /// What a parameter takes.
@@ -61,9 +61,7 @@ pub fn ParamField(
                     value=value
                     hint=hint
                     integer=integer
-                    error=error
-                    error_id=error_id.clone()
-                    error_testid=error_id
+                    message=FieldMessage::new(error, error_id.clone())
                     custom=custom
                     disabled=disabled
                     on_input=on_change
@@ -77,9 +75,7 @@ pub fn ParamField(
                     label=label.get()
                     options=options
                     selected=value
-                    error=error
-                    error_id=error_id.clone()
-                    error_testid=error_id
+                    message=FieldMessage::new(error, error_id.clone())
                     disabled=disabled
                     on_change=on_change
                 />

@@ -4,8 +4,9 @@
 use crate::components::Link;
 use crate::progress::use_progress;
 use crate::route::{Route, Section};
+use crate::text::{fill, format};
 use leptos::prelude::*;
-use trainer_content::words::{fill, HomeWords};
+use trainer_content::words::HomeWords;
 use trainer_course::sizing::{Inputs, Question};
 use trainer_engine::cost::{CostModel, MemoryConfig};
 
@@ -47,31 +48,31 @@ pub fn Home() -> impl IntoView {
                 .to_string(),
         ),
         ("dtype", d.weight_dtype.label().to_string()),
-        ("rate", group(v("rate"))),
-        ("prompt", group(v("prompt_tokens"))),
-        ("output", group(v("output_tokens"))),
-        ("mfu", format!("{} %", group(v("mfu") * 100.0))),
-        ("mbu", format!("{} %", group(v("mbu") * 100.0))),
+        ("rate", format::int(v("rate"))),
+        ("prompt", format::int(v("prompt_tokens"))),
+        ("output", format::int(v("output_tokens"))),
+        ("mfu", format!("{} %", format::int(v("mfu") * 100.0))),
+        ("mbu", format!("{} %", format::int(v("mbu") * 100.0))),
         ("batch", b.to_string()),
     ];
     let w = |t: &str| fill(t, &values);
     let figures = [
         (
             "fig-prefill",
-            format!("{prefill_us:.1} µs"),
+            format!("{} µs", format::fixed(prefill_us, 1)),
             w(&words.fig_prefill),
         ),
         (
             "fig-decode",
-            format!("{:.1} ms", decode.total_s * 1e3),
+            format!("{} ms", format::fixed(decode.total_s * 1e3, 1)),
             w(&words.fig_decode),
         ),
         (
             "fig-throughput",
-            group(tok_s.round()),
+            format::int(tok_s.round()),
             w(&words.fig_throughput),
         ),
-        ("fig-kv", group(pool), w(&words.fig_kv)),
+        ("fig-kv", format::int(pool), w(&words.fig_kv)),
     ];
     let figures = figures
         .into_iter()
@@ -143,21 +144,4 @@ pub fn Home() -> impl IntoView {
         <super::home_progress::ProgressPanel/>
     }
     .into_any()
-}
-
-/// Formats a whole number with thousands separators.
-fn group(v: f64) -> String {
-    let s = format!("{:.0}", v.abs());
-    let mut out = String::new();
-    for (i, c) in s.chars().enumerate() {
-        if i > 0 && (s.len() - i) % 3 == 0 {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    if v < 0.0 {
-        format!("-{out}")
-    } else {
-        out
-    }
 }

@@ -7,7 +7,6 @@ use crate::progress::{today, use_progress};
 use leptos::prelude::*;
 use trainer_course::sizing::{derive, Inputs, Question};
 use trainer_course::study::{date, Item};
-use wasm_bindgen::JsCast;
 
 /// What the learner reads for a scheduled item.
 fn label(item: &Item) -> String {
@@ -133,27 +132,12 @@ pub fn ProgressPanel() -> impl IntoView {
         })
     };
     let import = move |ev: leptos::ev::Event| {
-        let Some(input) = ev
-            .target()
-            .and_then(|t| t.dyn_into::<web_sys::HtmlInputElement>().ok())
-        else {
-            return;
-        };
-        let Some(file) = input.files().and_then(|f| f.get(0)) else {
-            return;
-        };
-        input.set_value("");
-        leptos::task::spawn_local(async move {
-            let text = wasm_bindgen_futures::JsFuture::from(file.text())
-                .await
-                .ok()
-                .and_then(|v| v.as_string());
-            let result = match text {
-                Some(t) => store
+        crate::browser::read_picked_file(&ev, move |text| {
+            let result = text.and_then(|t| {
+                store
                     .import(&t)
-                    .map(|()| "Progress imported from the file.".to_string()),
-                None => Err("The file could not be read.".to_string()),
-            };
+                    .map(|()| "Progress imported from the file.".to_string())
+            });
             let _ = message.try_set(Some(match result {
                 Ok(m) => (true, m),
                 Err(e) => (false, e),

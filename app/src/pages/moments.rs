@@ -8,13 +8,15 @@ use crate::components::{Card, Compared, EngineNote, EstimateBox, Link};
 use crate::progress::{use_progress, MomentAttempt};
 use crate::route::{use_router, Route};
 use crate::sim_runner::{run_fleets, RunStatus};
+use crate::text::fill;
+use crate::text::format::{duration, sig};
+use crate::url_state::{pairs, use_url_state};
 use leptos::prelude::*;
-use trainer_content::words::{fill, MomentsWords};
+use trainer_content::words::MomentsWords;
 use trainer_course::moments::{
-    moment, moments, Grade, LoadFinding, Moment, OptionOutcome, Variant,
+    moment, moments, show, Grade, LoadFinding, Moment, OptionOutcome, Variant,
 };
 use trainer_engine::engine::Engine;
-use trainer_engine::format::{duration, sig};
 
 /// The pages' own sentences, parsed from `content/moments-page.toml` at build time (the
 /// build refuses a file that does not parse, so the empty fallback never shows).
@@ -125,13 +127,12 @@ pub fn MomentPage(id: String) -> impl IntoView {
             .into_any()
         }
     };
-    let router = use_router();
+    let url = use_url_state();
     let store = use_progress();
     let m = StoredValue::new(m);
+    let mut keys = url.read(pairs);
     // The choice committed, from the URL (a bad value is ignored with a note).
-    let query_choice = router
-        .query
-        .with_untracked(|q| form_value(q, "choice").filter(|c| !c.is_empty()));
+    let query_choice = keys.remove("choice").filter(|c| !c.is_empty());
     let bad_choice = query_choice
         .as_ref()
         .filter(|c| m.with_value(|m| !m.options.iter().any(|o| &o.id == *c)))
@@ -141,10 +142,7 @@ pub fn MomentPage(id: String) -> impl IntoView {
     let committed: RwSignal<Option<String>> = RwSignal::new(valid_choice);
     let estimate: RwSignal<Option<f64>> = RwSignal::new(None);
     // The engine the options run on: the validated one unless the URL names the other.
-    let query_engine = router
-        .query
-        .with_untracked(|q| form_value(q, "engine"))
-        .filter(|e| !e.is_empty());
+    let query_engine = keys.remove("engine").filter(|e| !e.is_empty());
     let bad_engine = query_engine
         .clone()
         .filter(|e| Engine::from_id(e).is_none());
@@ -227,7 +225,7 @@ pub fn MomentPage(id: String) -> impl IntoView {
             return;
         };
         committed.set(Some(choice.clone()));
-        router.replace_query(&moment_query(&choice, engine_choice.get_untracked()));
+        url.replace(&moment_query(Some(&choice), engine_choice.get_untracked()));
         pending_record.set(true);
         match runs.get_untracked() {
             // The runs are already there (a second try): grade from them at once.
@@ -242,7 +240,7 @@ pub fn MomentPage(id: String) -> impl IntoView {
         }
         engine_choice.set(Some(e));
         if let Some(choice) = committed.get_untracked() {
-            router.replace_query(&moment_query(&choice, Some(e)));
+            url.replace(&moment_query(Some(&choice), Some(e)));
         }
         runs.set(None);
         loads.set(None);
@@ -299,11 +297,7 @@ pub fn MomentPage(id: String) -> impl IntoView {
         committed.set(None);
         selected.set(None);
         // The engine the learner picked stays in the link.
-        router.replace_query(
-            &engine_choice
-                .get_untracked()
-                .map_or(String::new(), |e| format!("engine={}", e.id())),
-        );
+        url.replace(&moment_query(None, engine_choice.get_untracked()));
     };
 
     let (mid, title, prompt) = m.with_value(|m| (m.id.clone(), m.title.clone(), m.prompt.clone()));
@@ -340,6 +334,7 @@ pub fn MomentPage(id: String) -> impl IntoView {
                 note: words().estimate_note.clone(),
             })
         });
+        let router = use_router();
         let href = Signal::derive(move || router.href(&Route::Size("fleet".into())));
         view! {
             <EstimateBox
@@ -647,11 +642,6 @@ fn bar_chart(m: &Moment, r: &Runs, key: usize) -> impl IntoView {
     }
 }
 
-/// A moment's figure in its unit (the mock's curveballs show the same figures).
-pub(super) fn show(unit: &str, v: f64) -> String {
-    trainer_course::moments::show(unit, v)
-}
-
 /// The grades at each load run, and the sentences the core draws from them.
 fn loads_table(m: &Moment, rows: &[LoadRow]) -> AnyView {
     let label = |i: usize| {
@@ -764,15 +754,13 @@ fn grade_word_str(g: &str) -> &'static str {
     }
 }
 
-/// The value of `key` in a query string (decoded; the last one when it repeats).
 /// The moment's query: the committed choice, and the engine when the learner chose one.
-fn moment_query(choice: &str, engine: Option<Engine>) -> String {
-    match engine {
-        Some(e) => format!("choice={choice}&engine={}", e.id()),
-        None => format!("choice={choice}"),
-    }
-}
-
-fn form_value(query: &str, key: &str) -> Option<String> {
-    trainer_course::sizing::query_pairs(query).remove(key)
+fn moment_query(choice: Option<&str>, engine: Option<Engine>) -> String {
+    let choice = choice.map(|c| format!("choice={c}"));
+    let engine = engine.map(|e| format!("engine={}", e.id()));
+    choice
+        .into_iter()
+        .chain(engine)
+        .collect::<Vec<_>>()
+        .join("&")
 }

@@ -1,9 +1,10 @@
 //! "How close is the simulator?": the published measurements replayed through the simulator
 //! in the browser, one row per animation frame, beside what it models and leaves out.
 
+use crate::components::ColumnHeads;
+use crate::text::format::{percent, sig};
 use leptos::prelude::*;
 use trainer_course::validation::{about, run_row, shipped, Outcome, Row, BAND};
-use trainer_engine::format::{percent, sig};
 
 /// The page at `/simulator`.
 #[component]
@@ -73,15 +74,7 @@ pub fn SimulatorPage() -> impl IntoView {
             <div class="table-scroll">
                 <table class="validation" data-testid="validation-table">
                     <caption>"Published measurements and the simulator's figure for each"</caption>
-                    <thead>
-                        <tr>
-                            <th scope="col">"Measurement"</th>
-                            <th scope="col">"Figure"</th>
-                            <th scope="col">"Measured"</th>
-                            <th scope="col">"Simulated"</th>
-                            <th scope="col">"Gap"</th>
-                        </tr>
-                    </thead>
+                    <ColumnHeads columns=&["Measurement", "Figure", "Measured", "Simulated", "Gap"]/>
                     <tbody>
                         {rows
                             .iter()

@@ -2,9 +2,10 @@
 //! request-path diagram, with its clocks starting and stopping. The fleet runs a slice per
 //! animation frame (`sim_runner::run_sims`); the story is read once it ends.
 
-use super::{script, text_for, UrlErrors, UrlState};
-use crate::components::{EngineNote, Narration, PlayerStep, RequestPath, StepPlayer};
+use super::{player_steps, script, StepState, UrlErrors};
+use crate::components::{EngineNote, RequestPath, StepNarration, StepPlayer};
 use crate::sim_runner::{failure, run_sims, RunStatus};
+use crate::text::format;
 use leptos::prelude::*;
 use trainer_content::buildup::Script;
 use trainer_course::buildup::fleet::{
@@ -12,7 +13,6 @@ use trainer_course::buildup::fleet::{
 };
 use trainer_engine::fleet::router::kv_usage;
 use trainer_engine::fleet::{Outcome, RouteTrace};
-use trainer_engine::format;
 
 /// A moment in a few words.
 fn moment_label(k: MomentKind) -> &'static str {
@@ -68,7 +68,7 @@ pub fn FleetBuildUp() -> impl IntoView {
     }));
     let story = RwSignal::new(None::<Result<FleetStory, String>>);
     let lasts = StoredValue::new(None::<Vec<usize>>);
-    let url = UrlState::install(
+    let url = StepState::install(
         move |k| lasts.with_value(|l| l.as_ref().and_then(|l| l.get(k).copied())),
         false,
     );
@@ -91,16 +91,7 @@ pub fn FleetBuildUp() -> impl IntoView {
     }
     let steps = Signal::derive(move || {
         story.with(|s| match s {
-            Some(Ok(s)) => s
-                .chapters
-                .iter()
-                .map(|c| PlayerStep {
-                    title: script.with_value(|sc| {
-                        sc.step(c.id).map(|st| st.title.clone()).unwrap_or_default()
-                    }),
-                    frames: c.len(),
-                })
-                .collect(),
+            Some(Ok(s)) => script.with_value(|sc| player_steps(sc, &s.chapters)),
             _ => Vec::new(),
         })
     });
@@ -140,7 +131,7 @@ pub fn FleetBuildUp() -> impl IntoView {
 #[component]
 fn FleetFrame(
     story: RwSignal<Option<Result<FleetStory, String>>>,
-    url: UrlState,
+    url: StepState,
     script: StoredValue<Script>,
 ) -> impl IntoView {
     // The moment shown, with its chapter.
@@ -183,17 +174,7 @@ fn FleetFrame(
     });
     let narration = move || {
         let (c, _) = current.get()?;
-        let (title, text, watch) = script.with_value(|sc| {
-            let st = sc.step(c.id)?;
-            Some((st.title.clone(), text_for(st, &c), st.watch.clone()))
-        })?;
-        Some(view! {
-            <div class="buildup-narration" data-testid="narration" data-step=c.id>
-                <h2 data-testid="step-title">{title}</h2>
-                <Narration testid="step-text" template=text figures=c.figures.clone()/>
-                {watch.map(|w| view! { <p class="buildup-watch" data-testid="step-watch">{w}</p> })}
-            </div>
-        })
+        Some(view! { <StepNarration script=script chapter=c/> })
     };
     let moment = move || {
         let (_, m) = current.get()?;

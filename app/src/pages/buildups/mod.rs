@@ -7,13 +7,14 @@
 mod fleet;
 mod replica;
 
-use crate::components::Link;
-use crate::route::{use_router, Route};
+use crate::components::{Link, PlayerStep};
+use crate::route::Route;
+use crate::url_state::use_url_state;
 use leptos::prelude::*;
-use trainer_content::buildup::{Script, StepScript};
+use trainer_content::buildup::Script;
 use trainer_course::buildup::query::{buildup_query, BuildUpQuery};
 use trainer_course::buildup::replica::ReplicaParams;
-use trainer_course::buildup::{Chapter, Variant};
+use trainer_course::buildup::Chapter;
 
 const REPLICA_JSON: &str = include_str!(concat!(env!("OUT_DIR"), "/buildup-replica.json"));
 const FLEET_JSON: &str = include_str!(concat!(env!("OUT_DIR"), "/buildup-fleet.json"));
@@ -28,13 +29,18 @@ pub fn script(id: &str) -> Option<Script> {
     serde_json::from_str(json).ok()
 }
 
-/// The narration that fits a chapter: its text, or the text for a run without its event,
-/// with each phrase that states a count chosen by the chapter's figure
-/// (`StepScript::narration`).
-pub fn text_for(s: &StepScript, c: &Chapter) -> String {
-    s.narration(c.variant == Variant::Absent, |name| {
-        c.figure(name).map(|f| f.value)
-    })
+/// The player's steps: each chapter's title from the script and its count of frames.
+fn player_steps(script: &Script, chapters: &[Chapter]) -> Vec<PlayerStep> {
+    chapters
+        .iter()
+        .map(|c| PlayerStep {
+            title: script
+                .step(c.id)
+                .map(|st| st.title.clone())
+                .unwrap_or_default(),
+            frames: c.len(),
+        })
+        .collect()
 }
 
 /// The build-ups' index.
@@ -88,10 +94,10 @@ pub fn BuildUpPage(id: String) -> impl IntoView {
 }
 
 /// The step, sub-step and parameters a build-up page keeps in its URL, kept in step with the
-/// router both ways: a change here rewrites the query (no history entry); a new query (Back,
-/// a link to another step) is read back.
+/// URL both ways through [`crate::url_state`]: a change here rewrites the query (no history
+/// entry); a new query (Back, a link to another step) is read back.
 #[derive(Clone, Copy)]
-pub struct UrlState {
+pub struct StepState {
     /// The step, from 0.
     pub step: RwSignal<usize>,
     /// The sub-step within it, from 0.
@@ -103,7 +109,7 @@ pub struct UrlState {
     pub errors: RwSignal<Vec<String>>,
 }
 
-impl UrlState {
+impl StepState {
     /// Reads the URL now and keeps it in sync. `last_sub(step)` is the last sub-step of a step
     /// (None while the run is not there yet), so the URL names a sub-step only when it is not
     /// the last, and a URL without one opens a step at its last. `with_params`: whether the
@@ -111,11 +117,11 @@ impl UrlState {
     pub fn install(
         last_sub: impl Fn(usize) -> Option<usize> + Copy + Send + Sync + 'static,
         with_params: bool,
-    ) -> UrlState {
-        let router = use_router();
-        let q = BuildUpQuery::parse(&router.query.get_untracked());
+    ) -> StepState {
+        let url = use_url_state();
+        let q = url.read(BuildUpQuery::parse);
         let mut errors = messages(&q);
-        let state = UrlState {
+        let state = StepState {
             step: RwSignal::new(q.step),
             sub: RwSignal::new(0),
             url_sub: StoredValue::new(q.sub),
@@ -140,18 +146,10 @@ impl UrlState {
             } else {
                 ReplicaParams::shipped()
             };
-            let query = buildup_query(step, sub, &params);
-            if router.query.get_untracked() != query {
-                router.replace_query(&query);
-            }
+            url.replace(&buildup_query(step, sub, &params));
         });
         // A new query (Back, Forward, a link to a step) moves the state.
-        Effect::new(move |prev: Option<String>| {
-            let query = router.query.get();
-            if prev.is_none() || prev.as_ref() == Some(&query) {
-                return query;
-            }
-            let q = BuildUpQuery::parse(&query);
+        url.follow(BuildUpQuery::parse, move |q| {
             if with_params && q.errors.is_empty() && q.params != state.params.get_untracked() {
                 state.params.set(q.params);
             }
@@ -161,7 +159,6 @@ impl UrlState {
                 let last = last_sub(q.step).unwrap_or(0);
                 state.sub.set(q.sub.unwrap_or(last).min(last));
             }
-            query
         });
         state
     }

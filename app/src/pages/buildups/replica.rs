@@ -4,13 +4,15 @@
 //! leaving the field, so "4000" never runs as "400"; until then the frames are marked as the
 //! previous values'.
 
-use super::{script, text_for, UrlErrors, UrlState};
-use crate::components::{ChoiceField, EngineNote, Narration, NumberField, PlayerStep, StepPlayer};
+use super::{player_steps, script, StepState, UrlErrors};
+use crate::components::{
+    ChoiceField, EngineNote, FieldMessage, NumberField, StepNarration, StepPlayer,
+};
+use crate::text::format;
 use gloo_timers::callback::Timeout;
 use leptos::prelude::*;
 use trainer_course::buildup::replica::{Cell, ReplicaFrame, ReplicaParams, ReplicaStory, NAMES};
 use trainer_engine::error::ConfigError;
-use trainer_engine::format;
 use trainer_engine::replica::TokenKind;
 
 /// How long after the last keystroke in a "change it" field the run follows, milliseconds.
@@ -33,7 +35,7 @@ struct Replay {
     /// The run, recomputed when the parameters change (a `Memo`: several views read it and
     /// it costs a whole replica run).
     story: Memo<Result<ReplicaStory, ConfigError>>,
-    url: UrlState,
+    url: StepState,
     /// The request whose name, blocks, batch row or clock is hovered or focused.
     linked: RwSignal<Option<usize>>,
     /// Each step's last sub-step in the current run (the URL names a sub-step only when it
@@ -80,10 +82,9 @@ pub fn ReplicaBuildUp() -> impl IntoView {
         intro: String::new(),
         steps: Vec::new(),
     });
-    let params0 = trainer_course::buildup::query::BuildUpQuery::parse(
-        &crate::route::use_router().query.get_untracked(),
-    )
-    .params;
+    let params0 = crate::url_state::use_url_state()
+        .read(trainer_course::buildup::query::BuildUpQuery::parse)
+        .params;
     // The first run, for the URL's sub-step; later runs follow the parameters.
     let first = ReplicaStory::run(params0).ok();
     let lasts: Vec<usize> = first
@@ -91,7 +92,7 @@ pub fn ReplicaBuildUp() -> impl IntoView {
         .map(|s| s.chapters.iter().map(|c| c.len() - 1).collect())
         .unwrap_or_default();
     let lasts = StoredValue::new(lasts);
-    let url = UrlState::install(move |k| lasts.with_value(|l| l.get(k).copied()), true);
+    let url = StepState::install(move |k| lasts.with_value(|l| l.get(k).copied()), true);
     let story = Memo::new(move |_| ReplicaStory::run(url.params.get()));
     let r = Replay {
         story,
@@ -103,16 +104,7 @@ pub fn ReplicaBuildUp() -> impl IntoView {
     let script = StoredValue::new(script);
     let steps = Signal::derive(move || {
         story.with(|s| match s {
-            Ok(s) => s
-                .chapters
-                .iter()
-                .map(|c| PlayerStep {
-                    title: script.with_value(|sc| {
-                        sc.step(c.id).map(|st| st.title.clone()).unwrap_or_default()
-                    }),
-                    frames: c.len(),
-                })
-                .collect(),
+            Ok(s) => script.with_value(|sc| player_steps(sc, &s.chapters)),
             Err(_) => Vec::new(),
         })
     });
@@ -155,21 +147,7 @@ fn ReplicaFrameView(
         r.story.with(|s| {
             let s = s.as_ref().ok()?;
             let c = s.chapters.get(step)?.clone();
-            let (title, text, watch) = script.with_value(|sc| {
-                let st = sc.step(c.id)?;
-                Some((
-                    st.title.clone(),
-                    text_for(st, &c),
-                    st.watch.clone(),
-                ))
-            })?;
-            Some(view! {
-                <div class="buildup-narration" data-testid="narration" data-step=c.id>
-                    <h2 data-testid="step-title">{title}</h2>
-                    <Narration testid="step-text" template=text figures=c.figures.clone()/>
-                    {watch.map(|w| view! { <p class="buildup-watch" data-testid="step-watch">{w}</p> })}
-                </div>
-            })
+            Some(view! { <StepNarration script=script chapter=c/> })
         })
     };
     let frame = move || {
@@ -274,7 +252,7 @@ fn frame_view(r: Replay, s: &ReplicaStory, k: usize) -> AnyView {
         })
         .collect_view();
     let d = s.d_clock(k);
-    let show = |v: Option<f64>| v.map_or("–".to_string(), |x| format::duration(x, 3));
+    let show = crate::text::duration_or_dash;
     let waiting = if f.waiting.is_empty() {
         view! { <span class="muted">"empty"</span> }.into_any()
     } else {
@@ -428,9 +406,7 @@ fn ChangeIt(r: Replay) -> impl IntoView {
                     value=texts[i]
                     hint=format!("{lo} to {hi}")
                     integer=true
-                    error=errors[i]
-                    error_id=format!("change-{key}-error")
-                    error_testid=format!("change-{key}-error")
+                    message=FieldMessage::new(errors[i], format!("change-{key}-error"))
                     on_input=Callback::new(move |t: String| { texts[i].set(t); typed(); })
                 />
                 </div>
@@ -455,9 +431,7 @@ fn ChangeIt(r: Replay) -> impl IntoView {
                     label="Prefix caching"
                     options=vec![("off".to_string(), "off".to_string()), ("on".to_string(), "on".to_string())]
                     selected=cache
-                    error=Signal::derive(|| None::<String>)
-                    error_id="change-cache-error"
-                    error_testid="change-cache-error"
+                    message=FieldMessage::never("change-cache-error")
                     on_change=Callback::new(move |v: String| {
                         let mut p = r.url.params.get_untracked();
                         p.prefix_caching = v == "on";

@@ -9,25 +9,17 @@ mod panel;
 mod results;
 mod state;
 
-use crate::route::use_router;
 use leptos::prelude::*;
 use state::Lab;
 
 #[component]
 pub fn LabPage() -> impl IntoView {
-    let router = use_router();
     let text = trainer_course::lab::text();
     let Ok(text) = text else {
         let m = text.err().map(|e| e.to_string()).unwrap_or_default();
         return view! { <p class="field-error" role="alert">{m}</p> }.into_any();
     };
-    let lab = Lab::new(&router.query.get_untracked());
-    // Back and Forward change the URL under the page: follow it (a sync with the world
-    // outside Leptos, the address bar).
-    Effect::new(move |_| {
-        let q = router.query.get();
-        lab.follow(&q);
-    });
+    let lab = Lab::new();
     let share = text.share.clone();
     view! {
         <section class="lab" data-testid="page-lab">

@@ -1,11 +1,10 @@
 //! The lab's parameter panel: the preset and arm, every knob by section, and the import box.
 
 use super::state::Lab;
-use crate::components::{ChoiceField, ParamField, ParamKind};
+use crate::components::{ChoiceField, FieldMessage, ParamField, ParamKind};
+use crate::text::format::num;
 use leptos::prelude::*;
 use trainer_course::lab::{presets, Kind, Knob, LabText, Section, Source};
-use trainer_engine::format::num;
-use wasm_bindgen::JsCast;
 
 #[component]
 pub fn Panel(lab: Lab, text: LabText) -> impl IntoView {
@@ -90,9 +89,7 @@ pub fn Panel(lab: Lab, text: LabText) -> impl IntoView {
                     label="Preset"
                     options=options
                     selected=preset_id
-                    error=Signal::derive(move || lab.error("preset"))
-                    error_id="lab-preset-error"
-                    error_testid="lab-preset-error"
+                    message=FieldMessage::new(Signal::derive(move || lab.error("preset")), "lab-preset-error")
                     on_change=on_preset
                 />
                 {move || {
@@ -104,9 +101,7 @@ pub fn Panel(lab: Lab, text: LabText) -> impl IntoView {
                             label="Arm"
                             options=opts
                             selected=arm
-                            error=Signal::derive(move || lab.error("arm"))
-                            error_id="lab-arm-error"
-                            error_testid="lab-arm-error"
+                            message=FieldMessage::new(Signal::derive(move || lab.error("arm")), "lab-arm-error")
                             on_change=on_arm
                         />
                     })
@@ -158,23 +153,9 @@ fn KnobField(lab: Lab, knob: Knob) -> impl IntoView {
 fn Import(lab: Lab) -> impl IntoView {
     let pasted = RwSignal::new(String::new());
     let on_file = move |ev: leptos::ev::Event| {
-        let Some(input) = ev
-            .target()
-            .and_then(|t| t.dyn_into::<web_sys::HtmlInputElement>().ok())
-        else {
-            return;
-        };
-        let Some(file) = input.files().and_then(|f| f.get(0)) else {
-            return;
-        };
-        let promise = file.text();
-        leptos::task::spawn_local(async move {
-            match wasm_bindgen_futures::JsFuture::from(promise).await {
-                Ok(v) => lab.import(v.as_string().unwrap_or_default()),
-                Err(_) => lab
-                    .import_error
-                    .set(Some("the file could not be read".into())),
-            }
+        crate::browser::read_picked_file(&ev, move |text| match text {
+            Ok(t) => lab.import(t),
+            Err(m) => lab.import_error.set(Some(m)),
         });
     };
     view! {

@@ -2,14 +2,15 @@
 //! run, the plots with their tables, and the exports.
 
 use super::state::{Lab, Role, Speed, Status};
-use crate::components::{Chart, ChartData, ChoiceField, EngineNote, Format, Line, LiveFigure};
+use crate::components::{
+    Chart, ChartData, ChoiceField, EngineNote, FieldMessage, Figure, Format, Line,
+};
+use crate::text::format::{duration, fixed, int, percent, sig};
 use leptos::prelude::*;
 use std::sync::Arc;
 use trainer_course::lab::{compare, LabResult, LabText};
 use trainer_engine::engine::Engine;
-use trainer_engine::format::{duration, fixed, int, percent, sig};
 use trainer_engine::stats::Summary;
-use wasm_bindgen::JsCast;
 
 /// Run, pause, resume, reset, speed, and the progress through the simulated horizon.
 #[component]
@@ -38,9 +39,7 @@ pub fn Controls(lab: Lab) -> impl IntoView {
                     label="Speed"
                     options=speeds
                     selected=Signal::derive(move || lab.speed.get().id())
-                    error=Signal::derive(|| None::<String>)
-                    error_id="lab-speed-error"
-                    error_testid="lab-speed-error"
+                    message=FieldMessage::never("lab-speed-error")
                     on_change=move |id: String| lab.speed.set(Speed::from_id(&id))
                 />
             </div>
@@ -82,7 +81,7 @@ pub fn Results(lab: Lab, text: LabText) -> impl IntoView {
     let compare_text = text.compare.clone();
     let r = move || lab.result.get();
     let a = move || lab.pinned.get().map(|(_, r)| r);
-    let lines = move |pick: fn(&LabResult) -> Vec<Line>| -> Lines {
+    let lines = move |pick: &dyn Fn(&LabResult) -> Vec<Line>| -> Lines {
         let mut out = Vec::new();
         if let Some(a) = a() {
             out.extend(pick(&a).into_iter().map(|mut l| {
@@ -104,78 +103,56 @@ pub fn Results(lab: Lab, text: LabText) -> impl IntoView {
         out.sort_by_key(|l| !l.dashed);
         out.into()
     };
-    let ttft = Signal::derive(move || {
-        lines(|r| {
-            let d = &r.distributions;
-            vec![
-                cdf_line("engine TTFT", 0, &d.engine_ttft.points),
-                cdf_line("server TTFT", 1, &d.server_ttft.points),
-                cdf_line("user TTFT", 2, &d.user_ttft.points),
-            ]
+    // A plot of every distribution `pick` gives; one of series over time (`pick`'s, or the
+    // report's series of one plot of `SERIES_LINES`).
+    let cdf = move |pick: fn(&LabResult) -> Vec<Line>| Signal::derive(move || lines(&pick).cdf());
+    let over_time = move |pick: fn(&LabResult) -> Vec<Line>, y: &'static str, f: Format| {
+        Signal::derive(move || lines(&pick).over_time(y, f))
+    };
+    let columns = move |plot: usize, y: &'static str, f: Format| {
+        Signal::derive(move || {
+            let pick = |r: &LabResult| {
+                SERIES_LINES
+                    .iter()
+                    .filter(|l| l.0 == plot)
+                    .map(|&(_, n, c, p)| series(n, c, r, p))
+                    .collect()
+            };
+            lines(&pick).over_time(y, f)
         })
-        .cdf()
+    };
+    let ttft = cdf(|r| {
+        let d = &r.distributions;
+        cdf_lines(&[
+            ("engine TTFT", &d.engine_ttft.points),
+            ("server TTFT", &d.server_ttft.points),
+            ("user TTFT", &d.user_ttft.points),
+        ])
     });
-    let itl = Signal::derive(move || {
-        lines(|r| {
-            let d = &r.distributions;
-            vec![
-                cdf_line("engine ITL", 0, &d.engine_itl.points),
-                cdf_line("gateway ITL", 1, &d.gateway_itl.points),
-                cdf_line("client ITL", 2, &d.client_itl.points),
-            ]
-        })
-        .cdf()
+    let itl = cdf(|r| {
+        let d = &r.distributions;
+        cdf_lines(&[
+            ("engine ITL", &d.engine_itl.points),
+            ("gateway ITL", &d.gateway_itl.points),
+            ("client ITL", &d.client_itl.points),
+        ])
     });
-    let engine = Signal::derive(move || {
-        lines(|r| {
-            vec![
-                series("running", 0, r, |p| p.running as f64),
-                series("waiting", 1, r, |p| p.waiting as f64),
-            ]
-        })
-        .over_time("requests", Format::Count)
-    });
-    let kv = Signal::derive(move || {
-        lines(|r| {
-            vec![series("KV blocks in use", 0, r, |p| {
-                if p.kv_blocks_total > 0 {
-                    p.kv_blocks_used as f64 / p.kv_blocks_total as f64 * 100.0
-                } else {
-                    0.0
-                }
-            })]
-        })
-        .over_time("% of the KV pool", Format::Percent)
-    });
-    let throughput = Signal::derive(move || {
-        lines(|r| {
+    let engine = columns(0, "requests", Format::Count);
+    let kv = columns(1, "% of the KV pool", Format::Percent);
+    let throughput = over_time(
+        |r| {
             vec![Line {
                 name: "output tokens/s".into(),
                 colour: 0,
                 dashed: false,
                 points: r.throughput().into_iter().map(|p| (p.0, p.1)).collect(),
             }]
-        })
-        .over_time("output tokens/s", Format::Number)
-    });
-    let outcomes = Signal::derive(move || {
-        lines(|r| {
-            vec![
-                series("429s", 1, r, |p| p.rejected as f64),
-                series("spilled", 3, r, |p| p.spilled as f64),
-            ]
-        })
-        .over_time("requests since the start", Format::Count)
-    });
-    let fleet = Signal::derive(move || {
-        lines(|r| {
-            vec![
-                series("replicas paid for", 0, r, |p| p.provisioned_replicas as f64),
-                series("ready", 2, r, |p| p.ready_replicas as f64),
-            ]
-        })
-        .over_time("replicas", Format::Count)
-    });
+        },
+        "output tokens/s",
+        Format::Number,
+    );
+    let outcomes = columns(2, "requests since the start", Format::Count);
+    let fleet = columns(3, "replicas", Format::Count);
     let bars = Signal::derive(move || {
         let b = r();
         let pinned: Vec<f64> = a()
@@ -289,13 +266,18 @@ fn series(name: &str, colour: usize, r: &LabResult, f: Pick) -> Line {
     }
 }
 
-fn cdf_line(name: &str, colour: usize, points: &[(f64, f64)]) -> Line {
-    Line {
-        name: name.into(),
-        colour,
-        dashed: false,
-        points: points.to_vec(),
-    }
+/// One line per named distribution, in the palette's order.
+fn cdf_lines(named: &[(&str, &Vec<(f64, f64)>)]) -> Vec<Line> {
+    named
+        .iter()
+        .enumerate()
+        .map(|(colour, (name, points))| Line {
+            name: (*name).into(),
+            colour,
+            dashed: false,
+            points: points.to_vec(),
+        })
+        .collect()
 }
 
 fn headline(r: &LabResult) -> impl IntoView {
@@ -303,7 +285,7 @@ fn headline(r: &LabResult) -> impl IntoView {
         .headline
         .iter()
         .map(|f| {
-            view! { <LiveFigure testid=format!("lab-fig-{}", f.id) value=f.value shown=f.shown() label=f.label/> }
+            view! { <Figure testid=format!("lab-fig-{}", f.id) value=f.value shown=f.shown() label=f.label/> }
         })
         .collect_view();
     let verdict = match r.report.verdict {
@@ -378,7 +360,7 @@ fn Exports(lab: Lab) -> impl IntoView {
         move |_| {
             if let Some(r) = lab.result.get_untracked() {
                 let q = lab.result_query.get_untracked();
-                download(name, mime, &f(&r, &q));
+                let _ = crate::browser::download(name, mime, &f(&r, &q));
             }
         }
     };
@@ -392,29 +374,6 @@ fn Exports(lab: Lab) -> impl IntoView {
                 on:click=save("lab-figures.csv", "text/csv", |r, _| r.figures_csv())>"Figures as CSV"</button>
         </div>
     }
-}
-
-/// Offers `text` as a download called `name`.
-fn download(name: &str, mime: &str, text: &str) {
-    let parts = js_sys::Array::of1(&wasm_bindgen::JsValue::from_str(text));
-    let opts = web_sys::BlobPropertyBag::new();
-    opts.set_type(mime);
-    let Ok(blob) = web_sys::Blob::new_with_str_sequence_and_options(&parts, &opts) else {
-        return;
-    };
-    let Ok(url) = web_sys::Url::create_object_url_with_blob(&blob) else {
-        return;
-    };
-    if let Some(a) = web_sys::window()
-        .and_then(|w| w.document())
-        .and_then(|d| d.create_element("a").ok())
-        .and_then(|e| e.dyn_into::<web_sys::HtmlAnchorElement>().ok())
-    {
-        a.set_href(&url);
-        a.set_download(name);
-        a.click();
-    }
-    let _ = web_sys::Url::revoke_object_url(&url);
 }
 
 fn clock_table(id: &'static str, rows: &[(&'static str, Summary)]) -> impl IntoView {
@@ -445,6 +404,27 @@ fn clock_table(id: &'static str, rows: &[(&'static str, Summary)]) -> impl IntoV
 }
 
 type Pick = fn(&trainer_engine::fleet::sim::SeriesPoint) -> f64;
+
+/// The lines over time drawn from the report's series: (plot, name, colour, column). Plot 0
+/// is the engine's queue, 1 the KV pool, 2 the outcomes, 3 the fleet.
+const SERIES_LINES: [(usize, &str, usize, Pick); 7] = [
+    (0, "running", 0, |p| p.running as f64),
+    (0, "waiting", 1, |p| p.waiting as f64),
+    (1, "KV blocks in use", 0, kv_share),
+    (2, "429s", 1, |p| p.rejected as f64),
+    (2, "spilled", 3, |p| p.spilled as f64),
+    (3, "replicas paid for", 0, |p| p.provisioned_replicas as f64),
+    (3, "ready", 2, |p| p.ready_replicas as f64),
+];
+
+/// The share of the KV pool in use, in percent (0 without a pool).
+fn kv_share(p: &trainer_engine::fleet::sim::SeriesPoint) -> f64 {
+    if p.kv_blocks_total > 0 {
+        p.kv_blocks_used as f64 / p.kv_blocks_total as f64 * 100.0
+    } else {
+        0.0
+    }
+}
 
 fn series_table(
     id: &'static str,

@@ -2,8 +2,8 @@
 //! in progress advanced a slice per animation frame, the last result and the pinned run.
 //! No view lives here; the views depend on this module, never the other way.
 
-use crate::route::{use_router, Route, Router};
-use crate::sim_runner::now_ms;
+use crate::browser::now_ms;
+use crate::url_state::{use_url_state, UrlState};
 use leptos::prelude::*;
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -127,17 +127,16 @@ pub struct Lab {
     pub import_error: RwSignal<Option<String>>,
     job: StoredValue<Option<Job>, LocalStorage>,
     generation: StoredValue<u64>,
-    /// The query string last read from or written to the URL: a change to anything else
-    /// comes from outside (Back, Forward).
-    url_query: StoredValue<String>,
-    router: Router,
+    url: UrlState,
 }
 
 impl Lab {
-    /// The lab as the URL's query string describes it; starts its run.
-    pub fn new(query: &str) -> Lab {
+    /// The lab as the URL's query string describes it; starts its run, and follows the URL
+    /// when it changes from outside (Back, Forward).
+    pub fn new() -> Lab {
+        let url = use_url_state();
         let lab = Lab {
-            setup: RwSignal::new(Setup::from_query(query)),
+            setup: RwSignal::new(url.read(Setup::from_query)),
             texts: RwSignal::new(BTreeMap::new()),
             status: RwSignal::new(Status::Idle),
             result: RwSignal::new(None),
@@ -147,21 +146,16 @@ impl Lab {
             import_error: RwSignal::new(None),
             job: StoredValue::new_local(None),
             generation: StoredValue::new(0),
-            url_query: StoredValue::new(query.to_string()),
-            router: use_router(),
+            url,
         };
         lab.start();
+        url.follow(Setup::from_query, move |s| lab.follow(s));
         lab
     }
 
-    /// Follows the URL when it changes from outside (Back, Forward): a different set-up is
-    /// read and run.
-    pub fn follow(&self, query: &str) {
-        if self.url_query.get_value() == query {
-            return;
-        }
-        self.url_query.set_value(query.to_string());
-        self.setup.set(Setup::from_query(query));
+    /// Shows and runs a set-up the URL now holds.
+    fn follow(&self, setup: Setup) {
+        self.setup.set(setup);
         self.texts.set(BTreeMap::new());
         self.pinned.set(None);
         self.start();
@@ -212,9 +206,7 @@ impl Lab {
         let pin = self.setup.with_untracked(|s| s.pin.clone());
         self.setup.set(Setup { pin, ..next });
         self.texts.set(BTreeMap::new());
-        let q = self.setup.with_untracked(|s| s.query());
-        self.url_query.set_value(q.clone());
-        self.router.navigate(Route::Lab, &q);
+        self.url.push(&self.setup.with_untracked(|s| s.query()));
         self.start();
         Ok(())
     }
@@ -232,9 +224,7 @@ impl Lab {
     }
 
     fn sync_url(&self) {
-        let q = self.setup.with_untracked(|s| s.query());
-        self.url_query.set_value(q.clone());
-        self.router.replace_query(&q);
+        self.url.replace(&self.setup.with_untracked(|s| s.query()));
     }
 
     /// Pins the shown run as A.

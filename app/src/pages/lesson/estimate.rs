@@ -7,12 +7,12 @@ use crate::components::{Compared, EstimateBox, SimFigure};
 use crate::progress::use_progress;
 use crate::route::use_router;
 use crate::sim_runner::{run_fleets, RunStatus};
+use crate::text::fill;
+use crate::text::format::{duration, fixed, int, sig};
 use leptos::prelude::*;
-use trainer_content::words::fill;
 use trainer_course::sizing::{
     assumptions, check_fleets, Assumption, Fewer, Question, SimCheck, SimCheckConfig, StreamsGap,
 };
-use trainer_engine::format::{duration, fixed, int, sig};
 
 /// One finished check: what it ran on, and what it found.
 #[derive(Clone, Debug, PartialEq)]

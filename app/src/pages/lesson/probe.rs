@@ -5,12 +5,12 @@ use super::use_lesson;
 use crate::components::{EngineNote, Link};
 use crate::route::Route;
 use crate::sim_runner::{run_fleets, RunStatus};
+use crate::text::fill;
+use crate::text::format::{duration, fixed, int};
 use leptos::prelude::*;
-use trainer_content::words::fill;
 use trainer_course::probes::probe;
 use trainer_course::sizing::{prompt_prefill, Question};
 use trainer_engine::engine::Engine;
-use trainer_engine::format::{duration, fixed, int};
 
 /// The probe `id`, run on request.
 #[component]
@@ -85,7 +85,7 @@ pub fn ProbeRun(id: String) -> impl IntoView {
                 .enumerate()
                 .map(|(i, fig)| {
                     let key = fig.id == p3.key;
-                    let show = |v: Option<f64>| v.map_or("—".to_string(), |v| duration(v, 3));
+                    let show = crate::text::duration_or_dash;
                     view! {
                         <tr class:key=key data-testid=format!("{tid}-row-{}", fig.id)>
                             <th scope="row">{fig.label.clone()}</th>

@@ -1,7 +1,7 @@
 //! Draws a content document: blocks as HTML, directives as live figures and widgets.
 
 use super::{estimate, probe, reversal, sheet, Lesson};
-use crate::components::{HiddenFigure, InlineFigure, Link, RequestPath};
+use crate::components::{DerivedAt, Figure, HiddenFigure, Link, RequestPath};
 use crate::route::Route;
 use leptos::prelude::*;
 use trainer_content::doc::{Block, Inline};
@@ -212,14 +212,17 @@ fn figure(question: &str, step: &str, lesson: Lesson) -> AnyView {
         let d = lesson.derivation(q);
         match d.as_ref().and_then(|d| d.step(&step)) {
             Some(s) => view! {
-                <InlineFigure
+                <Figure
                     testid=testid.clone()
                     value=s.value
                     shown=s.display.clone()
                     label=s.label
-                    to=Route::Size(q.id().into())
-                    query=lesson.step_query(q, &step)
-                    fragment=format!("step-{step}")
+                    derived_at=DerivedAt {
+                        to: Route::Size(q.id().into()),
+                        query: lesson.step_query(q, &step),
+                        fragment: format!("step-{step}"),
+                    }
+                    inline=true
                 />
             }
             .into_any(),
@@ -244,7 +247,7 @@ fn input(question: &str, name: &str, lesson: Lesson) -> AnyView {
         let value = inputs.get(&name).unwrap_or(0.0);
         let shown = inputs
             .shown(q, &name)
-            .unwrap_or_else(|| trainer_engine::format::num(value));
+            .unwrap_or_else(|| crate::text::format::num(value));
         let label = spec.map(|s| s.label).unwrap_or_default();
         view! {
             <span class="live-fig input-fig" data-testid=testid.clone() data-value=format!("{value}") title=label>
@@ -263,7 +266,7 @@ pub fn hidden(testid: String, target: &str, lesson: Lesson) -> AnyView {
     let w = lesson.words.get_value();
     let step = target.strip_prefix("estimate-").unwrap_or(target);
     let prompt = estimate::prompt(&w, step);
-    let label = trainer_content::words::fill(&w.hidden_figure_label, &[("prompt", prompt)]);
+    let label = crate::text::fill(&w.hidden_figure_label, &[("prompt", prompt)]);
     view! { <HiddenFigure testid=testid text=w.hidden_figure.clone() label=label target=target.to_string()/> }
         .into_any()
 }

@@ -3,8 +3,8 @@
 
 use super::render::hidden;
 use super::{use_lesson, Lesson};
+use crate::text::fill;
 use leptos::prelude::*;
-use trainer_content::words::fill;
 use trainer_course::sizing::{Derivation, Question};
 
 /// Rows of the summary: (heading, step ids).

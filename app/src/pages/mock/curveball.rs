@@ -5,6 +5,7 @@
 use crate::components::PathLink;
 use crate::progress::PushbackRecord;
 use crate::sim_runner::{run_fleets, RunStatus};
+use crate::text::format::{int, sig};
 use leptos::prelude::*;
 use trainer_course::mock::{
     curveball_inputs, grade_id, grade_option, grade_replicas, mock, replicas_fleet, Curveball,
@@ -12,7 +13,6 @@ use trainer_course::mock::{
 };
 use trainer_course::moments::OptionOutcome;
 use trainer_course::sizing::{Inputs, Question, SimCheck};
-use trainer_engine::format::{int, sig};
 
 /// The mock's load (`[figures] inputs` in `content/mock.toml`: the seed unless it says
 /// otherwise), the same load the figures are checked at: the interview is about the problem
@@ -98,7 +98,7 @@ pub fn CurveballAnswer(c: Curveball, result: RwSignal<Option<PushbackRecord>>) -
                     let outcomes: Vec<OptionOutcome> =
                         done.iter().map(|(_, r)| moment.read_report(r)).collect();
                     let shown = |i: usize, v: Option<f64>| match (moment.figures.get(i), v) {
-                        (Some(f), Some(v)) => super::super::moments::show(&f.unit, v),
+                        (Some(f), Some(v)) => trainer_course::moments::show(&f.unit, v),
                         _ => "n/a".to_string(),
                     };
                     let p = grade_option(&m, &moment, &outcomes, chosen, shown);

@@ -16,7 +16,6 @@ pub use report::MockReport;
 
 use crate::components::{Countdown, NotesBox, PathLink};
 use crate::progress::{use_progress, FigureRecord, PushbackRecord};
-use crate::route::use_router;
 use leptos::prelude::*;
 use std::collections::BTreeMap;
 use trainer_course::mock::{mock, Mock, MockDraft};
@@ -186,12 +185,10 @@ pub fn MockPage() -> impl IntoView {
             .into_any()
         }
     };
-    let router = use_router();
-    let asked = router.query.with_untracked(|q| {
-        trainer_course::sizing::query_pairs(q)
-            .remove("curveball")
-            .filter(|c| m.curveball(c).is_some())
-    });
+    let asked = crate::url_state::use_url_state()
+        .read(crate::url_state::pairs)
+        .remove("curveball")
+        .filter(|c| m.curveball(c).is_some());
     let mut ids: Vec<String> = m.prompts.iter().map(|p| p.id.clone()).collect();
     ids.push(CURVEBALL_STAGE.into());
     let figure_ids: Vec<String> = m.figures.list.iter().map(|f| f.id.clone()).collect();

@@ -6,10 +6,10 @@ use super::assess::{evidence, study_next};
 use crate::components::{Link, PathLink};
 use crate::progress::use_progress;
 use crate::route::Route;
+use crate::text::format::duration;
 use leptos::prelude::*;
 use trainer_course::mock::mock;
 use trainer_course::study::date;
-use trainer_engine::format::duration;
 
 #[component]
 pub fn MockReport() -> impl IntoView {

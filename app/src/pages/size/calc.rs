@@ -7,10 +7,10 @@ use super::sensitivity::Sensitivity;
 use super::simcheck::{words, SimCheckPanel};
 use super::state::Calc;
 use crate::components::Link;
-use crate::components::{ChoiceField, NumberField};
-use crate::route::{use_router, Route};
+use crate::components::{ChoiceField, FieldMessage, NumberField};
+use crate::route::Route;
+use crate::text::fill;
 use leptos::prelude::*;
-use trainer_content::words::fill;
 use trainer_course::sizing::{
     is_preset_figure, InputGroup, InputKind, InputSpec, Inputs, Pressure, Question, Step,
 };
@@ -76,8 +76,7 @@ fn wide_screen() -> bool {
 
 #[component]
 pub fn Calculator(q: Question) -> impl IntoView {
-    let router = use_router();
-    let c = Calc::new(q, &router.query.get_untracked(), wide_screen());
+    let c = Calc::new(q, wide_screen());
     // The right arrow reveals the next step, unless it was pressed in a control that uses
     // arrow keys itself (the model list, a field).
     let handle = window_event_listener(leptos::ev::keydown, move |ev: web_sys::KeyboardEvent| {
@@ -276,8 +275,7 @@ fn Field(c: Calc, spec: InputSpec) -> impl IntoView {
     let id = format!("in-{name}");
     let testid = format!("input-{name}");
     let error = Signal::derive(move || c.error(name).map(|m| sentence(label, &m)));
-    let error_id = format!("err-{name}");
-    let error_testid = format!("error-{name}");
+    let message = FieldMessage::new(error, format!("err-{name}")).testid(format!("error-{name}"));
     if spec.kind == InputKind::Choice {
         let selected = Signal::derive(move || {
             c.inputs.with(|i| match name {
@@ -299,9 +297,7 @@ fn Field(c: Calc, spec: InputSpec) -> impl IntoView {
                 label=label
                 options=options
                 selected=selected
-                error=error
-                error_id=error_id
-                error_testid=error_testid
+                message=message
                 on_change=move |v: String| c.choose(name, &v)
             />
         }
@@ -320,9 +316,7 @@ fn Field(c: Calc, spec: InputSpec) -> impl IntoView {
             value=Signal::derive(move || c.text(name))
             hint=spec.range_text()
             integer=kind == InputKind::Integer
-            error=error
-            error_id=error_id
-            error_testid=error_testid
+            message=message
             custom=custom
             on_input=move |t: String| c.type_into(&spec_for_input, t)
         >

@@ -3,25 +3,20 @@
 
 use super::state::Calc;
 use crate::progress::use_progress;
+use crate::text::format::percent;
 use leptos::prelude::*;
 use trainer_course::sizing::{Drill, Grade, InputGroup, InputKind};
-use trainer_engine::format::{num, percent};
-
-fn fresh_seed() -> u64 {
-    let a = (js_sys::Math::random() * 4_294_967_296.0) as u64;
-    let b = (js_sys::Math::random() * 4_294_967_296.0) as u64;
-    (a << 32) ^ b ^ js_sys::Date::now() as u64
-}
 
 #[component]
 pub fn Drills(c: Calc) -> impl IntoView {
     let q = c.q;
     let store = use_progress();
-    let drill: RwSignal<Option<Drill>> = RwSignal::new(None);
+    // The drill of the seed in the URL, so a link or a reload poses the same one.
+    let drill = Memo::new(move |_| c.drill.get().map(|seed| Drill::new(q, seed)));
     let estimate = RwSignal::new(String::new());
     let graded: RwSignal<Option<Result<Grade, String>>> = RwSignal::new(None);
     let new_drill = move |_| {
-        drill.set(Some(Drill::new(q, fresh_seed())));
+        c.set_drill(crate::browser::random_seed());
         estimate.set(String::new());
         graded.set(None);
     };
@@ -177,13 +172,8 @@ fn given_view(d: &Drill) -> impl IntoView {
         if matches!(s.name, "peak_tflops" | "hbm_tb_s" | "gpu_mem_gb") {
             continue;
         }
-        let Some(v) = i.get(s.name) else { continue };
-        let shown = if s.kind == InputKind::Percent {
-            percent(v)
-        } else if s.unit.is_empty() {
-            num(v)
-        } else {
-            format!("{} {}", num(v), s.unit)
+        let Some(shown) = i.shown(q, s.name) else {
+            continue;
         };
         items.push((s.label.to_string(), shown));
     }

@@ -5,11 +5,11 @@
 
 use super::simcheck::words;
 use super::state::Calc;
+use crate::text::fill;
+use crate::text::format::{gb, int};
 use leptos::prelude::*;
-use trainer_content::words::fill;
 use trainer_course::sizing::{MisfitKind, FIX_FIELD};
 use trainer_engine::catalog;
-use trainer_engine::format::{gb, int};
 
 /// Opens the inputs and puts the focus in the field that fixes the misfit.
 fn go_to_field(c: Calc, field: &'static str) {

@@ -1,8 +1,9 @@
 //! "Size it up": the tap-through back-of-the-envelope calculator.
 //!
 //! `/size` lists the questions; `/size/<question>` works one through with every input editable
-//! beside the steps. The state (inputs that differ from the presets, and how many steps are
-//! revealed) lives in the URL query string, so a link reproduces the exact derivation.
+//! beside the steps. The state (inputs that differ from the presets, how many steps are
+//! revealed, the sensitivity's step and the drill's seed) lives in the URL query string
+//! (through `crate::url_state`), so a link reproduces the exact derivation.
 
 mod calc;
 mod drill;

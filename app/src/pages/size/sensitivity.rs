@@ -3,9 +3,9 @@
 //! same numbers as its text alternative.
 
 use super::state::Calc;
+use crate::text::format::fixed;
 use leptos::prelude::*;
 use trainer_course::sizing::{sensitivity, Question};
-use trainer_engine::format::fixed;
 
 /// Bars drawn at most (the table lists every input).
 const MAX_BARS: usize = 10;
@@ -25,7 +25,17 @@ fn default_target(q: Question) -> &'static str {
 #[component]
 pub fn Sensitivity(c: Calc) -> impl IntoView {
     let q = c.q;
-    let target = RwSignal::new(default_target(q).to_string());
+    // The step the URL names (`sens=`), if the derivation has it as a plain step; else the
+    // question's default.
+    let target = Memo::new(move |_| {
+        let picked = c.sens.get().filter(|t| {
+            c.good.with(|g| {
+                g.as_ref()
+                    .is_some_and(|(_, d)| d.step(t).is_some_and(|s| s.check.is_none()))
+            })
+        });
+        picked.unwrap_or_else(|| default_target(q).to_string())
+    });
     // A memo: the bars recompute only when the inputs that derive (or the target) change.
     let rows = Memo::new(move |_| {
         let t = target.get();
@@ -154,7 +164,10 @@ pub fn Sensitivity(c: Calc) -> impl IntoView {
             </p>
             <label class="sens-target">
                 "Step: "
-                <select data-testid="sens-target" on:change=move |ev| target.set(event_target_value(&ev))>{options}</select>
+                <select data-testid="sens-target" on:change=move |ev| {
+                    let t = event_target_value(&ev);
+                    c.set_sens((t != default_target(q)).then_some(t));
+                }>{options}</select>
             </label>
             <div class="sens-grid">
                 <figure class="sens-figure">

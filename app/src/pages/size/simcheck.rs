@@ -3,14 +3,15 @@
 //! measured beside the estimate.
 
 use super::state::Calc;
-use crate::components::LiveFigure;
+use crate::components::{ColumnHeads, Figure};
 use crate::sim_runner::{run_fleets, RunStatus as Status};
+use crate::text::fill;
+use crate::text::format::{duration, fixed, int, percent, sig};
 use leptos::prelude::*;
-use trainer_content::words::{fill, SizeWords};
+use trainer_content::words::SizeWords;
 use trainer_course::sizing::{
     assumptions, check_fleets, Assumption, SimCheck, SimCheckConfig, StreamsGap,
 };
-use trainer_engine::format::{duration, fixed, int, percent, sig};
 
 /// The calculator's sentences (the check's, the misfit banner's, the inputs' summary), parsed from `content/size-words.toml` at build time (the build
 /// refuses a file that does not parse, so the empty fallback never shows).
@@ -194,13 +195,13 @@ fn results_view(o: Outcome) -> impl IntoView {
         };
         view! {
             <div class="streams-compare" data-testid="sim-streams">
-                <LiveFigure
+                <Figure
                     testid="sim-open-streams"
                     value=k.open_streams
                     shown=sig(k.open_streams, 3)
                     label=fill(&words().streams_simulated, &[("replicas", k.replicas.to_string())])
                 />
-                <LiveFigure
+                <Figure
                     testid="sim-estimate-streams"
                     value=k.open_streams_estimate
                     shown=sig(k.open_streams_estimate, 3)
@@ -294,17 +295,7 @@ fn results_view(o: Outcome) -> impl IntoView {
             <p class="muted">{targets}</p>
             <div class="table-scroll">
                 <table class="sim-table">
-                    <thead>
-                        <tr>
-                            <th scope="col">"Fleet"</th>
-                            <th scope="col">"p99 TTFT"</th>
-                            <th scope="col">"p99 TPOT"</th>
-                            <th scope="col">"p99 ITL"</th>
-                            <th scope="col">"Utilisation"</th>
-                            <th scope="col">"Streams / replica"</th>
-                            <th scope="col">"Verdict"</th>
-                        </tr>
-                    </thead>
+                    <ColumnHeads columns=&["Fleet", "p99 TTFT", "p99 TPOT", "p99 ITL", "Utilisation", "Streams / replica", "Verdict"]/>
                     <tbody>{rows}</tbody>
                 </table>
             </div>

@@ -4,7 +4,7 @@
 //! `sensitivity.rs`) depend on this module, never the other way.
 
 use crate::progress::{use_progress, ProgressStore};
-use crate::route::{use_router, Router};
+use crate::url_state::{pairs, use_url_state, UrlState};
 use leptos::prelude::*;
 use std::collections::BTreeMap;
 use trainer_course::sizing::{
@@ -38,15 +38,26 @@ pub struct Calc {
     pub inputs_open: RwSignal<bool>,
     /// Steps revealed.
     revealed: RwSignal<Reveal>,
+    /// The step the sensitivity plot shows, when the learner picked one (`sens=` in the URL).
+    pub sens: RwSignal<Option<String>>,
+    /// The seed of the drill on show, if any (`drill=` in the URL: a link poses the same drill).
+    pub drill: RwSignal<Option<u64>>,
     /// Taken from the context once: event handlers run outside the component's owner.
-    router: Router,
+    url: UrlState,
     store: ProgressStore,
 }
 
 impl Calc {
     /// The state of question `q` from the page's query string.
-    pub fn new(q: Question, query: &str, wide: bool) -> Calc {
-        let page = PageQuery::parse(q, query);
+    pub fn new(q: Question, wide: bool) -> Calc {
+        let url = use_url_state();
+        let page = url.read(|query| PageQuery::parse(q, query));
+        let mut extra = url.read(pairs);
+        // A step id is a word; anything else is not one (and would not write back as typed).
+        let sens = extra
+            .remove(SENS_KEY)
+            .filter(|s| !s.is_empty() && s.chars().all(|c| c.is_ascii_alphanumeric() || c == '_'));
+        let drill = extra.remove(DRILL_KEY).and_then(|s| s.trim().parse().ok());
         let mut texts = texts_of(q, &page.inputs);
         // Show the bad text in its field, with the message, so a deep link says what is wrong.
         texts.extend(page.bad_text);
@@ -88,7 +99,9 @@ impl Calc {
             good,
             errors,
             revealed: RwSignal::new(revealed),
-            router: use_router(),
+            sens: RwSignal::new(sens),
+            drill: RwSignal::new(drill),
+            url,
             store: use_progress(),
         };
         if revealed == Reveal::All {
@@ -125,15 +138,40 @@ impl Calc {
         self.errors.with(|e| e.get(name).cloned())
     }
 
-    /// The query string of the current state, without the question (the path names it). A
-    /// field whose text is not a value keeps that text, so a reload shows it again with its
-    /// message.
+    /// The query string of the current state, without the question (the path names it): the
+    /// inputs and revealed steps (a field whose text is not a value keeps that text, so a
+    /// reload shows it again with its message), then the sensitivity's step and the drill.
     pub fn query(&self) -> String {
         let reveal = self.revealed.get_untracked();
         let steps = self.step_count_untracked();
         let bad = self.bad_texts();
-        self.inputs
-            .with_untracked(|i| page_query_keeping(self.q, i, &bad, reveal, steps))
+        let mut query = self
+            .inputs
+            .with_untracked(|i| page_query_keeping(self.q, i, &bad, reveal, steps));
+        let sens = self.sens.get_untracked().map(|s| (SENS_KEY, s));
+        let drill = self
+            .drill
+            .get_untracked()
+            .map(|d| (DRILL_KEY, d.to_string()));
+        for (k, v) in sens.into_iter().chain(drill) {
+            if !query.is_empty() {
+                query.push('&');
+            }
+            query.push_str(&format!("{k}={v}"));
+        }
+        query
+    }
+
+    /// Shows the sensitivity of step `id` (`None`: the question's default step).
+    pub fn set_sens(&self, id: Option<String>) {
+        self.sens.set(id);
+        self.sync_url();
+    }
+
+    /// Poses the drill of `seed`.
+    pub fn set_drill(&self, seed: u64) {
+        self.drill.set(Some(seed));
+        self.sync_url();
     }
 
     /// The text of every field that holds no usable value: text that is not a number (or an
@@ -184,7 +222,7 @@ impl Calc {
     }
 
     fn sync_url(&self) {
-        self.router.replace_query(&self.query());
+        self.url.replace(&self.query());
         // The lesson computes its figures from the inputs last used here.
         self.store
             .set_inputs(self.q.id(), &self.query_without_reveal());
@@ -313,6 +351,11 @@ impl Calc {
         self.reveal_to(shown + 1);
     }
 }
+
+/// The query key of the sensitivity's step.
+const SENS_KEY: &str = "sens";
+/// The query key of the drill's seed.
+const DRILL_KEY: &str = "drill";
 
 /// The text of every numeric field for these inputs.
 fn texts_of(q: Question, inputs: &Inputs) -> BTreeMap<String, String> {
