@@ -14,6 +14,37 @@
 
 use crate::format;
 
+/// One piece of a template, in order: text between placeholders, a placeholder (what is inside
+/// its braces, trimmed), or the tail after a brace that never closes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Piece<'a> {
+    Text(&'a str),
+    Name(&'a str),
+    Unclosed(&'a str),
+}
+
+/// The pieces of `template`: the one brace scanner every filler here (and the app's narration)
+/// reads templates through. No piece of text is empty.
+pub fn pieces(template: &str) -> Vec<Piece<'_>> {
+    let mut out = Vec::new();
+    let mut rest = template;
+    while let Some(i) = rest.find('{') {
+        if i > 0 {
+            out.push(Piece::Text(&rest[..i]));
+        }
+        let Some(j) = rest[i..].find('}') else {
+            out.push(Piece::Unclosed(&rest[i..]));
+            return out;
+        };
+        out.push(Piece::Name(rest[i + 1..i + j].trim()));
+        rest = &rest[i + j + 1..];
+    }
+    if !rest.is_empty() {
+        out.push(Piece::Text(rest));
+    }
+    out
+}
+
 /// Replaces every `{...}` of `template` with what `resolve` makes of its inside. Every
 /// placeholder that does not resolve (and an unclosed brace) is listed in the error, with the
 /// resolver's reason.
@@ -23,22 +54,16 @@ pub fn fill(
 ) -> Result<String, Vec<String>> {
     let mut out = String::with_capacity(template.len());
     let mut errors = Vec::new();
-    let mut rest = template;
-    while let Some(i) = rest.find('{') {
-        out.push_str(&rest[..i]);
-        let Some(j) = rest[i..].find('}') else {
-            errors.push(format!("an unclosed brace in “{}”", &rest[i..]));
-            rest = "";
-            break;
-        };
-        let inside = rest[i + 1..i + j].trim();
-        match resolve(inside) {
-            Ok(s) => out.push_str(&s),
-            Err(e) => errors.push(format!("{{{inside}}}: {e}")),
+    for piece in pieces(template) {
+        match piece {
+            Piece::Text(t) => out.push_str(t),
+            Piece::Name(inside) => match resolve(inside) {
+                Ok(s) => out.push_str(&s),
+                Err(e) => errors.push(format!("{{{inside}}}: {e}")),
+            },
+            Piece::Unclosed(tail) => errors.push(format!("an unclosed brace in “{tail}”")),
         }
-        rest = &rest[i + j + 1..];
     }
-    out.push_str(rest);
     if errors.is_empty() {
         Ok(out)
     } else {
@@ -47,36 +72,32 @@ pub fn fill(
 }
 
 /// [`fill`] for a page that must show something: a placeholder that does not resolve becomes
-/// an em dash, never `{...}` (a native test checks every shipped text resolves).
+/// an em dash, never `{...}`, and an unclosed brace's tail is left out (a native test checks
+/// every shipped text resolves).
 pub fn fill_or_dash(
     template: &str,
     mut resolve: impl FnMut(&str) -> Result<String, String>,
 ) -> String {
     let mut out = String::with_capacity(template.len());
-    let mut rest = template;
-    while let Some(i) = rest.find('{') {
-        out.push_str(&rest[..i]);
-        let Some(j) = rest[i..].find('}') else {
-            rest = "";
-            break;
-        };
-        out.push_str(&resolve(rest[i + 1..i + j].trim()).unwrap_or_else(|_| "—".into()));
-        rest = &rest[i + j + 1..];
+    for piece in pieces(template) {
+        match piece {
+            Piece::Text(t) => out.push_str(t),
+            Piece::Name(inside) => out.push_str(&resolve(inside).unwrap_or_else(|_| "—".into())),
+            Piece::Unclosed(_) => {}
+        }
     }
-    out.push_str(rest);
     out
 }
 
 /// The placeholders of `template` (what is inside each pair of braces), in order.
 pub fn placeholders(template: &str) -> Vec<&str> {
-    let mut out = Vec::new();
-    let mut rest = template;
-    while let Some(i) = rest.find('{') {
-        let Some(j) = rest[i..].find('}') else { break };
-        out.push(rest[i + 1..i + j].trim());
-        rest = &rest[i + j + 1..];
-    }
-    out
+    pieces(template)
+        .into_iter()
+        .filter_map(|p| match p {
+            Piece::Name(n) => Some(n),
+            _ => None,
+        })
+        .collect()
 }
 
 /// The number at `path` in `value` (keys joined by dots; a list's element by index or by its
@@ -124,6 +145,23 @@ pub fn shown(v: f64, how: Option<&str>) -> Result<String, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_template_splits_into_text_names_and_an_unclosed_tail() {
+        assert_eq!(
+            pieces("a {x} b{ y }{z"),
+            [
+                Piece::Text("a "),
+                Piece::Name("x"),
+                Piece::Text(" b"),
+                Piece::Name("y"),
+                Piece::Unclosed("{z"),
+            ]
+        );
+        assert_eq!(fill_or_dash("a {x} {z", |_| Ok("1".into())), "a 1 ");
+        assert!(fill("{z", |_| Ok(String::new())).is_err());
+        assert_eq!(placeholders("{a}{b}{c"), ["a", "b"]);
+    }
 
     fn file() -> toml::Value {
         toml::from_str("rate = 50.0\npools = [{ name = \"a\", replicas = 8 }]\narms = [{ name = \"slow\", decision_s = 0.019 }]")

@@ -24,8 +24,11 @@ pub fn Narration(
         .into_iter()
         .map(|piece| {
             let s = match piece {
-                Piece::Text(t) => return t.into_any(),
-                Piece::Name(n) => n,
+                Piece::Text(t) => return t.to_string().into_any(),
+                Piece::Name(n) => n.to_string(),
+                // Shipped templates close every brace (a native test); a tail that does not is
+                // left out, as `fill_or_dash` leaves it.
+                Piece::Unclosed(_) => return ().into_any(),
             };
             match figures.iter().find(|f| f.name == s) {
                 Some(f) => view! {
