@@ -122,7 +122,7 @@ pub const KNOBS: &[Spec] = &[
         .errors(&["cpu_overhead_s"]),
     // A pool may start empty (when it may grow), and grow to the engine's most.
     number("replicas", Fleet, "Replicas at the start", "replicas",
-        Range { min: Bound::Lab(0.0), ..whole(&PoolConfig::MAX_REPLICAS_RANGE) })
+        replica_count(Bound::Lab(0.0)))
         .read(|c| c.pools[0].replicas.to_string())
         .try_set(set_replicas)
         .errors(&["replicas"]),
@@ -174,7 +174,7 @@ pub const KNOBS: &[Spec] = &[
         .errors(&["autoscaler.target"])
         .context("autoscaler=queued_tokens"),
     number("min_replicas", Fleet, "Fewest replicas", "replicas",
-        Range { min: Bound::Lab(0.0), ..whole(&PoolConfig::MAX_REPLICAS_RANGE) })
+        replica_count(Bound::Lab(0.0)))
         .read(|c| c.pools[0].min_replicas.to_string())
         .try_set(|c, v| {
             let p = &mut c.pools[0];
@@ -186,9 +186,9 @@ pub const KNOBS: &[Spec] = &[
         })
         .when(When::If(autoscaling))
         .errors(&["min_replicas"])
-        .context("autoscaler=queued_tokens&replicas=4096"),
+        .context("autoscaler=queued_tokens&replicas=256"),
     number("max_replicas", Fleet, "Most replicas", "replicas",
-        whole(&PoolConfig::MAX_REPLICAS_RANGE))
+        replica_count(Bound::Engine(*PoolConfig::MAX_REPLICAS_RANGE.start() as f64)))
         .read(|c| c.pools[0].max_replicas.to_string())
         .try_set(|c, v| {
             let p = &mut c.pools[0];

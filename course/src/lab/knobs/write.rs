@@ -420,8 +420,7 @@ pub(super) fn set_autoscaler(c: &mut FleetConfig, text: &str) -> Result<(), Stri
     a.signal = signal;
     let p = &mut c.pools[0];
     if p.max_replicas <= p.replicas {
-        let most = *PoolConfig::MAX_REPLICAS_RANGE.end();
-        p.max_replicas = (p.replicas * 4).clamp(1, most.max(p.replicas));
+        p.max_replicas = (p.replicas * 4).clamp(1, MAX_LAB_REPLICAS.max(p.replicas));
     }
     Ok(())
 }
