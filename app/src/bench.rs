@@ -76,3 +76,64 @@ pub fn mock_clock_speed(factor: f64) {
 pub fn progress_day_offset(days: i32) {
     crate::progress::set_day_offset(days as i64);
 }
+
+/// Runs a fleet scenario's arm (the first by default, cut at `horizon_s`) in the simulators'
+/// worker, as the pages do, and resolves with its report as compact JSON: the browser tests
+/// compare it byte for byte with `run_scenario` in the page and with the native command.
+#[wasm_bindgen]
+pub fn run_scenario_in_worker(
+    path: &str,
+    text: &str,
+    arm: Option<String>,
+    horizon_s: Option<f64>,
+) -> js_sys::Promise {
+    use trainer_course::jobs::{Job, Outcome, Reply};
+    use trainer_engine::scenario::Scenario;
+    let cfg = match Scenario::from_file_text(path, text) {
+        Ok(Scenario::Fleet(f)) => f
+            .arms
+            .into_iter()
+            .find(|(n, _)| arm.as_ref().is_none_or(|a| a == n))
+            .map(|(_, c)| c)
+            .ok_or_else(|| "no such arm".to_string()),
+        Ok(Scenario::Replica(_)) => Err("a fleet scenario only".to_string()),
+        Err(e) => Err(e.to_string()),
+    };
+    js_sys::Promise::new(&mut move |resolve, reject| {
+        let mut cfg = match cfg.clone() {
+            Ok(c) => c,
+            Err(e) => {
+                let _ = reject.call1(&JsValue::NULL, &JsValue::from_str(&e));
+                return;
+            }
+        };
+        if let Some(h) = horizon_s {
+            cfg.truncate(h);
+        }
+        let job = Job::Fleets {
+            configs: vec![cfg],
+            series: true,
+        };
+        crate::sim_client::submit(job, move |reply| {
+            let out = match reply {
+                Reply::Done(Outcome::Reports(r)) => r
+                    .first()
+                    .and_then(|r| serde_json::to_string(r).ok())
+                    .ok_or_else(|| "no report".to_string()),
+                Reply::Failed(m) => Err(m),
+                _ => return,
+            };
+            let _ = match out {
+                Ok(json) => resolve.call1(&JsValue::NULL, &JsValue::from_str(&json)),
+                Err(e) => reject.call1(&JsValue::NULL, &JsValue::from_str(&e)),
+            };
+        });
+    })
+}
+
+/// Lets new simulation jobs use at most `n` workers (the moment benchmark times a batch on
+/// one worker and on all of them).
+#[wasm_bindgen]
+pub fn set_worker_limit(n: u32) {
+    crate::sim_client::set_worker_limit(n as usize);
+}

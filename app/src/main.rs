@@ -11,6 +11,7 @@ mod pages;
 mod progress;
 mod route;
 mod shell;
+mod sim_client;
 mod sim_runner;
 mod text;
 mod url_state;
@@ -28,6 +29,8 @@ fn main() {
         boot.remove();
     }
     leptos::mount::mount_to_body(shell::App);
+    // The simulators' worker loads once the first page is drawn, while the learner reads.
+    gloo_timers::callback::Timeout::new(0, sim_client::prewarm).forget();
 }
 
 /// Puts a visible notice on the page when the app panics (the release build then stops), so

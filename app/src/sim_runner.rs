@@ -1,29 +1,27 @@
-//! Runs fleet simulations in slices between animation frames, so the page stays responsive:
-//! each slice advances the current run a few hundred events at a time for at most
-//! [`SLICE_MS`] of wall time, then yields to the browser. [`run_fleets`] hands back reports;
-//! [`run_sims`] the finished simulations, for a page that reads more than the report (the
-//! fleet build-up reads its records and routing trace).
+//! Runs a batch of fleets in the simulators' workers ([`crate::sim_client`]), side by side
+//! on as many workers as the machine has cores, and hands back their reports in order, with
+//! the batch's progress in a signal. The main thread only reads the replies.
 
 use crate::browser::now_ms;
+use crate::sim_client::{control, longest_handling_ms, submit, JobHandle};
 use leptos::prelude::*;
 use std::cell::RefCell;
 use std::rc::Rc;
-use trainer_engine::fleet::{FleetConfig, FleetReport, FleetSim};
-
-/// Longest a slice runs before the page gets the main thread back, milliseconds.
-pub const SLICE_MS: f64 = 12.0;
+use trainer_course::jobs::{Control, Job, Outcome, Reply};
+use trainer_engine::fleet::{FleetConfig, FleetReport};
 
 /// Where a batch of runs stands.
 #[derive(Clone, Debug, PartialEq)]
 pub enum RunStatus {
     Idle,
-    /// Which run (0-based) of how many, and how far through its simulated time (0 to 1).
+    /// Runs finished (0-based: the run in hand) of how many, and how far the batch is (0 to 1).
     Running {
         run: usize,
         runs: usize,
         progress: f64,
     },
-    /// Wall time of the whole batch and of its longest slice, milliseconds.
+    /// Wall time of the whole batch, and the longest the main thread has spent reading (parsing)
+    /// one reply from a worker, milliseconds.
     Done {
         wall_ms: f64,
         longest_ms: f64,
@@ -37,114 +35,122 @@ impl RunStatus {
     }
 }
 
-struct Job {
-    runs: Vec<(FleetConfig, FleetSim)>,
-    /// Runs finished so far (the first so many).
-    finished: usize,
+type Done = Box<dyn FnOnce(Vec<(FleetConfig, FleetReport)>)>;
+
+struct Batch {
+    configs: Vec<FleetConfig>,
+    reports: Vec<Option<FleetReport>>,
+    progress: Vec<f64>,
+    handles: Vec<JobHandle>,
     started: f64,
-    longest_ms: f64,
+    done: Option<Done>,
 }
 
-/// Starts `configs` one after another in slices, reporting progress in `status`, and hands
-/// each fleet with its report to `done` when the last finishes. A config the simulator
-/// refuses sets `status` to `Failed` with its message. If the page that owns `status` goes
-/// away, the runs stop.
+impl Batch {
+    fn cancel(&mut self) {
+        self.done = None;
+        for h in self.handles.drain(..) {
+            control(h, Control::Cancel);
+        }
+    }
+}
+
+/// Runs `configs` in the workers, each fleet a job of its own, reporting progress in
+/// `status`, and hands each fleet with its report to `done` when the last finishes. A config
+/// the simulator refuses sets `status` to `Failed` with its message and stops the rest. If
+/// the page that owns `status` goes away, the runs are cancelled.
 pub fn run_fleets(
     configs: Vec<FleetConfig>,
     status: RwSignal<RunStatus>,
     done: impl FnOnce(Vec<(FleetConfig, FleetReport)>) + 'static,
 ) {
-    let mut sims = Vec::new();
-    for f in configs {
-        match FleetSim::new(f) {
-            Ok(s) => sims.push(s),
-            Err(e) => {
-                status.set(RunStatus::Failed(failure(&e)));
-                return;
-            }
-        }
+    let n = configs.len();
+    if n == 0 {
+        status.set(RunStatus::Done {
+            wall_ms: 0.0,
+            longest_ms: 0.0,
+        });
+        done(Vec::new());
+        return;
     }
-    run_sims(sims, status, move |sims| {
-        done(
-            sims.into_iter()
-                .map(|s| (s.config().clone(), s.report()))
-                .collect(),
-        )
-    });
-}
-
-/// The message for a fleet the simulator refuses.
-pub fn failure(e: &trainer_engine::error::ConfigError) -> String {
-    format!("The simulator cannot run this: {} {}.", e.field, e.message)
-}
-
-/// Runs fleets already set up (with tracing switched on, say) one after another in slices,
-/// as [`run_fleets`] does, and hands the finished simulations to `done`, to be read.
-pub fn run_sims(
-    sims: Vec<FleetSim>,
-    status: RwSignal<RunStatus>,
-    done: impl FnOnce(Vec<FleetSim>) + 'static,
-) {
-    let runs: Vec<(FleetConfig, FleetSim)> =
-        sims.into_iter().map(|s| (s.config().clone(), s)).collect();
     status.set(RunStatus::Running {
         run: 0,
-        runs: runs.len(),
+        runs: n,
         progress: 0.0,
     });
-    let job = Rc::new(RefCell::new(Job {
-        runs,
-        finished: 0,
+    let batch = Rc::new(RefCell::new(Batch {
+        configs: configs.clone(),
+        reports: vec![None; n],
+        progress: vec![0.0; n],
+        handles: Vec::new(),
         started: now_ms(),
-        longest_ms: 0.0,
+        done: Some(Box::new(done)),
     }));
-    request_animation_frame(move || slice(job, status, Box::new(done)));
+    for (i, cfg) in configs.into_iter().enumerate() {
+        let b = batch.clone();
+        // The pages that run batches read figures, never the time series.
+        let job = Job::Fleets {
+            configs: vec![cfg],
+            series: false,
+        };
+        let h = submit(job, move |reply| on_reply(&b, i, reply, status));
+        batch.borrow_mut().handles.push(h);
+    }
 }
 
-type Done = Box<dyn FnOnce(Vec<FleetSim>)>;
-
-fn slice(job: Rc<RefCell<Job>>, status: RwSignal<RunStatus>, done: Done) {
-    let t0 = now_ms();
-    let update;
-    {
-        let mut j = job.borrow_mut();
-        while now_ms() - t0 < SLICE_MS {
-            let cur = j.finished;
-            let Some((_, sim)) = j.runs.get_mut(cur) else {
-                break;
-            };
-            sim.advance_for(500);
-            if sim.is_done() {
-                j.finished += 1;
-            }
+fn on_reply(batch: &Rc<RefCell<Batch>>, i: usize, reply: Reply, status: RwSignal<RunStatus>) {
+    let mut b = batch.borrow_mut();
+    if b.done.is_none() {
+        return;
+    }
+    let update = match reply {
+        Reply::Progress(p) => {
+            b.progress[i] = p.progress;
+            None
         }
-        j.longest_ms = j.longest_ms.max(now_ms() - t0);
-        let (cur, runs) = (j.finished, j.runs.len());
-        update = if cur >= runs {
+        Reply::Done(Outcome::Reports(mut r)) => {
+            b.progress[i] = 1.0;
+            b.reports[i] = r.pop();
+            None
+        }
+        Reply::Failed(m) => Some(RunStatus::Failed(m)),
+        Reply::Done(_) | Reply::Live(_) => Some(RunStatus::Failed(
+            "The simulator's worker answered with something else.".into(),
+        )),
+    };
+    let finished = b.reports.iter().filter(|r| r.is_some()).count();
+    let runs = b.reports.len();
+    let update = update.unwrap_or_else(|| {
+        if finished == runs {
             RunStatus::Done {
-                wall_ms: now_ms() - j.started,
-                longest_ms: j.longest_ms,
+                wall_ms: now_ms() - b.started,
+                longest_ms: longest_handling_ms(),
             }
         } else {
-            let (cfg, sim) = &j.runs[cur];
             RunStatus::Running {
-                run: cur,
+                run: finished,
                 runs,
-                progress: (sim.now() / cfg.horizon().max(1e-9)).clamp(0.0, 1.0),
+                progress: b.progress.iter().sum::<f64>() / runs as f64,
             }
-        };
-    }
-    let finished = matches!(update, RunStatus::Done { .. });
-    // The page may have gone away; then the job stops.
-    if status.try_set(update).is_some() {
-        return;
-    }
-    if finished {
-        let j = Rc::try_unwrap(job).map(RefCell::into_inner);
-        if let Ok(j) = j {
-            done(j.runs.into_iter().map(|(_, s)| s).collect());
         }
+    });
+    // The page may have gone away; then the runs stop.
+    if status.try_set(update.clone()).is_some() {
+        b.cancel();
         return;
     }
-    request_animation_frame(move || slice(job, status, done));
+    match update {
+        RunStatus::Failed(_) => b.cancel(),
+        RunStatus::Done { .. } => {
+            let done = b.done.take();
+            let configs = std::mem::take(&mut b.configs);
+            let reports: Vec<FleetReport> = b.reports.iter_mut().filter_map(Option::take).collect();
+            b.handles.clear();
+            drop(b);
+            if let Some(done) = done {
+                done(configs.into_iter().zip(reports).collect());
+            }
+        }
+        _ => {}
+    }
 }

@@ -8,14 +8,17 @@
 //! - [`lab`]: the lab's set-up (presets, knobs, its URL) and runner;
 //! - [`mock`], [`study`]: the mock interview and self-paced study with spaced practice;
 //! - [`validation`]: the engine against published measurements;
+//! - [`jobs`]: what a page asks of the simulators (the app's worker protocol) and the runner
+//!   that does it a slice at a time;
 //! - [`text`]: the engine's template filling and formatting, plus the calculator's figures.
 //!
 //! Layers, lowest first (`tests/layers.rs` holds them): `text`; `sizing`; `study`, `validation`,
-//! `probes`, `moments`, `buildup`, `lab`; `mock`.
+//! `probes`, `moments`, `buildup`, `lab`; `mock`, `jobs`.
 //!
 //! Like the engine, nothing here knows about the DOM, WASM or a browser.
 
 pub mod buildup;
+pub mod jobs;
 pub mod lab;
 pub mod mock;
 pub mod moments;

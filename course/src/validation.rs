@@ -162,7 +162,7 @@ fn default_util() -> f64 {
 pub const BAND: f64 = 0.15;
 
 /// What the simulator made of one row.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Outcome {
     pub id: String,
     pub metric: String,

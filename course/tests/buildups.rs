@@ -53,7 +53,10 @@ fn check_words(name: &str, script: &Script, chapters: &[Chapter]) {
                 c.figure(&p).is_some(),
                 "{name}/{}: {{{p}}} is not a figure of the chapter ({:?})",
                 s.id,
-                c.figures.iter().map(|f| f.name).collect::<Vec<_>>()
+                c.figures
+                    .iter()
+                    .map(|f| f.name.as_ref())
+                    .collect::<Vec<_>>()
             );
         }
         let filled = fill(text, &figure_texts(&c.figures));
@@ -333,7 +336,7 @@ fn a_quiet_fleet_says_what_did_not_happen() {
         .chapters
         .iter()
         .filter(|c| c.variant == Variant::Absent)
-        .map(|c| c.id)
+        .map(|c| c.id.as_ref())
         .collect();
     assert_eq!(absent, ["gateway", "autoscaler", "overflow"]);
 }

@@ -25,7 +25,7 @@ const COURSE: [&[&str]; 4] = [
     &["text"],
     &["sizing"],
     &["study", "validation", "probes", "moments", "buildup", "lab"],
-    &["mock"],
+    &["mock", "jobs"],
 ];
 
 fn layer(layers: &[&[&str]], module: &str) -> Option<usize> {

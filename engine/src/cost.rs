@@ -225,7 +225,7 @@ pub fn attended_positions(item: BatchItem) -> f64 {
 }
 
 /// The time of one step and what it is made of. Seconds.
-#[derive(Clone, Copy, Debug, PartialEq, Default, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Default, Serialize, Deserialize)]
 pub struct StepCost {
     pub compute_s: f64,
     pub memory_s: f64,

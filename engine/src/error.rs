@@ -6,7 +6,7 @@ use std::fmt;
 ///
 /// Every constructor in the core validates its inputs and returns this instead of panicking,
 /// so that the app can show the message beside the field that caused it.
-#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct ConfigError {
     /// Dotted path of the offending field, for example `workload.rate`.
     pub field: String,

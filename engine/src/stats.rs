@@ -4,7 +4,7 @@
 //! (nearest rank) rather than estimated from a sketch. A run of identical values, such as the
 //! inter-token latency of every sequence in one engine step, is one pair: adding it is O(1).
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// Exact percentiles over weighted samples (value, weight). Adding a run of identical values is O(1).
 ///
@@ -25,7 +25,7 @@ pub struct Samples {
 const CHUNK: usize = 1 << 15;
 
 /// The usual figures of a latency distribution. All zeros with `count` 0 when empty.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct Summary {
     pub count: u64,
     pub mean: f64,

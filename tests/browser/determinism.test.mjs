@@ -1,6 +1,8 @@
 // The same (scenario, seed) gives the same simulation bit for bit natively and in WASM: each
 // case runs through the native `trainer-sim` command and through the release WASM build in
-// Chromium (app/src/bench.rs: run_scenario), and the two JSON reports must be identical.
+// Chromium (app/src/bench.rs: run_scenario), and the two JSON reports must be identical; a
+// fleet also runs in the simulators' Web Worker (run_scenario_in_worker), through the JSON
+// messages the pages use, and must give the same report again.
 
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
@@ -49,6 +51,14 @@ for (const c of CASES) {
     const nat = native(c);
     assert.ok(nat.length > 100, "the native report is not empty");
     assert.equal(wasm, nat);
+    // A fleet runs in the simulators' worker as the pages run it: the same report again.
+    if (c.file.startsWith("fleet") || c.arm) {
+      const worker = await page.evaluate(
+        ([file, text, arm, horizon]) => window.wasmBindings.run_scenario_in_worker(file, text, arm, horizon),
+        [c.file, text, c.arm ?? null, c.horizon ?? null],
+      );
+      assert.equal(worker, nat);
+    }
     assert.deepEqual(page.problems, []);
   });
 }

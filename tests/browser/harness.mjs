@@ -55,8 +55,9 @@ export async function start({ base = "/trainer/" } = {}) {
         if (new URL(u).origin !== origin) page.problems.push(`request left the origin: ${u}`);
       });
       page.on("requestfailed", (req) => {
-        // Leaving a page while its favicon still loads aborts that request: not a fault.
-        if (req.failure()?.errorText === "net::ERR_ABORTED" && /\/favicon[^/]*$/.test(new URL(req.url()).pathname)) return;
+        // Leaving a page while its favicon or the simulators' worker module still loads aborts
+        // that request: not a fault.
+        if (req.failure()?.errorText === "net::ERR_ABORTED" && /\/(favicon[^/]*|trainer-worker[^/]*)$/.test(new URL(req.url()).pathname)) return;
         page.problems.push(`request failed: ${req.url()} (${req.failure()?.errorText})`);
       });
       return page;

@@ -66,8 +66,8 @@ test("each moment: commit an answer, every option runs, the verdict and the winn
     const t = await page.locator('[data-testid="moment-time"]').count()
       ? Number(await page.getAttribute('[data-testid="moment-time"]', "data-value")) : 0;
     const longest = t ? Number(await page.getAttribute('[data-testid="moment-time"]', "data-longest")) : 0;
-    timings.push(`${id}: ${Math.round(t)} ms in all, longest slice ${Math.round(longest)} ms`);
-    if (t) assert.ok(longest < 100, `${id}: a slice took ${longest} ms`);
+    timings.push(`${id}: ${Math.round(t)} ms in all, longest read of a worker reply ${Math.round(longest)} ms`);
+    if (t) assert.ok(longest < 100, `${id}: reading a reply took ${longest} ms`);
     assert.match(await page.evaluate(() => location.search), new RegExp(`choice=${options[0]}`));
   }
   console.log("moment runs in Chromium: " + timings.join("; "));

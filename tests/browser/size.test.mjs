@@ -234,7 +234,7 @@ test("the simulator check runs both fleets and sets its streams beside the estim
   assert.ok(util > 0 && util <= 1);
   const wall = Number(await page.getAttribute('[data-testid="sim-time"]', "data-value"));
   const longest = Number(await page.getAttribute('[data-testid="sim-time"]', "data-longest"));
-  console.log(`simulator check: ${Math.round(wall)} ms of wall time for both runs, longest slice ${Math.round(longest)} ms`);
+  console.log(`simulator check: ${Math.round(wall)} ms of wall time for both runs, longest read of a worker reply ${Math.round(longest)} ms`);
   assert.equal(await page.locator('[data-testid="sim-stale"]').count(), 0);
   // Editing an input marks the result as belonging to other inputs.
   await typeInto(page, "rate", "55");

@@ -27,7 +27,7 @@ pub fn StepNarration(
 ) -> impl IntoView {
     let c = chapter;
     let words = script.with_value(|sc| {
-        let st = sc.step(c.id)?;
+        let st = sc.step(&c.id)?;
         Some((st.title.clone(), text_for(st, &c), st.watch.clone()))
     });
     words.map(|(title, text, watch)| {

@@ -1,10 +1,12 @@
 //! "How close is the simulator?": the published measurements replayed through the simulator
-//! in the browser, one row per animation frame, beside what it models and leaves out.
+//! in the simulators' workers, a job per row, beside what it models and leaves out.
 
 use crate::components::ColumnHeads;
+use crate::sim_client::{control, submit, JobHandle};
 use crate::text::format::{percent, sig};
 use leptos::prelude::*;
-use trainer_course::validation::{about, run_row, shipped, Outcome, Row, BAND};
+use trainer_course::jobs::{self, Control, Job, Reply};
+use trainer_course::validation::{about, shipped, Outcome, Row, BAND};
 
 /// The page at `/simulator`.
 #[component]
@@ -12,22 +14,28 @@ pub fn SimulatorPage() -> impl IntoView {
     let rows: Vec<Row> = shipped().map(|m| m.row).unwrap_or_default();
     let words = about().ok();
     let total = rows.len();
-    let results: RwSignal<Vec<Result<Outcome, String>>> = RwSignal::new(Vec::new());
-    // One row per frame keeps the page responsive while the larger rows run.
-    fn next(rows: std::rc::Rc<Vec<Row>>, results: RwSignal<Vec<Result<Outcome, String>>>) {
-        let Some(done) = results.try_with_untracked(|r| r.len()) else {
-            return;
-        };
-        let Some(row) = rows.get(done) else {
-            return;
-        };
-        let out = run_row(row).map_err(|e| e.to_string());
-        results.update(|r| r.push(out));
-        request_animation_frame(move || next(rows, results));
-    }
-    let shared = std::rc::Rc::new(rows.clone());
-    request_animation_frame(move || next(shared, results));
-
+    // Each row is a job of its own, so the rows replay side by side in the workers.
+    let replies: RwSignal<Vec<Option<Result<Outcome, String>>>> = RwSignal::new(vec![None; total]);
+    let handles: Vec<JobHandle> = (0..total)
+        .map(|i| {
+            submit(Job::Validation(i), move |reply| {
+                let out = match reply {
+                    Reply::Done(jobs::Outcome::Validation(o)) => o.map(|o| *o),
+                    Reply::Failed(m) => Err(m),
+                    _ => return,
+                };
+                let _ = replies.try_update(|r| r[i] = Some(out));
+            })
+        })
+        .collect();
+    on_cleanup(move || {
+        for h in handles {
+            control(h, Control::Cancel);
+        }
+    });
+    // The rows replayed so far, in the file's order.
+    let results =
+        Memo::new(move |_| replies.with(|r| r.iter().flatten().cloned().collect::<Vec<_>>()));
     let (title, intro, band, models, leaves_out, metrics) = match words {
         Some(w) => (w.title, w.intro, w.band, w.models, w.leaves_out, w.metric),
         None => (
@@ -82,7 +90,7 @@ pub fn SimulatorPage() -> impl IntoView {
                             .map(|(i, row)| {
                                 let row = row.clone();
                                 let id = row.id.clone();
-                                let result = move || results.with(|r| r.get(i).cloned());
+                                let result = move || replies.with(|r| r.get(i).cloned().flatten());
                                 view! {
                                     <tr data-testid=format!("validation-row-{id}")>
                                         <th scope="row">

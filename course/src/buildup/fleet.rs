@@ -13,7 +13,7 @@
 //! overflow path.
 
 use super::{Chapter, Figures, Variant};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use trainer_engine::error::ConfigError;
 use trainer_engine::fleet::{
     FleetConfig, FleetSim, Outcome, RejectReason, RequestRecord, RouteTrace, ScaleEvent,
@@ -29,7 +29,7 @@ pub const SCENARIO: &str = "fleet-follow-one-request";
 const ROUTE_TRACE: usize = 20_000;
 
 /// A box of the request-path diagram (the ids `RequestPath` draws).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Hop {
     Client,
@@ -59,7 +59,7 @@ impl Hop {
 }
 
 /// What happens at a moment.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum MomentKind {
     Sent,
@@ -82,7 +82,7 @@ pub enum MomentKind {
 }
 
 /// The clocks the build-up follows.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Clock {
     EngineTtft,
@@ -124,7 +124,7 @@ impl Clock {
 }
 
 /// A clock at one moment.
-#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "state", rename_all = "snake_case")]
 pub enum ClockState {
     NotStarted,
@@ -138,7 +138,7 @@ pub enum ClockState {
 }
 
 /// One frame: a moment of the run, the hop it happens at, and the followed request's clocks.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Moment {
     pub t: f64,
     pub hop: Hop,
@@ -148,7 +148,7 @@ pub struct Moment {
 }
 
 /// The whole build-up.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct FleetStory {
     /// The followed request.
     pub followed: RequestRecord,
@@ -361,7 +361,7 @@ impl FleetStory {
         };
         let b = self.moment(quota_t, quota_t, Hop::Quota, MomentKind::QuotaChecked);
         chapters.push(Chapter {
-            id: "gateway",
+            id: "gateway".into(),
             first: a,
             last: b,
             figures: f.done(),
@@ -401,7 +401,7 @@ impl FleetStory {
                 .count("busiest_queued", 0.0);
         }
         chapters.push(Chapter {
-            id: "router",
+            id: "router".into(),
             first: a,
             last: a,
             figures: f.done(),
@@ -423,7 +423,7 @@ impl FleetStory {
             .secs("engine_ttft", r.engine_ttft())
             .count("output_tokens", r.output_tokens as f64);
         chapters.push(Chapter {
-            id: "engine",
+            id: "engine".into(),
             first: a,
             last: b,
             figures: f.done(),
@@ -466,7 +466,7 @@ impl FleetStory {
             )
             .secs("tpot_target", cfg.slo.tpot_s);
         chapters.push(Chapter {
-            id: "streaming",
+            id: "streaming".into(),
             first: a,
             last: b,
             figures: f.done(),
@@ -504,7 +504,7 @@ impl FleetStory {
             }
         };
         chapters.push(Chapter {
-            id: "autoscaler",
+            id: "autoscaler".into(),
             first,
             last,
             figures: f.done(),
@@ -542,7 +542,7 @@ impl FleetStory {
             ),
         };
         chapters.push(Chapter {
-            id: "overflow",
+            id: "overflow".into(),
             first,
             last: first,
             figures: f.done(),

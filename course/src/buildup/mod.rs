@@ -11,20 +11,21 @@ pub mod fleet;
 pub mod query;
 pub mod replica;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
+use std::borrow::Cow;
 
 /// A number the narration shows, read from the run, with its text as shown.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Figure {
     /// The placeholder it fills (`{name}` in the narration).
-    pub name: &'static str,
+    pub name: Cow<'static, str>,
     /// The value in base units (seconds, tokens, blocks, bytes), for tests and `data-value`.
     pub value: f64,
     pub text: String,
 }
 
 /// Which of a step's narration texts fits what the run did.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Variant {
     /// The event the step is about happened.
@@ -35,10 +36,10 @@ pub enum Variant {
 
 /// One of a build-up's six steps: which frames it covers, the figures its narration names,
 /// and which text applies.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Chapter {
     /// The step's id, as in its narration file.
-    pub id: &'static str,
+    pub id: Cow<'static, str>,
     /// First frame (inclusive).
     pub first: usize,
     /// Last frame (inclusive).
@@ -66,7 +67,10 @@ impl Chapter {
 
 /// The names and values of `figures`, as the narration's `fill` takes them.
 pub fn figure_texts(figures: &[Figure]) -> Vec<(&str, String)> {
-    figures.iter().map(|f| (f.name, f.text.clone())).collect()
+    figures
+        .iter()
+        .map(|f| (f.name.as_ref(), f.text.clone()))
+        .collect()
 }
 
 /// Builds a chapter's figure list.
@@ -78,7 +82,11 @@ impl Figures {
     }
 
     pub(crate) fn add(&mut self, name: &'static str, value: f64, text: String) -> &mut Figures {
-        self.0.push(Figure { name, value, text });
+        self.0.push(Figure {
+            name: Cow::Borrowed(name),
+            value,
+            text,
+        });
         self
     }
 

@@ -10,7 +10,7 @@
 //! events; the engine's hot path is unchanged.
 
 use super::{Chapter, Figures, Variant};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use trainer_engine::error::ConfigError;
 use trainer_engine::format;
 use trainer_engine::replica::{ReplicaSim, RequestRecord, TokenKind};
@@ -27,7 +27,7 @@ pub const D: usize = 3;
 pub const SCENARIO: &str = "replica-follow-one-chat";
 
 /// What the learner may change, each within [`ReplicaParams::RANGES`].
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ReplicaParams {
     /// D's prompt, tokens.
     pub d_prompt: u32,
@@ -39,7 +39,7 @@ pub struct ReplicaParams {
 }
 
 /// One request's share of a traced step.
-#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 pub struct BatchRow {
     /// Request index (see [`NAMES`]).
     pub who: usize,
@@ -52,7 +52,7 @@ pub struct BatchRow {
 }
 
 /// One KV block at the end of a step.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "state", content = "owner", rename_all = "snake_case")]
 pub enum Cell {
     /// Never used, or freed without content worth keeping.
@@ -66,7 +66,7 @@ pub enum Cell {
 }
 
 /// The replica at the end of one engine step.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct ReplicaFrame {
     /// The engine's step number (from 0).
     pub step: u64,
@@ -88,7 +88,7 @@ pub struct ReplicaFrame {
 }
 
 /// D's clocks as of the end of one frame.
-#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 pub struct DClock {
     pub arrival: f64,
     /// Arrival to first scheduled, once scheduled.
@@ -101,7 +101,7 @@ pub struct DClock {
 }
 
 /// The whole build-up: the run's frames and its six chapters.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct ReplicaStory {
     pub params: ReplicaParams,
     pub frames: Vec<ReplicaFrame>,
@@ -565,7 +565,7 @@ fn chapter(
     variant: Variant,
 ) -> Chapter {
     Chapter {
-        id,
+        id: id.into(),
         first,
         last: last.max(first),
         figures,

@@ -158,7 +158,7 @@ fn check_positive_f(field: &str, v: f64) -> Result<(), ConfigError> {
 }
 
 /// One evaluation of the autoscaler.
-#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 pub struct SignalPoint {
     pub t: f64,
     /// The signal's value (NaN when it had nothing to read, e.g. no TTFT in the interval).
@@ -170,7 +170,7 @@ pub struct SignalPoint {
 }
 
 /// One change the autoscaler made.
-#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 pub struct ScaleEvent {
     pub t: f64,
     /// The signal's value when it decided.

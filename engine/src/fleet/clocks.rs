@@ -7,7 +7,7 @@
 //! stays a few hundred kilobytes however long the run.
 
 use crate::stats::{Samples, Summary};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// Sub-buckets per power of two.
 const SUB_BITS: u32 = 10;
@@ -205,7 +205,7 @@ fn value(i: usize) -> f64 {
 }
 
 /// Why a request was refused.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum RejectReason {
     /// The tenant's token budget was spent (429 with Retry-After).
@@ -220,7 +220,7 @@ pub enum RejectReason {
 }
 
 /// Where a spilled request went.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum SpillTarget {
     Pool(usize),
@@ -228,7 +228,7 @@ pub enum SpillTarget {
 }
 
 /// How a request ended. Every request that arrives ends as exactly one of these.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Outcome {
     Completed,
@@ -244,7 +244,7 @@ pub enum Outcome {
 
 /// Everything the fleet measured about one request. Times are seconds of simulated time;
 /// hops not reached are zero.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct RequestRecord {
     /// Arrival order, from 0.
     pub seq: u64,
@@ -278,7 +278,7 @@ pub struct RequestRecord {
 }
 
 /// The time one request spent in each hop between the gateway and the engine, and back.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct Hops {
     pub auth: f64,
     pub tokenize: f64,

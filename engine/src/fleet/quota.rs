@@ -94,7 +94,7 @@ pub enum QuotaDecision {
 }
 
 /// Per-tenant counters the report shows.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct TenantCounters {
     pub checks: u64,
     pub allowed: u64,

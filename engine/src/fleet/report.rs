@@ -6,7 +6,7 @@ use super::clocks::Histogram;
 use super::quota::TenantCounters;
 use super::sim::{FleetSim, FleetVerdict, ReplicaState, SeriesPoint};
 use crate::stats::Summary;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// The probabilities at which [`Cdf`] reads a distribution: every percent, then the tail
 /// (99.5 %, 99.9 %) and the maximum.
@@ -25,7 +25,7 @@ pub const CDF_QUANTILES: [f64; 102] = {
 
 /// A latency distribution as (value in seconds, fraction at or below) at [`CDF_QUANTILES`];
 /// empty when nothing was measured.
-#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct Cdf {
     pub count: u64,
     pub points: Vec<(f64, f64)>,
@@ -59,7 +59,7 @@ impl Cdf {
 
 /// The six latency curves: TTFT at the engine, the gateway and the client, and ITL at the
 /// same three places.
-#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct Distributions {
     pub engine_ttft: Cdf,
     pub server_ttft: Cdf,
@@ -70,7 +70,7 @@ pub struct Distributions {
 }
 
 /// One replica's work over the run.
-#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 pub struct ReplicaSummary {
     pub pool: usize,
     pub state: ReplicaState,
@@ -85,7 +85,7 @@ pub struct ReplicaSummary {
 }
 
 /// The whole report of a run (or of the run so far).
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct FleetReport {
     /// How the run ended: completed, nothing served, or overloaded (which cap, and when).
     #[serde(flatten)]
@@ -119,7 +119,7 @@ pub struct FleetReport {
 
 /// How every arriving request ended: `arrived` = completed + rejected + spilled + timed out
 /// + in flight.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct Outcomes {
     pub arrived: u64,
     pub completed: u64,
@@ -153,7 +153,7 @@ impl Outcomes {
 }
 
 /// The clocks as distributions, seconds. TTFTs and E2E are per request; ITLs are per token.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct Clocks {
     /// Engine receives -> first token sampled (requests served by the fleet's engines).
     pub engine_ttft: Summary,
@@ -176,7 +176,7 @@ pub struct Clocks {
 }
 
 /// Server TTFT minus engine TTFT, and the hops it is made of (streamed requests), seconds.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct GapBreakdown {
     pub server_minus_engine: Summary,
     pub auth: Summary,
@@ -188,7 +188,7 @@ pub struct GapBreakdown {
 }
 
 /// Streams held by the gateway.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct Streams {
     /// Time-weighted mean of open streams while traffic arrives (over [0, horizon]).
     pub open_mean: f64,
@@ -207,7 +207,7 @@ pub struct Streams {
 }
 
 /// Attainment of the service-level objectives.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct SloReport {
     pub ttft_s: f64,
     pub tpot_s: f64,
@@ -218,7 +218,7 @@ pub struct SloReport {
 }
 
 /// One tenant's traffic and quota.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct TenantReport {
     pub tenant: u32,
     pub arrived: u64,
@@ -227,7 +227,7 @@ pub struct TenantReport {
 }
 
 /// One pool's replicas and work.
-#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct PoolReport {
     pub name: String,
     /// Replicas ready at the end of the run.
@@ -246,7 +246,7 @@ pub struct PoolReport {
 }
 
 /// What the run cost.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct CostReport {
     pub gpu_hours: f64,
     pub gpu_dollars: f64,

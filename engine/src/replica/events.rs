@@ -3,10 +3,10 @@
 
 use crate::cost::StepCost;
 use crate::stats::Samples;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// Something that happened in the engine, in time order.
-#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type")]
 pub enum ReplicaEvent {
     /// First scheduled (start of its first step).
@@ -34,7 +34,7 @@ pub enum ReplicaEvent {
 }
 
 /// What a router or an autoscaler can read from a replica at any moment.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct ReplicaLoad {
     pub running: u32,
     /// Waiting for admission (including requests submitted for a future time).
@@ -84,7 +84,7 @@ pub struct ReplicaMetrics {
 }
 
 /// Whether a request's tokens in a step are prompt (or recomputation) or a decode.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum TokenKind {
     Prefill,
@@ -92,7 +92,7 @@ pub enum TokenKind {
 }
 
 /// One request's share of a step.
-#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 pub struct TraceEntry {
     pub id: u64,
     pub new_tokens: u32,
@@ -104,7 +104,7 @@ pub struct TraceEntry {
 }
 
 /// One engine step, for visualisations.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct StepTrace {
     pub index: u64,
     pub start: f64,
@@ -128,7 +128,7 @@ pub struct StepTrace {
 }
 
 /// Where a request is.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum SeqPhase {
     /// In the waiting queue (never admitted, or preempted and re-queued).
@@ -140,7 +140,7 @@ pub enum SeqPhase {
 }
 
 /// One request inside the replica, with its block table.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct SeqSnapshot {
     pub id: u64,
     pub tenant: u32,
@@ -159,7 +159,7 @@ pub struct SeqSnapshot {
 }
 
 /// The whole replica at one moment: the queues, every block table, the step in flight.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct ReplicaSnapshot {
     pub now: f64,
     /// (start, end) of the step in flight.

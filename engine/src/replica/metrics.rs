@@ -26,7 +26,7 @@ pub struct GoodputSlo {
 }
 
 /// One latency metric's statistics, milliseconds.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct LatencyStats {
     pub mean_ms: f64,
     pub median_ms: f64,
@@ -35,7 +35,7 @@ pub struct LatencyStats {
 }
 
 /// The figures of a `vllm bench serve` result, under its JSON key names.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct ServeMetrics {
     pub completed: u64,
     pub duration: f64,

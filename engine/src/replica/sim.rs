@@ -41,7 +41,7 @@ pub struct WorkLimits {
 }
 
 /// How a run ended.
-#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "verdict", rename_all = "snake_case")]
 pub enum Verdict {
     /// Still running: the report of the run so far.
@@ -56,7 +56,7 @@ pub enum Verdict {
 }
 
 /// Which cap stopped an overloaded run.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum OverloadReason {
     QueueLimit,
@@ -65,7 +65,7 @@ pub enum OverloadReason {
 }
 
 /// One request's life. Times are seconds on the engine clock.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct RequestRecord {
     pub id: u64,
     pub tenant: u32,
@@ -87,7 +87,7 @@ pub struct RequestRecord {
 }
 
 /// The replica's state at one sample time.
-#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 pub struct SeriesPoint {
     pub t: f64,
     pub kv_blocks_used: u32,
@@ -98,7 +98,7 @@ pub struct SeriesPoint {
 }
 
 /// Everything a run measured.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct RunReport {
     #[serde(flatten)]
     pub verdict: Verdict,
@@ -143,7 +143,7 @@ pub struct RunReport {
 }
 
 /// Everything a UI needs to draw the run at this moment.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct SimSnapshot {
     pub now: f64,
     pub arrived: u64,

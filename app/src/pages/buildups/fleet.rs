@@ -1,16 +1,18 @@
 //! `/buildups/fleet`: one request through the fleet, hop by hop, on the lesson's
-//! request-path diagram, with its clocks starting and stopping. The fleet runs a slice per
-//! animation frame (`sim_runner::run_sims`); the story is read once it ends.
+//! request-path diagram, with its clocks starting and stopping. The fleet runs in the
+//! simulators' worker (`Job::FleetStory`), which reads the story once the run ends.
 
 use super::{player_steps, script, StepState, UrlErrors};
 use crate::components::{EngineNote, RequestPath, StepNarration, StepPlayer};
-use crate::sim_runner::{failure, run_sims, RunStatus};
+use crate::sim_client::{control, submit};
+use crate::sim_runner::RunStatus;
 use crate::text::format;
 use leptos::prelude::*;
 use trainer_content::buildup::Script;
 use trainer_course::buildup::fleet::{
     clock_text, replica_name, Clock, ClockState, FleetStory, Moment, MomentKind,
 };
+use trainer_course::jobs::{self, Control, Job, Reply};
 use trainer_engine::fleet::router::kv_usage;
 use trainer_engine::fleet::{Outcome, RouteTrace};
 
@@ -73,22 +75,34 @@ pub fn FleetBuildUp() -> impl IntoView {
         false,
     );
     let status = RwSignal::new(RunStatus::Idle);
-    match FleetStory::sim() {
-        Ok(sim) => run_sims(vec![sim], status, move |sims| {
-            let s = sims
-                .first()
-                .ok_or_else(|| "the fleet did not run".to_string())
-                .and_then(|sim| FleetStory::from_sim(sim).map_err(|e| failure(&e)));
-            if let Ok(s) = &s {
-                lasts.set_value(Some(s.chapters.iter().map(|c| c.len() - 1).collect()));
-                if let Some(m) = url.settle_with(|k| s.chapters.get(k).map(|c| c.len() - 1)) {
-                    url.errors.update(|e| e.push(m));
-                }
+    status.set(RunStatus::Running {
+        run: 0,
+        runs: 1,
+        progress: 0.0,
+    });
+    let job = submit(Job::FleetStory, move |reply| {
+        let s = match reply {
+            Reply::Progress(p) => {
+                let _ = status.try_set(RunStatus::Running {
+                    run: 0,
+                    runs: 1,
+                    progress: p.progress,
+                });
+                return;
             }
-            story.set(Some(s));
-        }),
-        Err(e) => story.set(Some(Err(failure(&e)))),
-    }
+            Reply::Done(jobs::Outcome::FleetStory(s)) => Ok(*s),
+            Reply::Failed(m) => Err(m),
+            _ => Err("The simulator's worker answered with something else.".to_string()),
+        };
+        if let Ok(s) = &s {
+            lasts.set_value(Some(s.chapters.iter().map(|c| c.len() - 1).collect()));
+            if let Some(m) = url.settle_with(|k| s.chapters.get(k).map(|c| c.len() - 1)) {
+                url.errors.update(|e| e.push(m));
+            }
+        }
+        let _ = story.try_set(Some(s));
+    });
+    on_cleanup(move || control(job, Control::Cancel));
     let steps = Signal::derive(move || {
         story.with(|s| match s {
             Some(Ok(s)) => script.with_value(|sc| player_steps(sc, &s.chapters)),
@@ -192,7 +206,7 @@ fn FleetFrame(
         let (c, _) = current.get()?;
         story.with(|s| {
             let s = s.as_ref()?.as_ref().ok()?;
-            Some(match c.id {
+            Some(match c.id.as_ref() {
                 "gateway" => s.refused.as_ref().map(|x| {
                     let retry = match x.outcome {
                         Outcome::Rejected { retry_after_s, .. } => retry_after_s,

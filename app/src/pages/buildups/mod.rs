@@ -35,7 +35,7 @@ fn player_steps(script: &Script, chapters: &[Chapter]) -> Vec<PlayerStep> {
         .iter()
         .map(|c| PlayerStep {
             title: script
-                .step(c.id)
+                .step(&c.id)
                 .map(|st| st.title.clone())
                 .unwrap_or_default(),
             frames: c.len(),

@@ -1,18 +1,19 @@
 //! `/buildups/replica`: request D through one replica, frame by frame, with a panel that
 //! changes D's prompt, the token budget, the pool or prefix caching and runs it again. A
 //! number typed there runs [`SETTLE_MS`] after the last keystroke, or at once on Enter or on
-//! leaving the field, so "4000" never runs as "400"; until then the frames are marked as the
-//! previous values'.
+//! leaving the field, so "4000" never runs as "400"; until then, and until the run comes
+//! back from the simulators' worker, the frames are marked as the previous values'.
 
 use super::{player_steps, script, StepState, UrlErrors};
 use crate::components::{
     ChoiceField, EngineNote, FieldMessage, NumberField, StepNarration, StepPlayer,
 };
+use crate::sim_client::{control, submit, JobHandle};
 use crate::text::format;
 use gloo_timers::callback::Timeout;
 use leptos::prelude::*;
 use trainer_course::buildup::replica::{Cell, ReplicaFrame, ReplicaParams, ReplicaStory, NAMES};
-use trainer_engine::error::ConfigError;
+use trainer_course::jobs::{self, Control, Job, Reply};
 use trainer_engine::replica::TokenKind;
 
 /// How long after the last keystroke in a "change it" field the run follows, milliseconds.
@@ -32,9 +33,14 @@ enum Edits {
 /// The build-up's state: the run at the URL's parameters, and which request is highlighted.
 #[derive(Clone, Copy)]
 struct Replay {
-    /// The run, recomputed when the parameters change (a `Memo`: several views read it and
-    /// it costs a whole replica run).
-    story: Memo<Result<ReplicaStory, ConfigError>>,
+    /// The run at the URL's parameters, from the simulators' worker (rerun when they change;
+    /// `None` until the first run arrives).
+    story: RwSignal<Option<Result<ReplicaStory, String>>>,
+    /// A run is on its way: the frames shown are the previous run's.
+    running: RwSignal<bool>,
+    /// The next run to arrive lands on the current step's last frame (a replay from the
+    /// "change it" panel), rather than keeping the sub-step.
+    to_last: StoredValue<bool>,
     url: StepState,
     /// The request whose name, blocks, batch row or clock is hovered or focused.
     linked: RwSignal<Option<usize>>,
@@ -49,18 +55,37 @@ impl Replay {
     /// Runs the build-up again with `p`, landing on the current step's last frame: the one
     /// its narration describes.
     fn replay(&self, p: ReplicaParams) {
+        self.to_last.set_value(true);
         self.url.params.set(p);
-        let last = self.story.with_untracked(|s| {
-            let s = s.as_ref().ok()?;
+    }
+
+    /// A run has arrived: show it, with the sub-step where the URL (the first run) or a
+    /// replay (the last frame of the step) puts it.
+    fn arrived(&self, s: Result<ReplicaStory, String>) {
+        let first = self.lasts.with_value(Vec::is_empty);
+        if let Ok(st) = &s {
             self.lasts
-                .set_value(s.chapters.iter().map(|c| c.len() - 1).collect());
-            s.chapters
+                .set_value(st.chapters.iter().map(|c| c.len() - 1).collect());
+            let last = st
+                .chapters
                 .get(self.url.step.get_untracked())
-                .map(|c| c.len() - 1)
-        });
-        if let Some(last) = last {
-            self.url.sub.set(last);
+                .map(|c| c.len() - 1);
+            if first {
+                let lasts = self.lasts;
+                if let Some(m) = self
+                    .url
+                    .settle_with(|k| lasts.with_value(|l| l.get(k).copied()))
+                {
+                    self.url.errors.update(|e| e.push(m));
+                }
+            } else if std::mem::take(&mut *self.to_last.write_value()) {
+                if let Some(last) = last {
+                    self.url.sub.set(last);
+                }
+            }
         }
+        self.story.set(Some(s));
+        self.running.set(false);
     }
 
     /// The frame the player shows (tracked).
@@ -69,7 +94,7 @@ impl Replay {
         let sub = self.url.sub.get();
         self.story.with(|s| {
             s.as_ref()
-                .ok()
+                .and_then(|s| s.as_ref().ok())
                 .and_then(|s| s.chapters.get(step).map(|c| (c.first + sub).min(c.last)))
         })
     }
@@ -82,36 +107,54 @@ pub fn ReplicaBuildUp() -> impl IntoView {
         intro: String::new(),
         steps: Vec::new(),
     });
-    let params0 = crate::url_state::use_url_state()
-        .read(trainer_course::buildup::query::BuildUpQuery::parse)
-        .params;
-    // The first run, for the URL's sub-step; later runs follow the parameters.
-    let first = ReplicaStory::run(params0).ok();
-    let lasts: Vec<usize> = first
-        .as_ref()
-        .map(|s| s.chapters.iter().map(|c| c.len() - 1).collect())
-        .unwrap_or_default();
-    let lasts = StoredValue::new(lasts);
+    let lasts = StoredValue::new(Vec::<usize>::new());
     let url = StepState::install(move |k| lasts.with_value(|l| l.get(k).copied()), true);
-    let story = Memo::new(move |_| ReplicaStory::run(url.params.get()));
     let r = Replay {
-        story,
+        story: RwSignal::new(None),
+        running: RwSignal::new(true),
+        to_last: StoredValue::new(false),
         url,
         linked: RwSignal::new(None),
         lasts,
         edits: RwSignal::new(Edits::Applied),
     };
+    let story = r.story;
+    // Each change of the parameters (a replay, Back to another run) runs the replica again in
+    // the simulators' worker; a run still on its way is cancelled.
+    let job = StoredValue::new(None::<JobHandle>);
+    Effect::new(move |_| {
+        let p = url.params.get();
+        if let Some(h) = job.get_value() {
+            control(h, Control::Cancel);
+        }
+        r.running.set(true);
+        let h = submit(Job::ReplicaStory(p), move |reply| {
+            let s = match reply {
+                Reply::Done(jobs::Outcome::ReplicaStory(s)) => Ok(*s),
+                Reply::Failed(m) => Err(m),
+                _ => return,
+            };
+            r.arrived(s);
+        });
+        job.set_value(Some(h));
+    });
+    on_cleanup(move || {
+        if let Some(Some(h)) = job.try_get_value() {
+            control(h, Control::Cancel);
+        }
+    });
     let script = StoredValue::new(script);
     let steps = Signal::derive(move || {
         story.with(|s| match s {
-            Ok(s) => script.with_value(|sc| player_steps(sc, &s.chapters)),
-            Err(_) => Vec::new(),
+            Some(Ok(s)) => script.with_value(|sc| player_steps(sc, &s.chapters)),
+            _ => Vec::new(),
         })
     });
     let (title, intro) = script.with_value(|s| (s.title.clone(), s.intro.clone()));
-    // Whether the run failed, as a memo: a new run that did not fail must not draw the player
-    // again (a click on it in progress would be lost with the button under it).
-    let failed = Memo::new(move |_| story.with(|s| s.as_ref().err().cloned()));
+    // Whether a run is here and whether it failed, as a memo: a new run that did not fail
+    // must not draw the player again (a click on it in progress would be lost with the button
+    // under it). `None` until the first run arrives.
+    let failed = Memo::new(move |_| story.with(|s| s.as_ref().map(|s| s.as_ref().err().cloned())));
     view! {
         <section class="buildup" data-testid="page-buildup-replica">
             <p class="eyebrow">"Build-up 1"</p>
@@ -121,12 +164,15 @@ pub fn ReplicaBuildUp() -> impl IntoView {
             <UrlErrors errors=url.errors/>
             <ChangeIt r=r/>
             {move || match failed.get() {
-                Some(e) => view! {
+                None => view! {
+                    <p class="buildup-running" data-testid="replica-running" aria-live="polite">"Running the replica…"</p>
+                }.into_any(),
+                Some(Some(e)) => view! {
                     <p class="notice" role="alert" data-testid="run-error">
-                        {format!("This run cannot be shown: {} {}.", e.field, e.message)}
+                        {format!("This run cannot be shown. {e}")}
                     </p>
                 }.into_any(),
-                None => view! {
+                Some(None) => view! {
                     <StepPlayer testid="player" steps=steps step=url.step sub=url.sub sub_label="Scheduler step">
                         <ReplicaFrameView r=r script=script/>
                     </StepPlayer>
@@ -145,7 +191,7 @@ fn ReplicaFrameView(
     let narration = move || {
         let step = r.url.step.get();
         r.story.with(|s| {
-            let s = s.as_ref().ok()?;
+            let s = s.as_ref()?.as_ref().ok()?;
             let c = s.chapters.get(step)?.clone();
             Some(view! { <StepNarration script=script chapter=c/> })
         })
@@ -153,13 +199,13 @@ fn ReplicaFrameView(
     let frame = move || {
         let k = r.frame()?;
         r.story.with(|s| {
-            let s = s.as_ref().ok()?;
+            let s = s.as_ref()?.as_ref().ok()?;
             Some(frame_view(r, s, k))
         })
     };
-    let stale = move || r.edits.get() != Edits::Applied;
+    let stale = move || r.edits.get() != Edits::Applied || r.running.get();
     view! {
-        <div class="buildup-body" class:stale=stale aria-busy=move || (r.edits.get() == Edits::Typing).to_string()
+        <div class="buildup-body" class:stale=stale aria-busy=move || (r.edits.get() == Edits::Typing || r.running.get()).to_string()
             data-testid="frames" data-stale=move || stale().to_string()>
             {narration}
             <div class="buildup-views" class:has-linked=move || r.linked.get().is_some()>{frame}</div>
@@ -454,6 +500,9 @@ fn ChangeIt(r: Replay) -> impl IntoView {
             </div>
             <p class="change-status" role="status" data-testid="change-status">
                 {move || match r.edits.get() {
+                    Edits::Applied if r.running.get() => Some(view! {
+                        <span data-testid="frames-stale" data-reason="running">"Updating… the frames below are from the previous values."</span>
+                    }),
                     Edits::Applied => None,
                     Edits::Typing => Some(view! {
                         <span data-testid="frames-stale" data-reason="typing">"Updating… the frames below are from the previous values."</span>

@@ -40,7 +40,7 @@ pub fn Controls(lab: Lab) -> impl IntoView {
                     options=speeds
                     selected=Signal::derive(move || lab.speed.get().id())
                     message=FieldMessage::never("lab-speed-error")
-                    on_change=move |id: String| lab.speed.set(Speed::from_id(&id))
+                    on_change=move |id: String| lab.set_speed(Speed::from_id(&id))
                 />
             </div>
             {move || match lab.status.get() {

@@ -1,21 +1,19 @@
 //! The lab's state and its runner: the set-up (from the URL, changed by the panel), the run
-//! in progress advanced a slice per animation frame, the last result and the pinned run.
+//! in progress in the simulators' worker (its progress and live results as they come), the
+//! last result and the pinned run.
 //! No view lives here; the views depend on this module, never the other way.
 
 use crate::browser::now_ms;
+use crate::sim_client::{control, submit, JobHandle};
 use crate::url_state::{use_url_state, UrlState};
 use leptos::prelude::*;
 use std::collections::BTreeMap;
 use std::sync::Arc;
-use trainer_course::lab::{Knob, LabResult, LabRun, Setup, Source};
+use trainer_course::jobs::{self, Control, Reply};
+use trainer_course::lab::{Knob, LabResult, Setup, Source};
 
-/// Wall time one slice of simulation may take before it yields to the browser, ms: well
-/// under the 50 ms of a long task, with room for the frame's own work.
-pub const SLICE_MS: f64 = 10.0;
 /// Wall time between live redraws of the plots while a run goes, ms.
 const LIVE_MS: f64 = 1000.0;
-/// Events between two looks at the clock inside a slice.
-const EVENTS_PER_CHECK: u64 = 64;
 
 /// How fast simulated time runs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -46,6 +44,14 @@ impl Speed {
             Speed::Times(1) => "real time".into(),
             Speed::Times(n) => format!("{n}× real time"),
             Speed::Max => "as fast as it goes".into(),
+        }
+    }
+
+    /// Simulated seconds per wall second (`None`: as fast as it goes), as a lab job takes it.
+    pub fn per_second(self) -> Option<f64> {
+        match self {
+            Speed::Times(n) => Some(f64::from(n)),
+            Speed::Max => None,
         }
     }
 
@@ -92,22 +98,21 @@ pub enum Status {
     Failed(String),
 }
 
+impl Status {
+    fn running(&self) -> bool {
+        matches!(self, Status::Running { .. })
+    }
+}
+
+/// The run in the simulators' worker.
 struct Job {
-    run: LabRun,
+    handle: JobHandle,
     role: Role,
     query: String,
-    generation: u64,
     started: f64,
-    busy_ms: f64,
-    longest_ms: f64,
-    last_frame: f64,
-    last_live: f64,
-    live_due: bool,
     paused: bool,
-    /// The run has reached its end (its result is worked out in the next frame).
-    finished: bool,
-    /// A result worked out in one frame, to show in the next.
-    worked_out: Option<Arc<LabResult>>,
+    /// Where it stands, from its last progress reply: (progress, now, horizon).
+    at: (f64, f64, f64),
 }
 
 /// The lab's state, shared by its views.
@@ -149,6 +154,8 @@ impl Lab {
             url,
         };
         lab.start();
+        // Leaving the lab stops its run in the worker.
+        on_cleanup(move || lab.stop());
         url.follow(Setup::from_query, move |s| lab.follow(s));
         lab
     }
@@ -244,7 +251,7 @@ impl Lab {
     }
 
     /// Starts a run of the current set-up (after its pinned run, when the pinned run's
-    /// result is not here yet).
+    /// result is not here yet) in the simulators' worker, stopping any run going.
     pub fn start(&self) {
         let (cfg, query, pin) = self
             .setup
@@ -261,186 +268,160 @@ impl Lab {
             Some((ps, pq)) => (ps.config, Role::Pinned, pq),
             None => (cfg, Role::Current, query),
         };
-        match LabRun::new(first) {
-            Ok(run) => {
-                let generation = self.generation.get_value() + 1;
-                self.generation.set_value(generation);
-                let t = now_ms();
-                self.status.set(Status::Running {
-                    role,
-                    progress: 0.0,
-                    now: 0.0,
-                    horizon: run.horizon(),
-                });
-                self.job.set_value(Some(Job {
-                    run,
-                    role,
-                    query: query_first,
-                    generation,
-                    started: t,
-                    busy_ms: 0.0,
-                    longest_ms: 0.0,
-                    last_frame: t,
-                    last_live: t,
-                    live_due: false,
-                    paused: false,
-                    finished: false,
-                    worked_out: None,
-                }));
-                let lab = *self;
-                request_animation_frame(move || lab.frame(generation));
-            }
-            Err(e) => self.status.set(Status::Failed(format!(
-                "The simulator cannot run this set-up: {e}"
-            ))),
+        self.stop();
+        let generation = self.generation.get_value() + 1;
+        self.generation.set_value(generation);
+        let horizon = first.horizon().max(1e-9);
+        self.status.set(Status::Running {
+            role,
+            progress: 0.0,
+            now: 0.0,
+            horizon,
+        });
+        let lab = *self;
+        let handle = submit(
+            jobs::Job::Lab {
+                config: Box::new(first),
+                speed: self.speed.get_untracked().per_second(),
+                live_ms: LIVE_MS,
+            },
+            move |reply| lab.on_reply(generation, reply),
+        );
+        // A worker that could not start has already answered (and failed the run).
+        if self.generation.get_value() == generation && self.status.with_untracked(Status::running)
+        {
+            self.job.set_value(Some(Job {
+                handle,
+                role,
+                query: query_first,
+                started: now_ms(),
+                paused: false,
+                at: (0.0, 0.0, horizon),
+            }));
+        }
+    }
+
+    /// Cancels the run going, if any.
+    fn stop(&self) {
+        if let Some(j) = self.job.try_update_value(Option::take).flatten() {
+            control(j.handle, Control::Cancel);
         }
     }
 
     pub fn pause(&self) {
         let mut paused = None;
         self.job.update_value(|j| {
-            if let Some(j) = j {
+            if let Some(j) = j.as_mut().filter(|j| !j.paused) {
                 j.paused = true;
-                paused = Some((j.role, j.run.progress(), j.run.now(), j.run.horizon()));
+                control(j.handle, Control::Pause);
+                paused = Some((j.role, j.at));
             }
         });
-        if let Some((role, progress, now, horizon)) = paused {
+        if let Some((role, (progress, now, horizon))) = paused {
             self.status.set(Status::Paused {
                 role,
                 progress,
                 now,
                 horizon,
             });
-            self.live_update();
         }
     }
 
     pub fn resume(&self) {
-        let mut generation = None;
+        let mut resumed = None;
         self.job.update_value(|j| {
             if let Some(j) = j.as_mut().filter(|j| j.paused) {
                 j.paused = false;
-                j.last_frame = now_ms();
-                generation = Some(j.generation);
+                control(j.handle, Control::Resume);
+                resumed = Some((j.role, j.at));
             }
         });
-        if let Some(g) = generation {
-            let lab = *self;
-            request_animation_frame(move || lab.frame(g));
+        if let Some((role, (progress, now, horizon))) = resumed {
+            self.status.set(Status::Running {
+                role,
+                progress,
+                now,
+                horizon,
+            });
         }
+    }
+
+    /// Changes how fast simulated time runs, for the run going too.
+    pub fn set_speed(&self, speed: Speed) {
+        self.speed.set(speed);
+        self.job.with_value(|j| {
+            if let Some(j) = j {
+                control(j.handle, Control::Speed(speed.per_second()));
+            }
+        });
     }
 
     /// Stops the run and clears its result.
     pub fn reset(&self) {
+        self.stop();
         self.generation.set_value(self.generation.get_value() + 1);
-        self.job.set_value(None);
         self.result.set(None);
         self.status.set(Status::Idle);
     }
 
-    /// Shows the run so far.
-    fn live_update(&self) {
-        let mut out = None;
-        self.job.with_value(|j| {
-            if let Some(j) = j {
-                out = Some((j.run.result(), j.query.clone(), j.role));
-            }
-        });
-        if let Some((r, q, role)) = out {
-            if role == Role::Current {
-                self.result.set(Some(Arc::new(r)));
-                self.result_query.set(q);
-            }
-        }
-    }
-
-    /// One animation frame of the run. A frame does one of three things, so no frame's task
-    /// holds the main thread for long: a slice of simulation; working out the result so far
-    /// (after a slice that ended the run, or when a live redraw is due); or showing a result
-    /// worked out in the frame before (the views render; the charts draw in tasks of their
-    /// own).
-    fn frame(self, generation: u64) {
-        // The page may have gone (another page, or the lab drawn again for a new entry).
+    /// A reply from the worker about run `generation` (replies about an earlier run, or
+    /// after the page has gone, are dropped).
+    fn on_reply(self, generation: u64, reply: Reply) {
         if self.generation.try_get_value() != Some(generation) {
             return;
         }
-        let Some(speed) = self.speed.try_get_untracked() else {
-            return;
-        };
-        let mut publish = None;
-        let mut status = None;
-        let mut go_on = false;
-        self.job.update_value(|j| {
-            let Some(j) = j.as_mut() else { return };
-            if let Some(r) = j.worked_out.take() {
-                publish = Some((r, j.query.clone(), j.role, j.finished));
-                go_on = !j.finished;
-                return;
-            }
-            if j.paused {
-                return;
-            }
-            go_on = true;
-            let t0 = now_ms();
-            if j.live_due || j.finished {
-                j.live_due = false;
-                j.worked_out = Some(Arc::new(j.run.result()));
-                return;
-            }
-            let budget_sim = match speed {
-                Speed::Times(n) => Some(j.run.now() + f64::from(n) * (t0 - j.last_frame) / 1e3),
-                Speed::Max => None,
-            };
-            j.last_frame = t0;
-            loop {
-                if budget_sim.is_some_and(|b| j.run.now() >= b) {
-                    break;
-                }
-                if j.run.advance(EVENTS_PER_CHECK) == 0 || j.run.is_done() {
-                    j.finished = true;
-                    break;
-                }
-                if now_ms() - t0 >= SLICE_MS {
-                    break;
+        match reply {
+            Reply::Progress(p) => {
+                let mut update = None;
+                self.job.update_value(|j| {
+                    if let Some(j) = j.as_mut() {
+                        j.at = (p.progress, p.now, p.horizon);
+                        if !j.paused {
+                            update = Some(Status::Running {
+                                role: j.role,
+                                progress: p.progress,
+                                now: p.now,
+                                horizon: p.horizon,
+                            });
+                        }
+                    }
+                });
+                if let Some(u) = update {
+                    self.status.set(u);
                 }
             }
-            let took = now_ms() - t0;
-            j.busy_ms += took;
-            j.longest_ms = j.longest_ms.max(took);
-            if !j.finished && t0 - j.last_live > LIVE_MS {
-                j.last_live = t0;
-                j.live_due = true;
+            Reply::Live(r) => {
+                let current = self.job.with_value(|j| {
+                    j.as_ref()
+                        .filter(|j| j.role == Role::Current)
+                        .map(|j| j.query.clone())
+                });
+                if let Some(q) = current {
+                    self.result.set(Some(Arc::new(r.lab())));
+                    self.result_query.set(q);
+                }
             }
-            status = Some(Status::Running {
-                role: j.role,
-                progress: j.run.progress(),
-                now: j.run.now(),
-                horizon: j.run.horizon(),
-            });
-        });
-        if let Some((r, query, role, finished)) = publish {
-            if finished {
-                self.finish(r);
-                return;
+            Reply::Done(jobs::Outcome::Lab {
+                result,
+                busy_ms,
+                longest_ms,
+            }) => self.finish(Arc::new(result.lab()), busy_ms, longest_ms),
+            Reply::Failed(m) => {
+                self.job.set_value(None);
+                self.status.set(Status::Failed(m));
             }
-            if role == Role::Current {
-                self.result.set(Some(r));
-                self.result_query.set(query);
+            Reply::Done(_) => {
+                self.job.set_value(None);
+                self.status.set(Status::Failed(
+                    "The simulator's worker answered with something else.".into(),
+                ));
             }
-        }
-        if let Some(s) = status {
-            if self.status.try_set(s).is_some() {
-                return; // The page has gone.
-            }
-        }
-        if go_on {
-            request_animation_frame(move || self.frame(generation));
         }
     }
 
     /// The job has ended with result `r`: show it, and start the current run after a
     /// pinned one.
-    fn finish(&self, r: Arc<LabResult>) {
+    fn finish(&self, r: Arc<LabResult>, busy_ms: f64, longest_ms: f64) {
         let Some(j) = self.job.try_update_value(Option::take).flatten() else {
             return;
         };
@@ -455,8 +436,8 @@ impl Lab {
                 self.result_query.set(j.query.clone());
                 self.status.set(Status::Done {
                     wall_ms: now_ms() - j.started,
-                    busy_ms: j.busy_ms,
-                    longest_ms: j.longest_ms,
+                    busy_ms,
+                    longest_ms,
                     events,
                 });
             }

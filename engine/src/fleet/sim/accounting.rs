@@ -4,7 +4,7 @@
 use super::{Event, FleetSim, ReplicaState};
 use crate::fleet::clocks::Histogram;
 use crate::replica::ReplicaLoad;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// Counters and distributions the report is made from.
 #[derive(Clone, Debug, Default)]
@@ -60,7 +60,7 @@ pub(in crate::fleet) struct Stats {
 }
 
 /// One point of the fleet's time series.
-#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 pub struct SeriesPoint {
     pub t: f64,
     /// Streams the gateway holds.
@@ -88,7 +88,7 @@ pub struct SeriesPoint {
 }
 
 /// What a UI shows of the fleet at one moment.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct FleetSnapshot {
     pub t: f64,
     pub open_streams: u32,
@@ -103,7 +103,7 @@ pub struct FleetSnapshot {
 }
 
 /// One replica in a snapshot.
-#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 pub struct ReplicaView {
     pub pool: usize,
     pub state: ReplicaState,

@@ -41,7 +41,7 @@ use crate::replica::{Replica, ReplicaEvent};
 use crate::workload::{GeneratedRequest, Prompt, RequestStream};
 use rand::SeedableRng;
 use rand_pcg::Pcg64;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::collections::{BinaryHeap, VecDeque};
 
 mod accounting;
@@ -104,7 +104,7 @@ pub struct FleetSim {
 }
 
 /// How a fleet run ended (or how it stands, while it runs).
-#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "verdict", rename_all = "snake_case")]
 pub enum FleetVerdict {
     /// Still running: this is the report of the run so far.
@@ -119,7 +119,7 @@ pub enum FleetVerdict {
 }
 
 /// Which cap stopped an overloaded fleet run.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum FleetOverload {
     /// More fleet events than `limits.max_events`.
@@ -155,7 +155,7 @@ pub enum Event {
 }
 
 /// The state of a replica in the fleet.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum ReplicaState {
     /// Loading weights; takes no traffic yet.

@@ -7,10 +7,10 @@ use crate::fleet::clocks::{Outcome, RejectReason, SpillTarget};
 use crate::fleet::overflow::OverflowAction;
 use crate::fleet::router::{Candidate, RouteRequest, RoutingPolicy};
 use crate::replica::ReplicaLoad;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// One routing decision as the router saw it, kept by [`FleetSim::trace_routes`].
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct RouteTrace {
     /// The request's arrival order (its [`RequestRecord::seq`]).
     ///
@@ -24,7 +24,7 @@ pub struct RouteTrace {
 }
 
 /// One replica the router could have chosen, in a [`RouteTrace`].
-#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 pub struct RouteCandidate {
     pub replica: usize,
     pub load: ReplicaLoad,
