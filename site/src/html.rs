@@ -217,7 +217,9 @@ impl Site {
         };
         let text = match id {
             "replica" => include_str!("../../content/buildups/replica.toml"),
-            _ => include_str!("../../content/buildups/fleet.toml"),
+            "fleet" => include_str!("../../content/buildups/fleet.toml"),
+            // A build-up without its file here has no first paint (the test names it).
+            _ => return String::new(),
         };
         match toml::<trainer_content::buildup::Script>(&format!("buildups/{id}.toml"), text) {
             Ok(s) => head(
