@@ -15,9 +15,32 @@ const known = new Set(FILES);
 
 const abs = (rel) => new URL(rel, SCOPE).href;
 
+// A WebAssembly module is stored under a neutral type and given its own back when served:
+// Chromium compiles a module put in the cache as application/wasm at once, beside the page
+// that has just compiled it. Measured on a loaded two-core machine, the first moment's longest
+// run slice on a first visit: 309 and 382 ms with the module stored as application/wasm, 127
+// and 162 ms stored neutrally, 29 and 48 ms with no service worker. Served, it compiles as it
+// would from the network.
+const WASM = "application/wasm";
+const stored = (res) =>
+  res.headers.get("Content-Type") === WASM
+    ? res.blob().then((b) => new Response(b, { headers: { "Content-Type": "application/octet-stream" } }))
+    : Promise.resolve(res);
+const served = (file, res) =>
+  file.endsWith(".wasm") ? res.blob().then((b) => new Response(b, { headers: { "Content-Type": WASM } })) : res;
+
 self.addEventListener("install", (event) => {
   event.waitUntil(
-    caches.open(CACHE).then((cache) => cache.addAll(FILES.map((f) => new Request(abs(f), { cache: "no-cache" })))),
+    caches.open(CACHE).then((cache) =>
+      Promise.all(
+        FILES.map((f) =>
+          fetch(new Request(abs(f), { cache: "no-cache" })).then((res) => {
+            if (!res.ok) throw new Error(`${f}: ${res.status}`);
+            return stored(res).then((r) => cache.put(abs(f), r));
+          }),
+        ),
+      ),
+    ),
   );
 });
 
@@ -60,6 +83,6 @@ self.addEventListener("fetch", (event) => {
     caches
       .open(CACHE)
       .then((cache) => cache.match(abs(file)))
-      .then((hit) => hit || fetch(req)),
+      .then((hit) => (hit ? served(file, hit) : fetch(req))),
   );
 });

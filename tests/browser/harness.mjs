@@ -36,8 +36,12 @@ export async function start({ base = "/trainer/", dir = dist } = {}) {
     url,
     origin,
     browser,
-    /** A fresh page at `viewport` whose problems are collected in `page.problems`. */
-    async page(viewport = DESKTOP, { colorScheme = "light", serviceWorkers = "allow" } = {}) {
+    /** A fresh page at `viewport` whose problems are collected in `page.problems`. The app's
+     * service worker is blocked unless a test asks for it (`serviceWorkers: "allow"`, as the
+     * offline and site tests do): its install on a first visit fetches the whole build in the
+     * background, which on a loaded two-core machine lengthened the first moment's run slices
+     * that moments.test.mjs bounds (about 150 ms against 30 to 50 ms without it). */
+    async page(viewport = DESKTOP, { colorScheme = "light", serviceWorkers = "block" } = {}) {
       const context = await browser.newContext({ viewport, colorScheme, serviceWorkers });
       const page = await context.newPage();
       page.problems = [];

@@ -21,7 +21,7 @@ const caches = (page) => page.evaluate(() => caches.keys().then((k) => k.filter(
 test("with the network gone, the app reloads, every page opens and a moment runs", async () => {
   const app = await start({ base: "/trainer/" });
   try {
-    const page = await app.page();
+    const page = await app.page(undefined, { serviceWorkers: "allow" });
     await open(page, app.url);
     await controlled(page);
     assert.equal((await caches(page)).length, 1);
@@ -61,7 +61,7 @@ test("a new version installs in the background, the notice says so, and its butt
   fs.cpSync(dist, copy, { recursive: true });
   const app = await start({ base: "/trainer/", dir: copy });
   try {
-    const page = await app.page();
+    const page = await app.page(undefined, { serviceWorkers: "allow" });
     await open(page, app.url, "lab");
     await controlled(page);
     const before = await caches(page);

@@ -10,6 +10,8 @@ import path from "node:path";
 import { start, open, dist, routeFiles, watchCsp } from "./harness.mjs";
 
 const ROUTES = routeFiles();
+// The pages run with the service worker, as a learner's do: what it serves is checked too.
+const SW = { serviceWorkers: "allow" };
 
 let app;
 before(async () => { app = await start({ base: "/trainer/" }); });
@@ -68,7 +70,7 @@ test("each page's first paint is its heading and introduction, and the app takes
   // (Service workers off: a request they answer would pass the route by.)
   const still = await app.page(undefined, { serviceWorkers: "block" });
   await still.route("**/*.wasm", () => {});
-  const page = await app.page();
+  const page = await app.page(undefined, SW);
   await watchCsp(page);
   for (const r of ROUTES) {
     await still.goto(app.url + r);
@@ -98,7 +100,7 @@ test("each page's first paint is its heading and introduction, and the app takes
 
 /** An unknown address under `server`'s base gets the app's not-found page with the right base. */
 async function unknownFindsItsBase(server) {
-  const page = await server.page();
+  const page = await server.page(undefined, SW);
   await watchCsp(page);
   await open(page, server.url, "no/such/page");
   await page.waitForSelector('[data-testid="page-not-found"]');
@@ -111,7 +113,7 @@ async function unknownFindsItsBase(server) {
 test("deep links, unknown addresses and the policy hold at the root of a host too", async () => {
   const root = await start({ base: "/" });
   try {
-    const page = await root.page();
+    const page = await root.page(undefined, SW);
     await watchCsp(page);
     for (const rel of ["", "size/fleet", "moments/routing/", "mock/report"]) {
       await open(page, root.url, rel);
