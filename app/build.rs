@@ -35,6 +35,7 @@ fn main() {
     to_json::<words::MomentsWords>("moments-page.toml", "moments-words.json", &out);
     to_json::<words::BannerWords>("banner.toml", "banner-words.json", &out);
     to_json::<words::EngineWords>("engines.toml", "engine-words.json", &out);
+    to_json::<words::SiteWords>("site.toml", "site-words.json", &out);
     for id in trainer_content::buildup::IDS {
         to_json::<Script>(
             &format!("buildups/{id}.toml"),

@@ -1,6 +1,8 @@
 // A static file server that behaves like a plain static host (GitHub Pages, S3, nginx):
-// files are served from a directory under a base path, and any other path under the base
-// gets the directory's 404.html with status 404. Used by `./dev serve` and the browser tests.
+// files are served from a directory under a base path; `/x/y` and `/x/y/` are answered from
+// `x/y/index.html` with 200 (the build writes one such file per page); any other path under
+// the base gets the directory's 404.html with status 404. Used by `./dev serve` and the
+// browser tests.
 //
 //   node tests/serve.mjs [--dir dist] [--base /trainer/] [--port 8080]
 //
@@ -21,6 +23,7 @@ const TYPES = {
   ".png": "image/png",
   ".json": "application/json",
   ".txt": "text/plain; charset=utf-8",
+  ".webmanifest": "application/manifest+json",
 };
 
 /** Starts a server; resolves to { server, url }. */
@@ -46,10 +49,19 @@ export function serve({ dir, base = "/", port = 0 }) {
     }
     let rel = pathname.slice(base.length);
     if (rel === "" || rel.endsWith("/")) rel += "index.html";
-    const file = path.resolve(root, rel);
+    let file = path.resolve(root, rel);
     const inside = file.startsWith(root + path.sep);
     fs.stat(file, (err, st) => {
-      if (inside && !err && st.isFile()) {
+      // A directory is answered by its index.html, without a redirect.
+      if (inside && !err && st.isDirectory()) {
+        file = path.join(file, "index.html");
+        try {
+          st = fs.statSync(file);
+        } catch {
+          st = null;
+        }
+      }
+      if (inside && st && st.isFile()) {
         res.writeHead(200, { "Content-Type": TYPES[path.extname(file)] || "application/octet-stream", "Cache-Control": "no-cache" });
         fs.createReadStream(file).pipe(res);
       } else {

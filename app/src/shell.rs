@@ -5,6 +5,18 @@ use crate::pages;
 use crate::progress::{use_progress, ProgressStore};
 use crate::route::{Route, Router, Section};
 use leptos::prelude::*;
+use trainer_content::words::SiteWords;
+
+/// The frame's words and the headings of pages without a content file of their own, parsed
+/// from `content/site.toml` at build time (the build refuses a file that does not parse, so
+/// the empty fallback never shows). The build's first paint (`site/`) reads the same file.
+pub fn site_words() -> &'static SiteWords {
+    static WORDS: std::sync::OnceLock<SiteWords> = std::sync::OnceLock::new();
+    WORDS.get_or_init(|| {
+        serde_json::from_str(include_str!(concat!(env!("OUT_DIR"), "/site-words.json")))
+            .unwrap_or_default()
+    })
+}
 
 /// The root component: installs the router and the progress store, then draws the frame.
 #[component]
@@ -25,8 +37,9 @@ pub fn App() -> impl IntoView {
             d.set_title(&title);
         }
     });
+    let w = site_words();
     view! {
-        <a class="skip" href="#main">"Skip to content"</a>
+        <a class="skip" href="#main">{w.skip.clone()}</a>
         <Header/>
         <ProgressProblem/>
         <main id="main" class="page" tabindex="-1">
@@ -34,9 +47,8 @@ pub fn App() -> impl IntoView {
         </main>
         <footer class="site-footer">
             <p>
-                "Every figure on these pages is computed in your browser from its inputs by one cost model and one simulator. "
-                "Nothing is fetched from anywhere else; progress stays in this browser. "
-                <Link to=Route::Simulator testid="footer-simulator">"How close is the simulator to real vLLM?"</Link>
+                {w.footer.clone()}
+                <Link to=Route::Simulator testid="footer-simulator">{w.footer_link.clone()}</Link>
             </p>
         </footer>
     }
@@ -66,8 +78,8 @@ fn Header() -> impl IntoView {
             <div class="site-bar">
                 <Link to=Route::Home class="brand" testid="brand">
                     <span class="brand-mark" aria-hidden="true">"⟶"</span>
-                    <span class="brand-name">"Serving LLMs"</span>
-                    <span class="brand-sub">"interview trainer"</span>
+                    <span class="brand-name">{site_words().brand_name.clone()}</span>
+                    <span class="brand-sub">{site_words().brand_sub.clone()}</span>
                 </Link>
                 <nav aria-label="Main">
                     <ul class="nav">{links}</ul>

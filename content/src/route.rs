@@ -41,7 +41,11 @@ pub const ROOTS: [&str; 7] = [
 impl Route {
     /// Parses a path relative to the app's base (no leading slash needed).
     pub fn parse(rel: &str) -> Route {
-        let segs: Vec<&str> = rel.split('/').filter(|s| !s.is_empty()).collect();
+        let mut segs: Vec<&str> = rel.split('/').filter(|s| !s.is_empty()).collect();
+        // A page's own file (`size/fleet/index.html`, which the build writes) is the page.
+        if segs.len() > 1 && segs.last() == Some(&"index.html") {
+            segs.pop();
+        }
         // Only the known first segments start a page (the list index.html resolves bases by).
         if let Some(first) = segs.first() {
             if !ROOTS.contains(first) && !matches!(*first, "index.html" | "404.html") {
@@ -63,6 +67,52 @@ impl Route {
             ["simulator"] => Route::Simulator,
             _ => Route::NotFound(rel.to_string()),
         }
+    }
+
+    /// Every page there is: each fixed page once, and one page per id for the pages that
+    /// take one. The ids come from the lists the app itself reads: `questions` from
+    /// `trainer_course::sizing::Question::ALL`, `moments` from `trainer_course::moments`; the
+    /// build-ups are this crate's [`crate::buildup::IDS`]. The build writes one HTML file per
+    /// entry (see `site/`), so a static host answers every deep link with 200.
+    pub fn all(questions: &[&str], moments: &[&str]) -> Vec<Route> {
+        let each = |ids: &[&str], page: fn(String) -> Route| -> Vec<Route> {
+            ids.iter().map(|id| page((*id).to_string())).collect()
+        };
+        // One of each kind. The match names every variant (no wildcard), so a new kind of
+        // page does not compile until it says which pages it adds.
+        let kinds = [
+            Route::Home,
+            Route::Lesson,
+            Route::SizeIndex,
+            Route::Size(String::new()),
+            Route::BuildUps,
+            Route::BuildUp(String::new()),
+            Route::Moments,
+            Route::Moment(String::new()),
+            Route::Lab,
+            Route::Mock,
+            Route::MockReport,
+            Route::Simulator,
+            Route::NotFound(String::new()),
+        ];
+        kinds
+            .into_iter()
+            .flat_map(|kind| match kind {
+                Route::Size(_) => each(questions, Route::Size),
+                Route::BuildUp(_) => each(&crate::buildup::IDS, Route::BuildUp),
+                Route::Moment(_) => each(moments, Route::Moment),
+                Route::NotFound(_) => Vec::new(),
+                fixed @ (Route::Home
+                | Route::Lesson
+                | Route::SizeIndex
+                | Route::BuildUps
+                | Route::Moments
+                | Route::Lab
+                | Route::Mock
+                | Route::MockReport
+                | Route::Simulator) => vec![fixed],
+            })
+            .collect()
     }
 
     /// The path relative to the base, without a leading slash ("" for home).
@@ -168,5 +218,34 @@ impl Section {
             Section::Lab => "lab",
             Section::Mock => "mock",
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_listed_page_parses_back_to_itself_and_every_root_has_one() {
+        let all = Route::all(&["fleet", "batch"], &["routing"]);
+        for r in &all {
+            assert_eq!(Route::parse(&r.path()), *r, "{r:?}");
+            assert!(!matches!(r, Route::NotFound(_)));
+        }
+        for root in ROOTS {
+            assert!(
+                all.iter().any(|r| r.path().split('/').next() == Some(root)),
+                "no page under /{root}"
+            );
+        }
+        assert!(all.contains(&Route::Size("batch".into())));
+        assert!(all.contains(&Route::BuildUp("fleet".into())));
+        assert!(all.contains(&Route::Moment("routing".into())));
+        assert!(all.contains(&Route::MockReport));
+        assert_eq!(
+            Route::parse("size/fleet/index.html"),
+            Route::Size("fleet".into())
+        );
+        assert_eq!(Route::parse("index.html"), Route::Home);
     }
 }

@@ -179,6 +179,35 @@ pub struct MomentsWords {
     pub loads_none: String,
 }
 
+/// The frame around every page and the headings of the pages that have no content file of
+/// their own (`content/site.toml`). The app draws them, and the build writes them into each
+/// route's HTML file as its first paint (`site/`).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SiteWords {
+    pub skip: String,
+    pub brand_name: String,
+    pub brand_sub: String,
+    /// The footer's sentences, before its link to the simulator page.
+    pub footer: String,
+    pub footer_link: String,
+    /// What the first paint of an address the build does not know shows until the app loads.
+    pub loading: String,
+    /// The notice when a new version has been installed for offline use.
+    pub update_ready: String,
+    pub update_reload: String,
+    pub lesson_eyebrow: String,
+    /// The heading of the lesson's table of contents.
+    pub lesson_contents: String,
+    pub size_title: String,
+    pub size_lede: String,
+    pub buildups_title: String,
+    /// A build-up's eyebrow; `{n}` is its place in the list.
+    pub buildup_eyebrow: String,
+    pub mock_title: String,
+    pub report_title: String,
+}
+
 /// The start page's words (`content/home.toml`); `{name}`s are filled from the seed.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]

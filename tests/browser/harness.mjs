@@ -16,13 +16,14 @@ export const shots = path.join(repo, "target", "screenshots");
 export const DESKTOP = { width: 1280, height: 900 };
 export const PHONE = { width: 375, height: 812 };
 
-/** Starts the server under `base` and a browser; returns helpers and a `close`. */
-export async function start({ base = "/trainer/" } = {}) {
-  if (!fs.existsSync(path.join(dist, "index.html"))) {
-    throw new Error("dist/index.html is missing: run ./dev build (./dev test does it first)");
+/** Starts the server for the build in `dir` under `base` and a browser; returns helpers and a
+ * `close` (and `stopServer`, to take the site off the network while the browser stays). */
+export async function start({ base = "/trainer/", dir = dist } = {}) {
+  if (!fs.existsSync(path.join(dir, "index.html"))) {
+    throw new Error(`${dir}/index.html is missing: run ./dev build (./dev test does it first)`);
   }
   fs.mkdirSync(shots, { recursive: true });
-  const { server, url } = await serve({ dir: dist, base });
+  const { server, url } = await serve({ dir, base });
   const browser = await chromium.launch({
     executablePath: process.env.CHROMIUM || "/usr/bin/chromium",
     args: [
@@ -35,9 +36,13 @@ export async function start({ base = "/trainer/" } = {}) {
     url,
     origin,
     browser,
-    /** A fresh page at `viewport` whose problems are collected in `page.problems`. */
-    async page(viewport = DESKTOP, { colorScheme = "light" } = {}) {
-      const context = await browser.newContext({ viewport, colorScheme });
+    /** A fresh page at `viewport` whose problems are collected in `page.problems`. The app's
+     * service worker is blocked unless a test asks for it (`serviceWorkers: "allow"`, as the
+     * offline and site tests do): its install on a first visit fetches the whole build in the
+     * background, which on a loaded two-core machine lengthened the first moment's run slices
+     * that moments.test.mjs bounds (about 150 ms against 30 to 50 ms without it). */
+    async page(viewport = DESKTOP, { colorScheme = "light", serviceWorkers = "block" } = {}) {
+      const context = await browser.newContext({ viewport, colorScheme, serviceWorkers });
       const page = await context.newPage();
       page.problems = [];
       page.on("console", (msg) => {
@@ -62,17 +67,44 @@ export async function start({ base = "/trainer/" } = {}) {
       });
       return page;
     },
+    async stopServer() {
+      server.closeAllConnections();
+      await new Promise((r) => server.close(r));
+    },
     async close() {
       await browser.close();
-      await new Promise((r) => server.close(r));
+      if (server.listening) await new Promise((r) => server.close(r));
     },
   };
 }
 
-/** Opens `rel` (relative to the base) and waits for the app to mount its page heading. */
+/** Opens `rel` (relative to the base) and waits for the app to mount its page heading (the
+ * first paint each HTML file carries has one too, inside #boot, which the app removes). */
 export async function open(page, url, rel = "") {
   await page.goto(url + rel);
-  await page.waitForSelector("main h1", { timeout: 20000 });
+  await page.waitForSelector("body > main h1", { timeout: 20000 });
+}
+
+/** Every page's path relative to the base ("" for home, "size/fleet", ...), read from the
+ * build: each has its own index.html (tools/post-build.mjs writes one per route of the app's
+ * route table). */
+export function routeFiles(root = dist, rel = "") {
+  return fs.readdirSync(path.join(root, rel), { withFileTypes: true }).flatMap((e) => {
+    const r = rel ? `${rel}/${e.name}` : e.name;
+    if (e.isDirectory()) return routeFiles(root, r);
+    return e.name === "index.html" ? [rel] : [];
+  }).sort();
+}
+
+/** Collects Content-Security-Policy violations in `window.cspViolations`, from the first
+ * script of every document the page loads. */
+export async function watchCsp(page) {
+  await page.addInitScript(() => {
+    window.cspViolations = [];
+    document.addEventListener("securitypolicyviolation", (e) => {
+      window.cspViolations.push(`${e.violatedDirective}: ${e.blockedURI || "inline"} (${e.sourceFile}:${e.lineNumber})`);
+    });
+  });
 }
 
 /** Saves a full-page screenshot under target/screenshots. */

@@ -7,7 +7,7 @@ use crate::route::{Route, Section};
 use crate::text::{fill, format};
 use leptos::prelude::*;
 use trainer_content::words::HomeWords;
-use trainer_course::sizing::{Inputs, Question};
+use trainer_course::sizing::{seed_words, Inputs, Question};
 use trainer_engine::cost::{CostModel, MemoryConfig};
 
 /// The page's words, parsed from `content/home.toml` at build time.
@@ -21,9 +21,8 @@ pub fn Home() -> impl IntoView {
         Err(e) => return view! { <p class="error">{format!("The start page's words do not load: {e}")}</p> }.into_any(),
     };
     // The seed's figures, computed by the same cost model and inputs the calculator and the
-    // simulator use (nothing here is typed in as a result).
-    let seed = Inputs::defaults(Question::Fleet);
-    let v = |name: &str| seed.get(name).unwrap_or(0.0);
+    // simulator use (nothing here is typed in as a result); the names the words fill are the
+    // course's one list, which the build's first paint fills from too.
     let cost = CostModel::seed();
     let batch = Inputs::defaults(Question::GpuHours);
     let (b, ctx) = (
@@ -34,27 +33,7 @@ pub fn Home() -> impl IntoView {
     let decode = cost.decode_step(b, ctx);
     let tok_s = cost.decode_throughput(b, ctx);
     let pool = cost.kv_pool_tokens(&MemoryConfig::REFERENCE);
-    let d = cost.deployment();
-    let values = [
-        ("model", d.model.name.clone()),
-        ("gpu", d.gpu.name.clone()),
-        (
-            "gpu_short",
-            d.gpu
-                .name
-                .split_whitespace()
-                .next()
-                .unwrap_or_default()
-                .to_string(),
-        ),
-        ("dtype", d.weight_dtype.label().to_string()),
-        ("rate", format::int(v("rate"))),
-        ("prompt", format::int(v("prompt_tokens"))),
-        ("output", format::int(v("output_tokens"))),
-        ("mfu", format!("{} %", format::int(v("mfu") * 100.0))),
-        ("mbu", format!("{} %", format::int(v("mbu") * 100.0))),
-        ("batch", b.to_string()),
-    ];
+    let values = seed_words();
     let w = |t: &str| fill(t, &values);
     let figures = [
         (

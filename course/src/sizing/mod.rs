@@ -27,6 +27,7 @@ mod fit;
 mod inputs;
 pub(crate) mod query;
 mod reveal;
+mod seed_words;
 mod shown;
 mod words;
 
@@ -43,6 +44,7 @@ pub use inputs::{is_preset_figure, ChoiceOption, InputGroup, InputKind, InputSpe
 pub(crate) use query::write as write_query;
 pub use query::{page_query, page_query_keeping, pairs as query_pairs, PageQuery, Reveal};
 pub use reveal::gives_away;
+pub use seed_words::seed_words;
 
 use serde::Serialize;
 

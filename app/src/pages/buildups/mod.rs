@@ -8,7 +8,7 @@ mod fleet;
 mod replica;
 
 use crate::components::{Link, PlayerStep};
-use crate::route::Route;
+use crate::route::{Route, Section};
 use crate::url_state::use_url_state;
 use leptos::prelude::*;
 use trainer_content::buildup::Script;
@@ -63,8 +63,8 @@ pub fn BuildUpsIndex() -> impl IntoView {
         .collect_view();
     view! {
         <section class="narrow" data-testid="page-buildups">
-            <p class="eyebrow">"Build-ups"</p>
-            <h1>"Build-ups: step through a running simulation"</h1>
+            <p class="eyebrow">{Section::BuildUps.label()}</p>
+            <h1>{crate::shell::site_words().buildups_title.clone()}</h1>
             <ul class="cards buildup-list">{items}</ul>
         </section>
     }

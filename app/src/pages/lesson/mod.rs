@@ -174,11 +174,11 @@ pub fn LessonPage() -> impl IntoView {
     view! {
         <div class="lesson" data-testid="page-lesson">
             <nav class="lesson-toc" aria-label="On this page">
-                <p class="eyebrow">"On this page"</p>
+                <p class="eyebrow">{crate::shell::site_words().lesson_contents.clone()}</p>
                 <ol>{contents}</ol>
             </nav>
             <article class="lesson-article">
-                <p class="eyebrow">"The lesson"</p>
+                <p class="eyebrow">{crate::shell::site_words().lesson_eyebrow.clone()}</p>
                 <h1>{title}</h1>
                 <InputsBanner testid="lesson-inputs" inputs=used on_reset=reset/>
                 {body}

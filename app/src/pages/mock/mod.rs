@@ -256,8 +256,8 @@ pub fn MockPage() -> impl IntoView {
     });
     view! {
         <section class="mock" data-testid="page-mock">
-            <p class="eyebrow">"Mock interview"</p>
-            <h1>"Mock interview"</h1>
+            <p class="eyebrow">{crate::route::Section::Mock.label()}</p>
+            <h1>{crate::shell::site_words().mock_title.clone()}</h1>
             {notice.map(|(id, text)| view! { <p class="muted" role="status" data-testid=id>{text}</p> })}
             {move || match s.phase.get() {
                 Phase::Setup => view! { <Setup s=s/> }.into_any(),

@@ -18,7 +18,7 @@ pub fn MockReport() -> impl IntoView {
     let (Some(r), Ok(m)) = (last, mock()) else {
         return view! {
             <section class="narrow" data-testid="page-mock-report">
-                <h1>"Mock interview report"</h1>
+                <h1>{crate::shell::site_words().report_title.clone()}</h1>
                 <p data-testid="report-empty">"No mock interview has been finished in this browser yet. "
                     <Link to=Route::Mock testid="report-start">"Start one."</Link></p>
             </section>
@@ -100,7 +100,7 @@ pub fn MockReport() -> impl IntoView {
     view! {
         <section class="mock-report" data-testid="page-mock-report">
             <p class="eyebrow no-print"><Link to=Route::Mock testid="report-back">"Mock interview"</Link></p>
-            <h1>"Mock interview report"</h1>
+            <h1>{crate::shell::site_words().report_title.clone()}</h1>
             <p class="muted" data-testid="report-session">{session}</p>
             <button class="button no-print" type="button" data-testid="report-print" on:click=print>"Print the report"</button>
             <h2>"Against the rubric"</h2>

@@ -15,7 +15,8 @@ mod state;
 use crate::components::Card;
 use crate::components::Link;
 use crate::progress::use_progress;
-use crate::route::Route;
+use crate::route::{Route, Section};
+use crate::shell::site_words;
 use leptos::prelude::*;
 use trainer_course::sizing::Question;
 
@@ -24,12 +25,9 @@ use trainer_course::sizing::Question;
 pub fn SizeIndex() -> impl IntoView {
     view! {
         <section data-testid="page-size">
-            <p class="eyebrow">"Size it up"</p>
-            <h1>"Size it up"</h1>
-            <p class="lede">
-                "Back-of-the-envelope arithmetic, one step at a time. Every input stays editable beside the steps, "
-                "and every revealed step is recomputed as you type."
-            </p>
+            <p class="eyebrow">{Section::Size.label()}</p>
+            <h1>{site_words().size_title.clone()}</h1>
+            <p class="lede">{site_words().size_lede.clone()}</p>
             <QuestionCards/>
         </section>
     }
@@ -42,7 +40,7 @@ pub fn SizePage(question: String) -> impl IntoView {
         Some(q) => view! { <calc::Calculator q=q/> }.into_any(),
         None => view! {
             <section data-testid="size-unknown">
-                <p class="eyebrow">"Size it up"</p>
+                <p class="eyebrow">{Section::Size.label()}</p>
                 <h1>"No such question"</h1>
                 <p>
                     "There is no sizing question called " <code>{question}</code>
