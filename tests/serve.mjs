@@ -2,12 +2,16 @@
 // files are served from a directory under a base path, and any other path under the base
 // gets the directory's 404.html with status 404. Used by `./dev serve` and the browser tests.
 //
-//   node tests/serve.mjs [--dir dist] [--base /trainer/] [--port 8080]
+//   node tests/serve.mjs [--dir dist] [--base /trainer/] [--port 8080] [--gzip on]
+//
+// With gzip on, .html, .js, .css and .wasm files go out gzipped to a client that accepts it,
+// as most static hosts send them (Lighthouse measures the app that way: tests/lighthouse.mjs).
 //
 // It binds 127.0.0.1 only and prints the address on its first line.
 
 import http from "node:http";
 import fs from "node:fs";
+import zlib from "node:zlib";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 
@@ -23,8 +27,10 @@ const TYPES = {
   ".txt": "text/plain; charset=utf-8",
 };
 
-/** Starts a server; resolves to { server, url }. */
-export function serve({ dir, base = "/", port = 0 }) {
+const GZIPPED = new Set([".html", ".js", ".mjs", ".css", ".wasm"]);
+
+/** Starts a server; resolves to { server, url }. `gzip`: compress text and WASM on request. */
+export function serve({ dir, base = "/", port = 0, gzip = false }) {
   if (!base.startsWith("/")) base = "/" + base;
   if (!base.endsWith("/")) base += "/";
   const root = path.resolve(dir);
@@ -50,8 +56,12 @@ export function serve({ dir, base = "/", port = 0 }) {
     const inside = file.startsWith(root + path.sep);
     fs.stat(file, (err, st) => {
       if (inside && !err && st.isFile()) {
-        res.writeHead(200, { "Content-Type": TYPES[path.extname(file)] || "application/octet-stream", "Cache-Control": "no-cache" });
-        fs.createReadStream(file).pipe(res);
+        const headers = { "Content-Type": TYPES[path.extname(file)] || "application/octet-stream", "Cache-Control": "no-cache" };
+        const zip = gzip && GZIPPED.has(path.extname(file)) && /\bgzip\b/.test(req.headers["accept-encoding"] || "");
+        if (zip) Object.assign(headers, { "Content-Encoding": "gzip", Vary: "Accept-Encoding" });
+        res.writeHead(200, headers);
+        const body = fs.createReadStream(file);
+        (zip ? body.pipe(zlib.createGzip()) : body).pipe(res);
       } else {
         const fallback = path.join(root, "404.html");
         fs.readFile(fallback, (e2, body) => {
@@ -71,12 +81,12 @@ export function serve({ dir, base = "/", port = 0 }) {
 }
 
 if (process.argv[1] && fileURLToPath(import.meta.url) === path.resolve(process.argv[1])) {
-  const args = { dir: "dist", base: "/", port: 8080 };
+  const args = { dir: "dist", base: "/", port: 8080, gzip: "off" };
   const argv = process.argv.slice(2);
   for (let i = 0; i < argv.length; i += 2) {
     const key = argv[i].replace(/^--/, "");
     if (!(key in args) || argv[i + 1] === undefined) {
-      console.error("usage: node tests/serve.mjs [--dir DIR] [--base /PATH/] [--port N]");
+      console.error("usage: node tests/serve.mjs [--dir DIR] [--base /PATH/] [--port N] [--gzip on|off]");
       process.exit(2);
     }
     args[key] = key === "port" ? Number(argv[i + 1]) : argv[i + 1];
@@ -85,7 +95,7 @@ if (process.argv[1] && fileURLToPath(import.meta.url) === path.resolve(process.a
     console.error(`no ${args.dir}/index.html: build the app first (./dev build)`);
     process.exit(2);
   }
-  serve(args).then(({ url }) => {
+  serve({ ...args, gzip: args.gzip === "on" }).then(({ url }) => {
     console.log(`Serving ${args.dir} at ${url}`);
   }, (e) => {
     console.error(`could not listen on 127.0.0.1:${args.port}: ${e.message}`);

@@ -35,9 +35,10 @@ export async function start({ base = "/trainer/" } = {}) {
     url,
     origin,
     browser,
-    /** A fresh page at `viewport` whose problems are collected in `page.problems`. */
-    async page(viewport = DESKTOP, { colorScheme = "light" } = {}) {
-      const context = await browser.newContext({ viewport, colorScheme });
+    /** A fresh page at `viewport` whose problems are collected in `page.problems`; other
+     *  options go to the browser context (e.g. `bypassCSP` for a test that injects a script). */
+    async page(viewport = DESKTOP, { colorScheme = "light", ...contextOptions } = {}) {
+      const context = await browser.newContext({ viewport, colorScheme, ...contextOptions });
       const page = await context.newPage();
       page.problems = [];
       page.on("console", (msg) => {
