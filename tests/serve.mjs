@@ -34,12 +34,18 @@ export function serve({ dir, base = "/", port = 0, gzip = false }) {
   if (!base.startsWith("/")) base = "/" + base;
   if (!base.endsWith("/")) base += "/";
   const root = path.resolve(dir);
-  const server = http.createServer((req, res) => {
+  // Deep links may carry long values (a pasted scenario file, a fuzzed field): allow request
+  // lines up to 64 KiB, as hosts with large header buffers do, instead of Node's 16 KiB.
+  const server = http.createServer({ maxHeaderSize: 64 * 1024 }, (req, res) => {
     let pathname;
     try {
       pathname = decodeURIComponent(new URL(req.url, "http://x").pathname);
     } catch {
       res.writeHead(400).end("bad request");
+      return;
+    }
+    if (pathname.includes("\0")) {
+      res.writeHead(400, { "Content-Type": "text/plain" }).end("bad request");
       return;
     }
     if (pathname === base.slice(0, -1)) {

@@ -2,8 +2,8 @@
 //! request-path diagram, with its clocks starting and stopping. The fleet runs a slice per
 //! animation frame (`sim_runner::run_sims`); the story is read once it ends.
 
-use super::{player_steps, script, StepState, UrlErrors};
-use crate::components::{EngineNote, RequestPath, StepNarration, StepPlayer};
+use super::{player_steps, script, StepState};
+use crate::components::{EngineNote, RequestPath, StepNarration, StepPlayer, UrlErrors};
 use crate::sim_runner::{failure, run_sims, RunStatus};
 use crate::text::format;
 use leptos::prelude::*;
