@@ -4,12 +4,16 @@
 // the base gets the directory's 404.html with status 404. Used by `./dev serve` and the
 // browser tests.
 //
-//   node tests/serve.mjs [--dir dist] [--base /trainer/] [--port 8080]
+//   node tests/serve.mjs [--dir dist] [--base /trainer/] [--port 8080] [--gzip on]
+//
+// With gzip on, .html, .js, .css and .wasm files go out gzipped to a client that accepts it,
+// as most static hosts send them (Lighthouse measures the app that way: tests/lighthouse.mjs).
 //
 // It binds 127.0.0.1 only and prints the address on its first line.
 
 import http from "node:http";
 import fs from "node:fs";
+import zlib from "node:zlib";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 
@@ -26,17 +30,25 @@ const TYPES = {
   ".webmanifest": "application/manifest+json",
 };
 
-/** Starts a server; resolves to { server, url }. */
-export function serve({ dir, base = "/", port = 0 }) {
+const GZIPPED = new Set([".html", ".js", ".mjs", ".css", ".wasm"]);
+
+/** Starts a server; resolves to { server, url }. `gzip`: compress text and WASM on request. */
+export function serve({ dir, base = "/", port = 0, gzip = false }) {
   if (!base.startsWith("/")) base = "/" + base;
   if (!base.endsWith("/")) base += "/";
   const root = path.resolve(dir);
-  const server = http.createServer((req, res) => {
+  // Deep links may carry long values (a pasted scenario file, a fuzzed field): allow request
+  // lines up to 64 KiB, as hosts with large header buffers do, instead of Node's 16 KiB.
+  const server = http.createServer({ maxHeaderSize: 64 * 1024 }, (req, res) => {
     let pathname;
     try {
       pathname = decodeURIComponent(new URL(req.url, "http://x").pathname);
     } catch {
       res.writeHead(400).end("bad request");
+      return;
+    }
+    if (pathname.includes("\0")) {
+      res.writeHead(400, { "Content-Type": "text/plain" }).end("bad request");
       return;
     }
     if (pathname === base.slice(0, -1)) {
@@ -62,8 +74,12 @@ export function serve({ dir, base = "/", port = 0 }) {
         }
       }
       if (inside && st && st.isFile()) {
-        res.writeHead(200, { "Content-Type": TYPES[path.extname(file)] || "application/octet-stream", "Cache-Control": "no-cache" });
-        fs.createReadStream(file).pipe(res);
+        const headers = { "Content-Type": TYPES[path.extname(file)] || "application/octet-stream", "Cache-Control": "no-cache" };
+        const zip = gzip && GZIPPED.has(path.extname(file)) && /\bgzip\b/.test(req.headers["accept-encoding"] || "");
+        if (zip) Object.assign(headers, { "Content-Encoding": "gzip", Vary: "Accept-Encoding" });
+        res.writeHead(200, headers);
+        const body = fs.createReadStream(file);
+        (zip ? body.pipe(zlib.createGzip()) : body).pipe(res);
       } else {
         const fallback = path.join(root, "404.html");
         fs.readFile(fallback, (e2, body) => {
@@ -83,12 +99,12 @@ export function serve({ dir, base = "/", port = 0 }) {
 }
 
 if (process.argv[1] && fileURLToPath(import.meta.url) === path.resolve(process.argv[1])) {
-  const args = { dir: "dist", base: "/", port: 8080 };
+  const args = { dir: "dist", base: "/", port: 8080, gzip: "off" };
   const argv = process.argv.slice(2);
   for (let i = 0; i < argv.length; i += 2) {
     const key = argv[i].replace(/^--/, "");
     if (!(key in args) || argv[i + 1] === undefined) {
-      console.error("usage: node tests/serve.mjs [--dir DIR] [--base /PATH/] [--port N]");
+      console.error("usage: node tests/serve.mjs [--dir DIR] [--base /PATH/] [--port N] [--gzip on|off]");
       process.exit(2);
     }
     args[key] = key === "port" ? Number(argv[i + 1]) : argv[i + 1];
@@ -97,7 +113,7 @@ if (process.argv[1] && fileURLToPath(import.meta.url) === path.resolve(process.a
     console.error(`no ${args.dir}/index.html: build the app first (./dev build)`);
     process.exit(2);
   }
-  serve(args).then(({ url }) => {
+  serve({ ...args, gzip: args.gzip === "on" }).then(({ url }) => {
     console.log(`Serving ${args.dir} at ${url}`);
   }, (e) => {
     console.error(`could not listen on 127.0.0.1:${args.port}: ${e.message}`);

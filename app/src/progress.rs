@@ -183,7 +183,8 @@ fn storage() -> Option<web_sys::Storage> {
     web_sys::window().and_then(|w| w.local_storage().ok().flatten())
 }
 
-/// Reads the current key, else schema 1's; unreadable text is set aside with a notice.
+/// Reads the current key, else schema 1's; unreadable text is set aside with a notice, and
+/// saved calculator inputs that cannot be used are reset with a notice naming them.
 fn load() -> (Progress, Option<String>) {
     let Some(s) = storage() else {
         return (Progress::default(), None);
@@ -197,7 +198,17 @@ fn load() -> (Progress, Option<String>) {
     };
     let result = study::read(&text, today());
     let outcome = match result {
-        Ok(p) => (p, None),
+        Ok(mut p) => {
+            // A calculator input no page can use is reset, and named, rather than ignored.
+            let dropped = p.drop_bad_inputs();
+            let notice = (!dropped.is_empty()).then(|| {
+                format!(
+                    "Some saved calculator inputs could not be used, so those questions use their own values again: {}.",
+                    dropped.join("; ")
+                )
+            });
+            (p, notice)
+        }
         Err(e) => {
             let _ = s.set_item(ASIDE_KEY, &text);
             (Progress::default(), Some(e.notice()))

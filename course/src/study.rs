@@ -18,6 +18,7 @@
 //! - an item is due on and after its due day; the due list puts the longest overdue first,
 //!   then the lower box, then the item's key.
 
+use crate::sizing;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
@@ -578,6 +579,42 @@ impl Progress {
     }
 }
 
+impl Progress {
+    /// Resets every stored calculator input its question cannot use (a value that is not one,
+    /// or out of range) to the question's own, keeps the others, and forgets the inputs of a
+    /// question that does not exist. Returns what was dropped, each as `question: field=value`
+    /// (a long value clipped), for the notice that tells the learner.
+    pub fn drop_bad_inputs(&mut self) -> Vec<String> {
+        let clip = |s: &str| {
+            let mut out: String = s.chars().take(40).collect();
+            if s.chars().count() > 40 {
+                out.push('…');
+            }
+            out
+        };
+        let mut dropped = Vec::new();
+        let stored = std::mem::take(&mut self.inputs);
+        for (id, query) in stored {
+            let Some(q) = sizing::Question::from_id(&id) else {
+                dropped.push(format!("{}: every input (no such question)", clip(&id)));
+                continue;
+            };
+            let page = sizing::PageQuery::parse(q, &query);
+            for e in &page.errors {
+                let value = page.bad_text.get(&e.field).map_or("", String::as_str);
+                dropped.push(format!("{id}: {}={}", e.field, clip(value)));
+            }
+            let kept = if page.errors.is_empty() {
+                query
+            } else {
+                sizing::page_query(q, &page.inputs, sizing::Reveal::NONE, 0)
+            };
+            self.inputs.insert(id, kept);
+        }
+        dropped
+    }
+}
+
 /// Reads an exported file for import: the same migrations as [`read`], but a file that cannot
 /// be read is refused with a sentence for the learner and the current progress stays.
 pub fn import(text: &str, today: i64) -> Result<Progress, String> {
@@ -871,5 +908,31 @@ mod tests {
         assert_eq!(date(11_016), "2000-02-29");
         assert_eq!(date(20_423), "2025-12-01");
         assert_eq!(date(-1), "1969-12-31");
+    }
+
+    #[test]
+    fn stored_inputs_a_question_cannot_use_are_dropped_and_named() {
+        let mut p = Progress::default();
+        p.inputs
+            .insert("fleet".into(), "rate=abc&output_tokens=300".into());
+        p.inputs.insert("batch".into(), "rate=60".into());
+        p.inputs.insert("gpu-hours".into(), "gpu=nope".into());
+        p.inputs.insert("no-such".into(), "rate=60".into());
+        let dropped = p.drop_bad_inputs();
+        assert_eq!(
+            dropped,
+            [
+                "fleet: rate=abc",
+                "gpu-hours: gpu=nope",
+                "no-such: every input (no such question)"
+            ]
+        );
+        // The good values stay; the bad ones are the question's own again.
+        assert_eq!(p.inputs["fleet"], "output_tokens=300");
+        assert_eq!(p.inputs["batch"], "rate=60");
+        assert_eq!(p.inputs["gpu-hours"], "");
+        assert!(!p.inputs.contains_key("no-such"));
+        // Nothing left to drop.
+        assert!(p.drop_bad_inputs().is_empty());
     }
 }

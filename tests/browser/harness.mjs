@@ -36,13 +36,13 @@ export async function start({ base = "/trainer/", dir = dist } = {}) {
     url,
     origin,
     browser,
-    /** A fresh page at `viewport` whose problems are collected in `page.problems`. The app's
-     * service worker is blocked unless a test asks for it (`serviceWorkers: "allow"`, as the
-     * offline and site tests do): its install on a first visit fetches the whole build in the
-     * background, which on a loaded two-core machine lengthened the first moment's run slices
-     * that moments.test.mjs bounds (about 150 ms against 30 to 50 ms without it). */
-    async page(viewport = DESKTOP, { colorScheme = "light", serviceWorkers = "block" } = {}) {
-      const context = await browser.newContext({ viewport, colorScheme, serviceWorkers });
+    /** A fresh page at `viewport` whose problems are collected in `page.problems`; other
+     * options go to the browser context (e.g. `bypassCSP` for a test that injects a script).
+     * The app's service worker is blocked unless a test asks for it (`serviceWorkers: "allow"`,
+     * as the offline and site tests do): its install on a first visit fetches the whole build in
+     * the background, which competes with a page's first run on a loaded two-core machine. */
+    async page(viewport = DESKTOP, { colorScheme = "light", serviceWorkers = "block", ...contextOptions } = {}) {
+      const context = await browser.newContext({ viewport, colorScheme, serviceWorkers, ...contextOptions });
       const page = await context.newPage();
       page.problems = [];
       page.on("console", (msg) => {

@@ -14,7 +14,8 @@ pub fn HiddenFigure(
     /// What the placeholder says, e.g. "estimate first".
     #[prop(into)]
     text: String,
-    /// What screen readers hear, e.g. "Hidden until you commit your estimate of replicas".
+    /// What screen readers hear after the text (not drawn), e.g. "Hidden until you commit
+    /// your estimate of replicas".
     #[prop(into)]
     label: String,
     /// The id of the estimate box that reveals it.
@@ -34,8 +35,8 @@ pub fn HiddenFigure(
         }
     };
     view! {
-        <button type="button" class="hidden-fig" data-testid=testid data-hidden="true" aria-label=label on:click=go>
-            {text}
+        <button type="button" class="hidden-fig" data-testid=testid data-hidden="true" on:click=go>
+            {text}<span class="visually-hidden">{format!(" ({label})")}</span>
         </button>
     }
 }

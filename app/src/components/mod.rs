@@ -22,6 +22,7 @@ mod path_link;
 mod request_path;
 mod step_narration;
 mod step_player;
+mod url_errors;
 
 pub use card::Card;
 pub use chart::{Chart, ChartData, Format, Line};
@@ -45,3 +46,4 @@ pub use path_link::PathLink;
 pub use request_path::RequestPath;
 pub use step_narration::StepNarration;
 pub use step_player::{PlayerStep, StepPlayer};
+pub use url_errors::{link_sentence, UrlErrors};

@@ -134,20 +134,20 @@ pub fn RequestPath(
     let hop_view = move |h: &'static Hop| {
         let go =
             move || router.navigate(Route::BuildUp("fleet".into()), &format!("step={}", h.step));
-        let label = format!(
-            "{}: {}{}. Opens step {} of the fleet build-up.",
-            h.name,
-            h.job,
-            h.clock
-                .map(|c| format!("; {c} is read here"))
-                .unwrap_or_default(),
-            h.step
-        );
         let (x, y, w) = (h.x, h.y, h.w);
+        let clock_text = move || reading(h.id).or_else(|| h.clock.map(|c| format!("clock: {c}")));
+        // The name a screen reader says starts with the words drawn, in order (name, job, clock).
+        let label = move || {
+            format!(
+                "{}: {}{}. Opens step {} of the fleet build-up.",
+                h.name,
+                h.job,
+                clock_text().map(|t| format!("; {t}")).unwrap_or_default(),
+                h.step
+            )
+        };
         let clock_line = move || {
-            reading(h.id)
-                .or_else(|| h.clock.map(|c| format!("clock: {c}")))
-                .map(|t| view! { <text x=x + 10.0 y=y + 59.0 class="hop-clock" data-testid=format!("clock-on-{}", h.id)>{t}</text> })
+            clock_text().map(|t| view! { <text x=x + 10.0 y=y + 59.0 class="hop-clock" data-testid=format!("clock-on-{}", h.id)>{t}</text> })
         };
         view! {
             <g
@@ -163,8 +163,12 @@ pub fn RequestPath(
                 on:keydown=move |ev| if ev.key() == "Enter" || ev.key() == " " { ev.prevent_default(); go() }
             >
                 <rect x=x y=y width=w height=H rx="8"></rect>
+                // The spaces between the lines are not drawn; they keep the words apart in the
+                // text assistive technology reads (the name above starts with it).
                 <text x=x + 10.0 y=y + 24.0 class="hop-name">{h.name}</text>
+                " "
                 <text x=x + 10.0 y=y + 44.0 class="hop-job">{h.job}</text>
+                " "
                 {clock_line}
             </g>
         }

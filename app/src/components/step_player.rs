@@ -259,10 +259,9 @@ pub fn StepPlayer(
                             type="button"
                             data-testid=format!("chapter-{}", i + 1)
                             aria-current=move || current().then_some("step")
-                            aria-label=format!("Step {}: {}", i + 1, title)
                             on:click=move |_| ctl.manual(i)
                         >
-                            <span class="player-chapter-n">{i + 1}</span>
+                            <span class="player-chapter-n"><span class="visually-hidden">"Step "</span>{i + 1}</span>
                             <span class="player-chapter-title">{title.clone()}</span>
                         </button>
                     </li>

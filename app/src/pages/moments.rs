@@ -77,6 +77,7 @@ pub fn MomentsIndex() -> impl IntoView {
             <p class="eyebrow">{words().eyebrow.clone()}</p>
             <h1>{words().eyebrow.clone()}</h1>
             <p class="lede">{words().lede.clone()}</p>
+            <h2 class="visually-hidden">"The moments"</h2>
             <ol class="cards">{cards}</ol>
         </section>
     }

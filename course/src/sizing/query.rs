@@ -25,8 +25,12 @@ pub struct PageQuery {
     /// The text the query gave for each field named in `errors` (decoded), so the form can
     /// show what was written beside the message.
     pub bad_text: BTreeMap<String, String>,
-    /// The steps revealed (`reveal=all`, `reveal=<n>`; anything else reveals none).
+    /// The steps revealed (`reveal=all`, `reveal=<n>`; anything else reveals none and is
+    /// named in `reveal_error`).
     pub reveal: Reveal,
+    /// What is wrong with the `reveal` value, if anything, apart from the inputs' errors (the
+    /// steps still derive).
+    pub reveal_error: Option<ConfigError>,
 }
 
 impl Reveal {
@@ -50,11 +54,17 @@ impl Reveal {
         }
     }
 
-    /// Reads the value of a `reveal` key.
-    fn parse(text: &str) -> Reveal {
-        match text {
-            "all" => Reveal::All,
-            n => Reveal::Steps(n.trim().parse().unwrap_or(0)),
+    /// Reads the value of a `reveal` key: `all`, a count of steps, or nothing (none).
+    fn parse(text: &str) -> Result<Reveal, ConfigError> {
+        match text.trim() {
+            "all" => Ok(Reveal::All),
+            "" => Ok(Reveal::NONE),
+            n => n.parse().map(Reveal::Steps).map_err(|_| {
+                ConfigError::new(
+                    "reveal",
+                    "must be all or a number of steps, so no step is revealed",
+                )
+            }),
         }
     }
 
@@ -78,14 +88,17 @@ impl PageQuery {
             .iter()
             .filter_map(|e| pairs.get(&e.field).map(|t| (e.field.clone(), t.clone())))
             .collect();
-        let reveal = pairs
-            .get("reveal")
-            .map_or(Reveal::NONE, |t| Reveal::parse(t));
+        let (reveal, reveal_error) = match pairs.get("reveal").map(|t| Reveal::parse(t)) {
+            None => (Reveal::NONE, None),
+            Some(Ok(r)) => (r, None),
+            Some(Err(e)) => (Reveal::NONE, Some(e)),
+        };
         PageQuery {
             inputs,
             errors,
             bad_text,
             reveal,
+            reveal_error,
         }
     }
 }
@@ -168,6 +181,21 @@ mod tests {
             ("question=gpu-hours&rate=60", 10, "rate=60"),
         ] {
             assert_eq!(round_trip(q, query, steps), written, "{query}");
+        }
+    }
+
+    #[test]
+    fn a_reveal_that_is_not_a_count_is_named_not_silently_dropped() {
+        for bad in ["nope", "-1", "1.5", "∞", "9999999999999999999999999"] {
+            let p = PageQuery::parse(Question::Fleet, &format!("reveal={bad}"));
+            assert_eq!(p.reveal, Reveal::NONE, "{bad}");
+            let e = p.reveal_error.expect(bad);
+            assert_eq!(e.field, "reveal");
+            assert!(p.errors.is_empty(), "{bad}: the inputs have no error");
+        }
+        for good in ["", "all", " 3 ", "0", "99"] {
+            let p = PageQuery::parse(Question::Fleet, &format!("reveal={good}"));
+            assert_eq!(p.reveal_error, None, "{good:?}");
         }
     }
 

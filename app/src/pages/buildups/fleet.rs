@@ -2,8 +2,8 @@
 //! request-path diagram, with its clocks starting and stopping. The fleet runs in the
 //! simulators' worker (`Job::FleetStory`), which reads the story once the run ends.
 
-use super::{player_steps, script, StepState, UrlErrors};
-use crate::components::{EngineNote, RequestPath, StepNarration, StepPlayer};
+use super::{player_steps, script, StepState};
+use crate::components::{EngineNote, RequestPath, StepNarration, StepPlayer, UrlErrors};
 use crate::sim_client::{control, submit};
 use crate::sim_runner::RunStatus;
 use crate::text::format;

@@ -7,7 +7,7 @@
 mod fleet;
 mod replica;
 
-use crate::components::{Link, PlayerStep};
+use crate::components::{link_sentence, Link, PlayerStep};
 use crate::route::{Route, Section};
 use crate::url_state::use_url_state;
 use leptos::prelude::*;
@@ -184,26 +184,8 @@ fn messages(q: &BuildUpQuery) -> Vec<String> {
     q.errors
         .iter()
         .map(|e| {
-            let text = q.bad_text.get(&e.field).cloned().unwrap_or_default();
-            format!(
-                "The link's {}={text} is not used: it {}.",
-                e.field, e.message
-            )
+            let text = q.bad_text.get(&e.field).map_or("", String::as_str);
+            link_sentence(&e.field, text, &e.message)
         })
         .collect()
-}
-
-/// The URL's problems, if any, as a notice.
-#[component]
-pub fn UrlErrors(errors: RwSignal<Vec<String>>) -> impl IntoView {
-    move || {
-        let e = errors.get();
-        (!e.is_empty()).then(|| {
-            view! {
-                <div class="notice" role="alert" data-testid="url-errors">
-                    {e.into_iter().map(|m| view! { <p>{m}</p> }).collect_view()}
-                </div>
-            }
-        })
-    }
 }

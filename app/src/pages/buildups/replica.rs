@@ -4,9 +4,9 @@
 //! leaving the field, so "4000" never runs as "400"; until then, and until the run comes
 //! back from the simulators' worker, the frames are marked as the previous values'.
 
-use super::{player_steps, script, StepState, UrlErrors};
+use super::{player_steps, script, StepState};
 use crate::components::{
-    ChoiceField, EngineNote, FieldMessage, NumberField, StepNarration, StepPlayer,
+    ChoiceField, EngineNote, FieldMessage, NumberField, StepNarration, StepPlayer, UrlErrors,
 };
 use crate::sim_client::{control, submit, JobHandle};
 use crate::text::format;

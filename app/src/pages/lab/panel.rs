@@ -106,11 +106,14 @@ pub fn Panel(lab: Lab, text: LabText) -> impl IntoView {
                         />
                     })
                 }}
+                // No arm to choose: a link that names one still hears why it was not used.
+                {move || arms.with(|a| a.len() <= 1).then(|| lab.error("arm")).flatten().map(|m| view! { <p class="field-error" data-testid="lab-arm-error">{m}</p> })}
             </div>
             <p class="muted small" data-testid="lab-description">{description}</p>
             {move || is_replica().then(|| view! { <p class="muted small" data-testid="lab-replica-note">{replica_note.clone()}</p> })}
             {move || lab.error("query").map(|m| view! { <p class="field-error" data-testid="lab-query-error">{m}</p> })}
             {move || lab.error("pin").map(|m| view! { <p class="field-error" data-testid="lab-pin-error">{m}</p> })}
+            {move || lab.error("file").map(|m| view! { <p class="field-error" data-testid="lab-file-error">{m}</p> })}
             {sections}
             <Import lab=lab/>
         </section>

@@ -455,7 +455,7 @@ fn series_table(
     view! {
         <table class="sim-table" data-testid=format!("table-{id}") data-points=s.len().to_string()>
             <caption class="muted small">{format!("Over {} points of the series", s.len())}</caption>
-            <thead><tr><th scope="col">""</th><th scope="col">"mean"</th><th scope="col">"highest"</th><th scope="col">"at the end"</th></tr></thead>
+            <thead><tr><td></td><th scope="col">"mean"</th><th scope="col">"highest"</th><th scope="col">"at the end"</th></tr></thead>
             <tbody>{body}</tbody>
         </table>
     }

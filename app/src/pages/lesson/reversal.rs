@@ -70,7 +70,7 @@ pub fn Reversal() -> impl IntoView {
             <div class="table-wrap">
                 <table class="reversal-table" data-testid="reversal-table">
                     <thead><tr>
-                        <th scope="col"></th>
+                        <td></td>
                         <th scope="col">{Question::Fleet.title()}</th>
                         <th scope="col">{batch.title()}</th>
                     </tr></thead>

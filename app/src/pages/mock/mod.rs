@@ -14,7 +14,7 @@ mod report;
 
 pub use report::MockReport;
 
-use crate::components::{Countdown, NotesBox, PathLink};
+use crate::components::{link_sentence, Countdown, NotesBox, PathLink, UrlErrors};
 use crate::progress::{use_progress, FigureRecord, PushbackRecord};
 use leptos::prelude::*;
 use std::collections::BTreeMap;
@@ -185,10 +185,23 @@ pub fn MockPage() -> impl IntoView {
             .into_any()
         }
     };
-    let asked = crate::url_state::use_url_state()
+    let asked_text = crate::url_state::use_url_state()
         .read(crate::url_state::pairs)
         .remove("curveball")
-        .filter(|c| m.curveball(c).is_some());
+        .filter(|c| !c.is_empty());
+    let asked = asked_text.clone().filter(|c| m.curveball(c).is_some());
+    // A curveball the mock does not have is named, and one is drawn as usual.
+    let link_errors: Vec<String> = asked_text
+        .filter(|_| asked.is_none())
+        .map(|t| {
+            link_sentence(
+                "curveball",
+                &t,
+                "names no curveball of this interview, so one is drawn at the start",
+            )
+        })
+        .into_iter()
+        .collect();
     let mut ids: Vec<String> = m.prompts.iter().map(|p| p.id.clone()).collect();
     ids.push(CURVEBALL_STAGE.into());
     let figure_ids: Vec<String> = m.figures.list.iter().map(|f| f.id.clone()).collect();
@@ -258,6 +271,7 @@ pub fn MockPage() -> impl IntoView {
         <section class="mock" data-testid="page-mock">
             <p class="eyebrow">{crate::route::Section::Mock.label()}</p>
             <h1>{crate::shell::site_words().mock_title.clone()}</h1>
+            <UrlErrors errors=Signal::derive(move || link_errors.clone())/>
             {notice.map(|(id, text)| view! { <p class="muted" role="status" data-testid=id>{text}</p> })}
             {move || match s.phase.get() {
                 Phase::Setup => view! { <Setup s=s/> }.into_any(),

@@ -7,7 +7,7 @@ use super::sensitivity::Sensitivity;
 use super::simcheck::{words, SimCheckPanel};
 use super::state::Calc;
 use crate::components::Link;
-use crate::components::{ChoiceField, FieldMessage, NumberField};
+use crate::components::{ChoiceField, FieldMessage, NumberField, UrlErrors};
 use crate::route::Route;
 use crate::text::fill;
 use leptos::prelude::*;
@@ -106,6 +106,7 @@ pub fn Calculator(q: Question) -> impl IntoView {
             <p class="eyebrow"><Link to=Route::SizeIndex testid="size-index">"Size it up"</Link></p>
             <h1>{q.title()}</h1>
             <p class="lede size-prompt">{q.prompt()}</p>
+            <UrlErrors errors=Signal::derive(move || c.link_errors.get_value())/>
             <MisfitBanner c=c/>
             <div class="size-layout">
                 <InputsPanel c=c/>

@@ -78,5 +78,8 @@ fn QuestionCards() -> impl IntoView {
             }
         })
         .collect_view();
-    view! { <ol class="cards size-cards">{cards}</ol> }
+    view! {
+        <h2 class="visually-hidden">"The questions"</h2>
+        <ol class="cards size-cards">{cards}</ol>
+    }
 }

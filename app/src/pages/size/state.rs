@@ -3,6 +3,7 @@
 //! and nothing here imports one: the views (`calc.rs`, `simcheck.rs`, `drill.rs`,
 //! `sensitivity.rs`) depend on this module, never the other way.
 
+use crate::components::link_sentence;
 use crate::progress::{use_progress, ProgressStore};
 use crate::url_state::{pairs, use_url_state, UrlState};
 use leptos::prelude::*;
@@ -42,6 +43,8 @@ pub struct Calc {
     pub sens: RwSignal<Option<String>>,
     /// The seed of the drill on show, if any (`drill=` in the URL: a link poses the same drill).
     pub drill: RwSignal<Option<u64>>,
+    /// What the link said that the page does not use (`reveal`, `sens`, `drill`), as sentences.
+    pub link_errors: StoredValue<Vec<String>>,
     /// Taken from the context once: event handlers run outside the component's owner.
     url: UrlState,
     store: ProgressStore,
@@ -53,11 +56,24 @@ impl Calc {
         let url = use_url_state();
         let page = url.read(|query| PageQuery::parse(q, query));
         let mut extra = url.read(pairs);
+        let mut link_errors = Vec::new();
+        if let (Some(e), Some(t)) = (&page.reveal_error, extra.get("reveal")) {
+            link_errors.push(link_sentence("reveal", t, &e.message));
+        }
         // A step id is a word; anything else is not one (and would not write back as typed).
-        let sens = extra
-            .remove(SENS_KEY)
-            .filter(|s| !s.is_empty() && s.chars().all(|c| c.is_ascii_alphanumeric() || c == '_'));
-        let drill = extra.remove(DRILL_KEY).and_then(|s| s.trim().parse().ok());
+        let sens_text = extra.remove(SENS_KEY).filter(|s| !s.is_empty());
+        let sens = sens_text
+            .clone()
+            .filter(|s| s.chars().all(|c| c.is_ascii_alphanumeric() || c == '_'));
+        let drill_text = extra.remove(DRILL_KEY).filter(|s| !s.is_empty());
+        let drill = drill_text.as_ref().and_then(|s| s.trim().parse().ok());
+        if let (Some(t), None) = (&drill_text, drill) {
+            link_errors.push(link_sentence(
+                DRILL_KEY,
+                t,
+                "must be a drill's number (a whole number), so no drill is posed",
+            ));
+        }
         let mut texts = texts_of(q, &page.inputs);
         // Show the bad text in its field, with the message, so a deep link says what is wrong.
         texts.extend(page.bad_text);
@@ -87,6 +103,22 @@ impl Calc {
             out
         });
         let misfit = Memo::new(move |_| inputs.with(|i| misfit(q, i)));
+        // The sensitivity shows a plain step of the derivation; a link naming anything else
+        // gets the question's default step, and says so.
+        let sens_step = |t: &str| {
+            good.with_untracked(|g| {
+                g.as_ref()
+                    .is_none_or(|(_, d)| d.step(t).is_some_and(|s| s.check.is_none()))
+            })
+        };
+        if let Some(t) = sens_text.filter(|t| sens.as_deref() != Some(t.as_str()) || !sens_step(t))
+        {
+            link_errors.push(link_sentence(
+                SENS_KEY,
+                &t,
+                "is not a step of this question, so the plot shows the usual one",
+            ));
+        }
         let open = wide || errors.with_untracked(|e| !e.is_empty());
         let c = Calc {
             q,
@@ -101,6 +133,7 @@ impl Calc {
             revealed: RwSignal::new(revealed),
             sens: RwSignal::new(sens),
             drill: RwSignal::new(drill),
+            link_errors: StoredValue::new(link_errors),
             url,
             store: use_progress(),
         };

@@ -1,0 +1,148 @@
+// Lighthouse on the built app: serves dist/ the way a static host would (tests/serve.mjs, with
+// gzip on), runs Lighthouse (npm, pinned in package.json) with its mobile preset (a mid-range
+// phone on slow 4G, simulated throttling) and its desktop preset on the landing pages, in
+// Debian's Chromium, prints one table and writes every figure to target/lighthouse.json.
+//
+//   node tests/lighthouse.mjs [--pages home,lesson,size/fleet,lab] [--presets mobile,desktop] [--dist DIR]
+//
+// Measure the build a learner downloads (`./dev build`, no test exports); `./dev bench` runs it.
+// A deep link the host answers with its 404.html fallback is measured all the same (Lighthouse
+// is told to ignore the status) and its row says so.
+
+import { spawn } from "node:child_process";
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import lighthouse from "lighthouse";
+import desktopConfig from "lighthouse/core/config/desktop-config.js";
+import { serve } from "./serve.mjs";
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const repo = path.resolve(here, "..");
+const distArg = process.argv.indexOf("--dist");
+const dist = distArg > 0 ? path.resolve(process.argv[distArg + 1]) : path.join(repo, "dist");
+const out = path.join(repo, "target", "lighthouse.json");
+
+const PAGES = { home: "", lesson: "lesson", "size/fleet": "size/fleet", lab: "lab" };
+const PRESETS = { mobile: undefined, desktop: desktopConfig };
+// The same flags as the browser tests' harness (tests/browser/harness.mjs), headless.
+const FLAGS = [
+  "--headless=new", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+  "--disable-background-networking", "--disable-component-update", "--disable-sync",
+];
+
+function option(name, all) {
+  const i = process.argv.indexOf(`--${name}`);
+  const wanted = i > 0 ? process.argv[i + 1].split(",") : Object.keys(all);
+  for (const w of wanted) {
+    if (!(w in all)) {
+      console.error(`unknown ${name} ${JSON.stringify(w)}: one of ${Object.keys(all).join(", ")}`);
+      process.exit(2);
+    }
+  }
+  return wanted;
+}
+
+/** Starts Chromium with a DevTools port; resolves to { port, stop }. */
+function launchChromium() {
+  const profile = fs.mkdtempSync(path.join(os.tmpdir(), "lighthouse-chromium-"));
+  const exe = process.env.CHROMIUM || "/usr/bin/chromium";
+  const child = spawn(exe, [...FLAGS, "--remote-debugging-port=0", `--user-data-dir=${profile}`, "about:blank"], {
+    stdio: ["ignore", "ignore", "pipe"],
+  });
+  const exited = new Promise((r) => child.on("exit", r));
+  const stop = async () => {
+    child.kill();
+    await exited;
+    fs.rmSync(profile, { recursive: true, force: true, maxRetries: 5 });
+  };
+  return new Promise((resolve, reject) => {
+    let err = "";
+    const timer = setTimeout(() => { stop().finally(() => reject(new Error(`${exe} gave no DevTools port:\n${err}`))); }, 30000);
+    child.stderr.on("data", (d) => {
+      err += d;
+      const m = /DevTools listening on ws:\/\/[^:]+:(\d+)\//.exec(err);
+      if (m) {
+        clearTimeout(timer);
+        resolve({ port: Number(m[1]), stop });
+      }
+    });
+    child.on("error", (e) => { clearTimeout(timer); reject(e); });
+  });
+}
+
+const ms = (v) => (v == null ? "-" : `${Math.round(v)} ms`);
+const score = (c) => (c?.score == null ? "-" : String(Math.round(c.score * 100)));
+
+async function main() {
+  const pages = option("pages", PAGES);
+  const presets = option("presets", PRESETS);
+  if (!fs.existsSync(path.join(dist, "index.html"))) {
+    console.error(`${path.relative(repo, dist) || dist}/index.html is missing: build the app first (./dev build)`);
+    process.exit(2);
+  }
+  const { server, url } = await serve({ dir: dist, base: "/", gzip: true });
+  const chromium = await launchChromium();
+  const rows = [];
+  try {
+    for (const preset of presets) {
+      for (const name of pages) {
+        const target = url + PAGES[name];
+        const flags = {
+          port: chromium.port,
+          output: "json",
+          logLevel: "error",
+          onlyCategories: ["performance", "accessibility"],
+          ignoreStatusCode: true,
+        };
+        const result = await lighthouse(target, flags, PRESETS[preset]);
+        const lhr = result.lhr;
+        const audit = (id) => lhr.audits[id]?.numericValue ?? null;
+        const failed = Object.values(lhr.audits)
+          .filter((a) => a.score === 0 && lhr.categories.accessibility.auditRefs.some((r) => r.id === a.id))
+          .map((a) => a.id);
+        rows.push({
+          page: name,
+          preset,
+          url: target,
+          performance: lhr.categories.performance.score,
+          accessibility: lhr.categories.accessibility.score,
+          lcp_ms: audit("largest-contentful-paint"),
+          tbt_ms: audit("total-blocking-time"),
+          fcp_ms: audit("first-contentful-paint"),
+          accessibility_failures: failed,
+          warnings: lhr.runWarnings,
+          runtime_error: lhr.runtimeError?.code ?? null,
+        });
+        const r = rows.at(-1);
+        console.error(`${preset} ${name}: performance ${score(lhr.categories.performance)}, accessibility ${score(lhr.categories.accessibility)}${failed.length ? ` (failing: ${failed.join(", ")})` : ""}${r.runtime_error ? `, error ${r.runtime_error}` : ""}`);
+      }
+    }
+  } finally {
+    await chromium.stop();
+    await new Promise((r) => server.close(r));
+  }
+  const head = ["page", "preset", "performance", "accessibility", "LCP", "TBT", "note"];
+  const table = rows.map((r) => [
+    r.page, r.preset, score({ score: r.performance }), score({ score: r.accessibility }),
+    ms(r.lcp_ms), ms(r.tbt_ms), r.warnings.some((w) => /404/.test(w)) ? "answered by 404.html" : "",
+  ]);
+  const widths = head.map((h, i) => Math.max(h.length, ...table.map((t) => t[i].length)));
+  const line = (cells) => cells.map((c, i) => c.padEnd(widths[i])).join("  ").trimEnd();
+  console.log(line(head));
+  for (const t of table) console.log(line(t));
+  fs.mkdirSync(path.dirname(out), { recursive: true });
+  fs.writeFileSync(out, JSON.stringify({ lighthouse: lighthouseVersion(), measured: new Date().toISOString(), rows }, null, 2) + "\n");
+  console.log(`\nwritten to ${path.relative(repo, out)}`);
+}
+
+function lighthouseVersion() {
+  const pkg = path.join(here, "node_modules", "lighthouse", "package.json");
+  return JSON.parse(fs.readFileSync(pkg, "utf8")).version;
+}
+
+main().catch((e) => {
+  console.error(e);
+  process.exit(1);
+});
