@@ -55,7 +55,7 @@ async function violations(label) {
 /** Opens `rel` and waits for the page heading. */
 async function visit(rel) {
   await page.goto(app.url + rel);
-  await page.waitForSelector("main h1", { timeout: 20000 });
+  await page.waitForSelector("body > main h1", { timeout: 20000 });
 }
 
 test("every page has no axe violation, light and dark", async () => {

@@ -93,11 +93,14 @@ test("changing D's prompt replays the run with new figures; a big pool has no pr
   const chunks = await fig(page, "chunks");
   await page.fill('[data-testid="change-prompt"]', "3000");
   await page.waitForFunction(() => new URLSearchParams(location.search).get("prompt") === "3000");
+  // The run comes back from the simulators' worker: until then the frames are the old ones.
+  await page.waitForSelector('[data-testid="frames-stale"]', { state: "detached" });
   assert.ok((await fig(page, "chunks")) > chunks, "more chunks for a longer prompt");
   await page.click('[data-testid="chapter-1"]');
   assert.equal(await fig(page, "d_prompt"), 3000);
   await page.fill('[data-testid="change-pool"]', "4096");
   await page.click('[data-testid="chapter-5"]');
+  await page.waitForSelector('[data-testid="frames-stale"]', { state: "detached" });
   assert.match(await page.textContent('[data-testid="step-text"]'), /No preemption/);
   assert.equal(await page.locator('[data-testid="fig-victim"]').count(), 0);
   // A value out of range is named under its field, and the run stays as it was.

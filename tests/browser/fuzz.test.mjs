@@ -81,7 +81,7 @@ async function keysOf(kind, rel) {
 
 async function visit(rel) {
   await page.goto(app.url + rel);
-  await page.waitForSelector("main h1", { timeout: 20000 });
+  await page.waitForSelector("body > main h1", { timeout: 20000 });
 }
 
 /** A path that ends in "/" names a directory: index.html takes it for the app's base (one
@@ -91,7 +91,7 @@ const junkDirectories = [];
 async function visitDirectory(rel) {
   await page.goto(app.url + rel);
   const boot = page.locator('[data-testid="boot"]', { hasText: "could not load" });
-  await Promise.race([page.waitForSelector("main h1", { timeout: 20000 }), boot.waitFor({ timeout: 20000 })]);
+  await Promise.race([page.waitForSelector("body > main h1", { timeout: 20000 }), boot.waitFor({ timeout: 20000 })]);
   if (!(await boot.count())) return false;
   // Its assets were not found there: those 404s (the favicon's may come later) are the
   // reason for the sentence, not faults.
@@ -104,8 +104,8 @@ async function visitDirectory(rel) {
 async function faults(label) {
   const out = [];
   if (await page.locator(tid("crash-notice")).count()) out.push(`${label}: the panic notice shows`);
-  const h1 = await page.locator("main h1").count();
-  if (!h1 || !(await page.textContent("main h1")).trim()) out.push(`${label}: no heading`);
+  const h1 = await page.locator("body > main h1").count();
+  if (!h1 || !(await page.textContent("body > main h1")).trim()) out.push(`${label}: no heading`);
   // Leaving a page aborts what it was still loading: not a fault of the page.
   const problems = page.problems.splice(0)
     .filter((p) => !/net::ERR_ABORTED/.test(p) && !junkDirectories.some((d) => p.includes(d)));
@@ -116,23 +116,39 @@ async function faults(label) {
 // Keys that are another name for a field, whose message that field shows.
 const ALIASES = { scenario: "preset" };
 
-/** Whether a message on the page names `key`: a field's own message, or a message that says it. */
+/** Whether a message on the page names `key`: a field's own message, or a message that says it.
+ *  Waits a little: some messages come with a run from the simulators' worker (a build-up's
+ *  sub-step past its end is known only once its run is there). */
 async function named(key) {
-  return page.evaluate((key) => {
+  const found = await page.waitForFunction((key) => {
     const own = document.querySelector(`[data-testid="error-${key}"], [data-testid="param-${key}-error"], [data-testid="lab-${key}-error"], [data-testid="bad-${key}"]`);
     if (own && own.textContent.trim()) return true;
     const words = new RegExp(`(^|[^a-z_])${key}([^a-z_]|$)`);
     const messages = document.querySelectorAll(".field-error, [role=alert], .notice, [data-testid$=\"-error\"]");
     return [...messages].some((m) => words.test(m.textContent));
-  }, ALIASES[key] || key);
+  }, ALIASES[key] || key, { timeout: 5000 }).then(() => true, () => false);
+  return found;
 }
 
 const short = (s) => (s.length > 60 ? `${s.slice(0, 57)}...` : s);
+
+/** A fresh tab every so many visits: each full load instantiates the page's WebAssembly and
+ *  the simulators' worker, and Chromium reclaims an abandoned instance's reserved memory
+ *  lazily, so one tab through hundreds of loads in a few minutes runs out of it ("Cannot
+ *  allocate Wasm memory"), which no learner's tab does. */
+const VISITS_PER_TAB = 25;
+async function freshTab(i) {
+  if (i > 0 && i % VISITS_PER_TAB === 0) {
+    await page.context().close();
+    page = await app.page(DESKTOP);
+  }
+}
 
 test(`${LINKS} random deep links: no panic, a heading, every bad value named`, async () => {
   const found = [];
   const started = Date.now();
   for (let i = 0; i < LINKS; i++) {
+    await freshTab(i);
     const roll = rand();
     let rel;
     let kind = null;
@@ -223,6 +239,10 @@ test(`${STORES} corrupted stored values: no panic, a heading on every page that 
   const readers = ["", "lesson", "size", "size/fleet", "moments", "mock", "mock/report"];
   await visit("");
   for (let i = 0; i < STORES; i++) {
+    if (i > 0 && i % VISITS_PER_TAB === 0) {
+      await freshTab(i);
+      await visit("");
+    }
     const key = pick([PROGRESS, PROGRESS, PROGRESS, LEGACY, DRAFT]);
     const { value, named: fields } = corrupt();
     await page.evaluate(([k, v]) => { localStorage.clear(); localStorage.setItem(k, v); }, [key, value]);

@@ -56,6 +56,8 @@ impl Replay {
     /// its narration describes.
     fn replay(&self, p: ReplicaParams) {
         self.to_last.set_value(true);
+        // Marked at once, so the frames never look settled between the edit and the run.
+        self.running.set(true);
         self.url.params.set(p);
     }
 

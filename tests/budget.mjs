@@ -1,0 +1,99 @@
+// The first-load budget: what each landing page (home, the lesson, a calculator) downloads
+// before it is usable, gzipped: its HTML file and every script, WebAssembly module and
+// stylesheet that file loads (the simulators' worker is not among them: it loads after the
+// first paint, and only a run needs it). Prints a table and fails above the budget.
+//
+//   node tests/budget.mjs [--dist DIR] [--budget KB]
+//
+// The issue's target is 350 KB. The budget enforced here is a ratchet at today's size plus a
+// margin, so a change that makes the landing pages heavier fails CI; lower it as the page
+// sheds weight (ARCHITECTURE.md, "The page stays light").
+
+import fs from "node:fs";
+import path from "node:path";
+import zlib from "node:zlib";
+import { fileURLToPath } from "node:url";
+
+const repo = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
+const arg = (name, fallback) => {
+  const i = process.argv.indexOf(name);
+  return i > 0 ? process.argv[i + 1] : fallback;
+};
+const dist = path.resolve(arg("--dist", path.join(repo, "dist")));
+// Kilobytes (1,000 bytes), gzipped.
+const BUDGET_KB = Number(arg("--budget", process.env.FIRST_LOAD_BUDGET_KB || 1030));
+const TARGET_KB = 350;
+const LANDING = [
+  ["home", "index.html"],
+  ["lesson", "lesson/index.html"],
+  ["calculator", "size/fleet/index.html"],
+];
+
+const gz = (file) => zlib.gzipSync(fs.readFileSync(file), { level: 9 }).length;
+
+/** The files an HTML file loads: scripts, module preloads, the WebAssembly preload and
+ * stylesheets, resolved against the build's root (every asset sits there). */
+function assets(html) {
+  const refs = new Set();
+  for (const m of html.matchAll(/<(?:script|link)\b[^>]*?(?:src|href)="([^"]+)"[^>]*>/g)) {
+    const tag = m[0];
+    const ref = m[1];
+    if (/^(?:[a-z]+:)?\/\//i.test(ref) || ref.startsWith("data:")) continue;
+    const isScript = tag.startsWith("<script");
+    const isStyle = /rel="stylesheet"/.test(tag);
+    const isPreload = /rel="(?:modulepreload|preload)"/.test(tag);
+    if (isScript || isStyle || isPreload) refs.add(path.basename(ref.split(/[?#]/)[0]));
+  }
+  // The module loader Trunk writes inline names the app's JS and WASM too.
+  for (const m of html.matchAll(/['"]\.\/([^'"]+\.(?:js|wasm))['"]/g)) refs.add(path.basename(m[1]));
+  return [...refs];
+}
+
+if (!fs.existsSync(path.join(dist, "index.html"))) {
+  console.error(`budget: no build in ${dist} (run ./dev build first)`);
+  process.exit(2);
+}
+let over = false;
+const rows = [];
+for (const [name, file] of LANDING) {
+  const htmlFile = path.join(dist, file);
+  if (!fs.existsSync(htmlFile)) {
+    console.error(`budget: ${file} is missing from the build`);
+    process.exit(2);
+  }
+  const html = fs.readFileSync(htmlFile, "utf8");
+  const files = assets(html);
+  let total = gz(htmlFile);
+  const parts = { html: total, wasm: 0, js: 0, css: 0 };
+  for (const f of files) {
+    const p = path.join(dist, f);
+    if (!fs.existsSync(p)) {
+      console.error(`budget: ${file} loads ${f}, which is not in the build`);
+      process.exit(2);
+    }
+    const bytes = gz(p);
+    const kind = path.extname(f).slice(1);
+    parts[kind in parts ? kind : "js"] += bytes;
+    total += bytes;
+  }
+  if (files.some((f) => f.startsWith("trainer-worker"))) {
+    console.error(`budget: ${file} loads the simulators' worker before first paint`);
+    over = true;
+  }
+  rows.push({ name, total, ...parts });
+  if (total > BUDGET_KB * 1000) over = true;
+}
+const kb = (b) => `${(b / 1000).toFixed(1)} KB`;
+console.log("first load, gzipped: page, HTML, WebAssembly, JS, CSS, total");
+for (const r of rows) {
+  console.log(`  ${r.name.padEnd(11)} ${kb(r.html).padStart(9)} ${kb(r.wasm).padStart(9)} ${kb(r.js).padStart(9)} ${kb(r.css).padStart(9)} ${kb(r.total).padStart(10)}`);
+}
+const worker = path.join(dist, "trainer-worker_bg.wasm");
+if (fs.existsSync(worker)) {
+  console.log(`  the simulators' worker (after first paint): ${kb(gz(worker))} of WebAssembly`);
+}
+console.log(`budget ${BUDGET_KB} KB (the target is ${TARGET_KB} KB)`);
+if (over) {
+  console.error("budget: a landing page's first load is over the budget");
+  process.exit(1);
+}
