@@ -309,39 +309,45 @@ impl Lab {
     }
 
     pub fn pause(&self) {
-        let mut paused = None;
-        self.job.update_value(|j| {
-            if let Some(j) = j.as_mut().filter(|j| !j.paused) {
-                j.paused = true;
-                control(j.handle, Control::Pause);
-                paused = Some((j.role, j.at));
-            }
-        });
-        if let Some((role, (progress, now, horizon))) = paused {
-            self.status.set(Status::Paused {
-                role,
-                progress,
-                now,
-                horizon,
-            });
-        }
+        self.set_paused(true);
     }
 
     pub fn resume(&self) {
-        let mut resumed = None;
+        self.set_paused(false);
+    }
+
+    /// Pauses or resumes the run going (if it is not already so), in the worker and the status.
+    fn set_paused(&self, pause: bool) {
+        let mut changed = None;
         self.job.update_value(|j| {
-            if let Some(j) = j.as_mut().filter(|j| j.paused) {
-                j.paused = false;
-                control(j.handle, Control::Resume);
-                resumed = Some((j.role, j.at));
+            if let Some(j) = j.as_mut().filter(|j| j.paused != pause) {
+                j.paused = pause;
+                control(
+                    j.handle,
+                    if pause {
+                        Control::Pause
+                    } else {
+                        Control::Resume
+                    },
+                );
+                changed = Some((j.role, j.at));
             }
         });
-        if let Some((role, (progress, now, horizon))) = resumed {
-            self.status.set(Status::Running {
-                role,
-                progress,
-                now,
-                horizon,
+        if let Some((role, (progress, now, horizon))) = changed {
+            self.status.set(if pause {
+                Status::Paused {
+                    role,
+                    progress,
+                    now,
+                    horizon,
+                }
+            } else {
+                Status::Running {
+                    role,
+                    progress,
+                    now,
+                    horizon,
+                }
             });
         }
     }
