@@ -120,7 +120,7 @@ impl Router {
 
 /// Runs `f` once the page has been drawn for the route just set.
 fn after_render(f: impl FnOnce() + 'static) {
-    request_animation_frame(f);
+    crate::components::when_drawn(f);
 }
 
 /// Scrolls the element with this id into view and focuses it; false when there is none.

@@ -83,6 +83,13 @@ export async function start({ base = "/trainer/", dir = dist } = {}) {
 export async function open(page, url, rel = "") {
   await page.goto(url + rel);
   await page.waitForSelector("body > main h1", { timeout: 20000 });
+  await drawn(page);
+}
+
+/** Waits until the page has drawn its deferred parts (app/src/components/deferred.rs marks the
+ * document's root with `data-drawing` while any is queued). */
+export async function drawn(page) {
+  await page.waitForSelector("html:not([data-drawing])", { state: "attached", timeout: 20000 });
 }
 
 /** Every page's path relative to the base ("" for home, "size/fleet", ...), read from the

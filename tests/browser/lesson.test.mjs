@@ -61,6 +61,30 @@ test("every live figure renders a number and links to a step the calculator show
   await page.context().close();
 });
 
+test("the lesson is drawn in slices after its heading, and every part of it arrives", async () => {
+  const page = await app.page();
+  // Watch the document's root from the first script on: the page marks it while parts of it
+  // wait to be drawn (app/src/components/deferred.rs).
+  await page.addInitScript(() => {
+    window.__drawing = { seen: false, h2AtStart: null };
+    new MutationObserver(() => {
+      if (document.documentElement.hasAttribute("data-drawing") && !window.__drawing.seen) {
+        window.__drawing.seen = true;
+        window.__drawing.h2AtStart = document.querySelectorAll(".lesson-article h2").length;
+      }
+    }).observe(document, { subtree: true, attributes: true, attributeFilter: ["data-drawing"] });
+  });
+  await open(page, app.url, "lesson");
+  const d = await page.evaluate(() => window.__drawing);
+  assert.equal(d.seen, true, "the lesson was drawn in one go");
+  const sections = await page.locator(".lesson-article h2").count();
+  assert.ok(d.h2AtStart < sections, `${d.h2AtStart} of ${sections} sections were there at once`);
+  // Every section in the contents is on the page, and the contents' links reach them.
+  const toc = await page.locator('.lesson-toc a').evaluateAll((as) => as.map((a) => a.getAttribute("href")));
+  assert.ok(toc.length >= 4, `${toc.length} contents links`);
+  for (const href of toc) assert.equal(await page.locator(href).count(), 1, `${href} is not on the page`);
+});
+
 test("changing an input in the calculator and coming back changes the lesson's figures", async () => {
   const page = await app.page();
   await open(page, app.url, "lesson");

@@ -7,6 +7,7 @@ mod chart;
 mod choice_field;
 mod column_heads;
 mod countdown;
+mod deferred;
 mod engine_note;
 mod estimate_box;
 mod field_error;
@@ -31,6 +32,7 @@ pub use column_heads::ColumnHeads;
 #[cfg(feature = "test-exports")]
 pub use countdown::set_speed as set_clock_speed;
 pub use countdown::Countdown;
+pub use deferred::{when_drawn, Deferred};
 pub use engine_note::EngineNote;
 pub use estimate_box::{Compared, EstimateBox, SimFigure};
 pub use field_error::FieldMessage;

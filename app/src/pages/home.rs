@@ -1,7 +1,7 @@
 //! The start page: what the trainer is, the problem it is built around, where to begin, and
 //! the learner's progress.
 
-use crate::components::Link;
+use crate::components::{Deferred, Link};
 use crate::progress::use_progress;
 use crate::route::{Route, Section};
 use crate::text::{fill, format};
@@ -100,6 +100,8 @@ pub fn Home() -> impl IntoView {
             })
         })
         .collect_view();
+    let (glance_title, glance_note) = (words.glance_title.clone(), w(&words.glance_note));
+    let start_title = words.start_title.clone();
     view! {
         <section class="hero" data-testid="page-home">
             <p class="eyebrow">{words.eyebrow.clone()}</p>
@@ -110,17 +112,22 @@ pub fn Home() -> impl IntoView {
                 <Link to=Route::Lesson class="button" testid="cta-lesson">{words.read_lesson.clone()}</Link>
             </div>
         </section>
-        <section aria-labelledby="glance">
-            <h2 id="glance">{words.glance_title.clone()}</h2>
-            <p class="muted">{w(&words.glance_note)}</p>
-            <div class="figures">{figures}</div>
-        </section>
-        <super::home_progress::DueToday/>
-        <section aria-labelledby="start">
-            <h2 id="start">{words.start_title.clone()}</h2>
-            <ol class="cards">{cards}</ol>
-        </section>
-        <super::home_progress::ProgressPanel/>
+        // Below the hero, the page is drawn a slice at a time (see `Deferred`).
+        <Deferred>
+            <section aria-labelledby="glance">
+                <h2 id="glance">{glance_title}</h2>
+                <p class="muted">{glance_note}</p>
+                <div class="figures">{figures}</div>
+            </section>
+        </Deferred>
+        <Deferred><super::home_progress::DueToday/></Deferred>
+        <Deferred>
+            <section aria-labelledby="start">
+                <h2 id="start">{start_title}</h2>
+                <ol class="cards">{cards}</ol>
+            </section>
+        </Deferred>
+        <Deferred><super::home_progress::ProgressPanel/></Deferred>
     }
     .into_any()
 }

@@ -81,7 +81,8 @@ pub enum FromWorker {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub enum Reply {
     Progress(Progress),
-    /// A lab run's results so far.
+    /// A lab run's results so far, with only the series points earlier replies did not carry
+    /// (a page puts them back together with [`LabSeries`]).
     Live(Box<RunResult>),
     /// The job has ended.
     Done(Outcome),
@@ -108,15 +109,56 @@ pub struct RunResult {
     pub report: FleetReport,
     pub distributions: Distributions,
     pub replicas: Vec<ReplicaSummary>,
+    /// Where `report.series` starts in the run's whole series. A lab run's replies each carry
+    /// only the points the ones before did not (an hour's series is most of a report, and a
+    /// page that read it whole every second spent its main thread parsing it); 0 for a whole
+    /// series.
+    pub series_from: usize,
+}
+
+/// A lab run's series put back together from its replies, on the page's side.
+#[derive(Clone, Debug, Default)]
+pub struct LabSeries {
+    points: Vec<trainer_engine::fleet::sim::SeriesPoint>,
+}
+
+impl LabSeries {
+    /// The run's results so far, whole, from a reply's part of them. A part that starts at
+    /// 0 starts the series again; one that does not follow on from the parts before (a reply
+    /// lost) gives `None`.
+    pub fn join(&mut self, mut part: RunResult) -> Option<RunResult> {
+        if part.series_from == 0 {
+            self.points.clear();
+        } else if part.series_from != self.points.len() {
+            return None;
+        }
+        self.points.append(&mut part.report.series);
+        part.report.series = self.points.clone();
+        part.series_from = 0;
+        Some(part)
+    }
 }
 
 impl RunResult {
-    fn of(sim: &FleetSim) -> RunResult {
+    /// A run's results, with its series from point `from` on (the whole series when the run
+    /// has fewer points than that, which a series that only grows never has).
+    fn of(sim: &FleetSim, from: usize) -> RunResult {
+        let mut report = sim.report();
+        let from = if from <= report.series.len() { from } else { 0 };
+        report.series.drain(..from);
         RunResult {
-            report: sim.report(),
+            report,
             distributions: sim.distributions(),
             replicas: sim.replica_summaries(),
+            series_from: from,
         }
+    }
+
+    /// The next part of a lab run's results: its series from `sent` on, which it moves past.
+    fn part(sim: &FleetSim, sent: &mut usize) -> RunResult {
+        let r = RunResult::of(sim, *sent);
+        *sent = r.series_from + r.report.series.len();
+        r
     }
 
     /// The lab's view of it.
@@ -130,6 +172,7 @@ impl RunResult {
 pub enum Outcome {
     Reports(Vec<FleetReport>),
     Lab {
+        /// The run's results, with the series points no `Live` reply carried.
         result: Box<RunResult>,
         /// Wall time the worker spent simulating, and its longest slice, milliseconds.
         busy_ms: f64,
@@ -168,6 +211,8 @@ enum Work {
         sim: FleetSim,
         live_ms: f64,
         last_live: f64,
+        /// Series points already sent.
+        sent: usize,
     },
     FleetStory(FleetSim),
     /// Work that runs in one go (it takes a few milliseconds).
@@ -208,6 +253,7 @@ impl Running {
                     sim: sim(*config)?,
                     live_ms,
                     last_live: now_ms,
+                    sent: 0,
                 }
             }
             Job::FleetStory => Work::FleetStory(FleetStory::sim().map_err(|e| failure(&e))?),
@@ -250,9 +296,9 @@ impl Running {
         if self.paused {
             let mut replies = Vec::new();
             if std::mem::take(&mut self.show_paused) {
-                if let Work::Lab { sim, .. } = &self.work {
+                if let Work::Lab { sim, sent, .. } = &mut self.work {
                     replies.push(Reply::Progress(progress_of(sim, 0, 1)));
-                    replies.push(Reply::Live(Box::new(RunResult::of(sim))));
+                    replies.push(Reply::Live(Box::new(RunResult::part(sim, sent))));
                 }
             }
             return (replies, Next::Later);
@@ -312,6 +358,7 @@ impl Running {
                 sim,
                 live_ms,
                 last_live,
+                sent,
             } => {
                 // A paced run may go as far as its clock allows since the last slice.
                 let budget = match (self.speed, self.last_wall) {
@@ -338,7 +385,7 @@ impl Running {
                 self.longest_ms = self.longest_ms.max(t1 - t0);
                 if ended {
                     replies.push(Reply::Done(Outcome::Lab {
-                        result: Box::new(RunResult::of(sim)),
+                        result: Box::new(RunResult::part(sim, sent)),
                         busy_ms: self.busy_ms,
                         longest_ms: self.longest_ms,
                     }));
@@ -347,7 +394,7 @@ impl Running {
                     replies.push(Reply::Progress(progress_of(sim, 0, 1)));
                     if t1 - *last_live >= *live_ms {
                         *last_live = t1;
-                        replies.push(Reply::Live(Box::new(RunResult::of(sim))));
+                        replies.push(Reply::Live(Box::new(RunResult::part(sim, sent))));
                     }
                     if budget.is_some_and(|b| sim.now() >= b) {
                         Next::Later

@@ -133,21 +133,62 @@ fn a_lab_run_shows_live_results_and_ends_with_the_direct_report() {
         &mut ticking(1.0),
         5.0,
     );
-    let live: Vec<&RunResult> = replies
+    // Each live result carries only the series points the ones before did not; put back
+    // together, each is the run's whole series so far.
+    let mut series = LabSeries::default();
+    let live: Vec<RunResult> = replies
         .iter()
         .filter_map(|r| match r {
-            Reply::Live(l) => Some(&**l),
+            Reply::Live(l) => Some(series.join((**l).clone()).expect("parts follow on")),
             _ => None,
         })
         .collect();
     assert!(live.len() > 2, "{} live results", live.len());
     assert!(live
         .windows(2)
-        .all(|w| w[0].report.end_s <= w[1].report.end_s));
+        .all(|w| w[0].report.end_s <= w[1].report.end_s
+            && w[1].report.series.starts_with(&w[0].report.series)));
     let Outcome::Lab { result, .. } = outcome(&replies) else {
         panic!("not a lab outcome")
     };
-    assert_eq!(result.report, direct(&config));
+    assert!(result.series_from > 0 && result.report.series.len() < direct(&config).series.len());
+    let whole = series
+        .join((**result).clone())
+        .expect("the last part follows on");
+    assert_eq!(whole.report, direct(&config));
+}
+
+#[test]
+fn a_lab_series_refuses_a_part_that_does_not_follow_on_and_restarts_at_zero() {
+    let config = short(FleetConfig::seed(), 20.0);
+    let replies = run_to_end(
+        Job::Lab {
+            config: Box::new(config.clone()),
+            speed: None,
+            live_ms: 5.0,
+        },
+        &mut ticking(1.0),
+        5.0,
+    );
+    let parts: Vec<RunResult> = replies
+        .iter()
+        .filter_map(|r| match r {
+            Reply::Live(l) => Some((**l).clone()),
+            Reply::Done(Outcome::Lab { result, .. }) => Some((**result).clone()),
+            _ => None,
+        })
+        .collect();
+    assert!(parts.len() > 3 && parts[1].series_from > 0 && !parts[1].report.series.is_empty());
+    let mut series = LabSeries::default();
+    // A lost reply: the one after it does not follow on.
+    assert!(series.join(parts[0].clone()).is_some());
+    assert!(series.join(parts[2].clone()).is_none());
+    // A whole result starts again.
+    let mut whole = series.join(parts[0].clone()).unwrap();
+    for p in &parts[1..] {
+        whole = series.join(p.clone()).unwrap();
+    }
+    assert_eq!(whole.report, direct(&config));
 }
 
 #[test]
@@ -197,7 +238,14 @@ fn a_paced_run_keeps_to_its_clock_and_ends_where_a_flat_out_run_does() {
     let Outcome::Lab { result, .. } = outcome(&done) else {
         panic!("not a lab outcome")
     };
-    assert_eq!(result.report, direct(&config));
+    // The paused reply carried the series so far; the outcome, the rest.
+    let mut series = LabSeries::default();
+    let Some(Reply::Live(paused)) = replies.last() else {
+        panic!("no live result when paused")
+    };
+    series.join((**paused).clone()).unwrap();
+    let whole = series.join((**result).clone()).unwrap();
+    assert_eq!(whole.report, direct(&config));
 }
 
 #[test]

@@ -9,7 +9,7 @@ use crate::url_state::{use_url_state, UrlState};
 use leptos::prelude::*;
 use std::collections::BTreeMap;
 use std::sync::Arc;
-use trainer_course::jobs::{self, Control, Reply};
+use trainer_course::jobs::{self, Control, LabSeries, Reply};
 use trainer_course::lab::{Knob, LabResult, Setup, Source};
 
 /// Wall time between live redraws of the plots while a run goes, ms.
@@ -131,6 +131,9 @@ pub struct Lab {
     /// A message for the import box.
     pub import_error: RwSignal<Option<String>>,
     job: StoredValue<Option<Job>, LocalStorage>,
+    /// The series of the run in hand, put back together from the worker's replies (each
+    /// carries only the points the ones before did not).
+    series: StoredValue<LabSeries, LocalStorage>,
     generation: StoredValue<u64>,
     url: UrlState,
 }
@@ -150,6 +153,7 @@ impl Lab {
             speed: RwSignal::new(Speed::Max),
             import_error: RwSignal::new(None),
             job: StoredValue::new_local(None),
+            series: StoredValue::new_local(LabSeries::default()),
             generation: StoredValue::new(0),
             url,
         };
@@ -397,6 +401,7 @@ impl Lab {
                 }
             }
             Reply::Live(r) => {
+                let Some(r) = self.join(*r) else { return };
                 let current = self.job.with_value(|j| {
                     j.as_ref()
                         .filter(|j| j.role == Role::Current)
@@ -411,7 +416,11 @@ impl Lab {
                 result,
                 busy_ms,
                 longest_ms,
-            }) => self.finish(Arc::new(result.lab()), busy_ms, longest_ms),
+            }) => {
+                if let Some(r) = self.join(*result) {
+                    self.finish(Arc::new(r.lab()), busy_ms, longest_ms);
+                }
+            }
             Reply::Failed(m) => {
                 self.job.set_value(None);
                 self.status.set(Status::Failed(m));
@@ -423,6 +432,19 @@ impl Lab {
                 ));
             }
         }
+    }
+
+    /// A reply's part of the run's results, whole; a part that does not follow on (which the
+    /// worker's ordered replies never give) fails the run with a message.
+    fn join(&self, part: jobs::RunResult) -> Option<jobs::RunResult> {
+        let whole = self.series.try_update_value(|s| s.join(part)).flatten();
+        if whole.is_none() {
+            self.job.set_value(None);
+            self.status.set(Status::Failed(
+                "The simulator's worker sent its results out of order.".into(),
+            ));
+        }
+        whole
     }
 
     /// The job has ended with result `r`: show it, and start the current run after a

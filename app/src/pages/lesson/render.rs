@@ -1,17 +1,29 @@
 //! Draws a content document: blocks as HTML, directives as live figures and widgets.
 
 use super::{estimate, probe, reversal, sheet, Lesson};
-use crate::components::{DerivedAt, Figure, HiddenFigure, Link, RequestPath};
+use crate::components::{Deferred, DerivedAt, Figure, HiddenFigure, Link, RequestPath};
 use crate::route::Route;
 use leptos::prelude::*;
 use trainer_content::doc::{Block, Inline};
 use trainer_course::sizing::Question;
 
+/// How many of a document's first blocks are drawn with the page; the rest are drawn a slice
+/// at a time after it ([`Deferred`]), so a long document does not block the main thread.
+const DRAWN_AT_ONCE: usize = 2;
+
 /// The blocks of a document, in order.
 pub fn blocks(blocks: &[Block], lesson: Lesson) -> AnyView {
     blocks
         .iter()
-        .map(|b| block(b, lesson))
+        .enumerate()
+        .map(|(i, b)| {
+            if i < DRAWN_AT_ONCE {
+                block(b, lesson)
+            } else {
+                let b = b.clone();
+                view! { <Deferred>{block(&b, lesson)}</Deferred> }.into_any()
+            }
+        })
         .collect_view()
         .into_any()
 }

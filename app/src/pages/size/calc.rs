@@ -6,8 +6,8 @@ use super::misfit::MisfitBanner;
 use super::sensitivity::Sensitivity;
 use super::simcheck::{words, SimCheckPanel};
 use super::state::Calc;
-use crate::components::Link;
 use crate::components::{ChoiceField, FieldMessage, NumberField, UrlErrors};
+use crate::components::{Deferred, Link};
 use crate::route::Route;
 use crate::text::fill;
 use leptos::prelude::*;
@@ -111,16 +111,19 @@ pub fn Calculator(q: Question) -> impl IntoView {
             <div class="size-layout">
                 <InputsPanel c=c/>
                 <div class="size-main">
-                    <StepsPanel c=c/>
+                    <Deferred><StepsPanel c=c/></Deferred>
                 </div>
             </div>
-            {(q == Question::Fleet).then(|| view! { <SimCheckPanel c=c/> })}
-            <Sensitivity c=c/>
-            <Drills c=c/>
-            <nav class="size-others" aria-label="Other questions">
-                <h2>"Other questions"</h2>
-                <ul>{others}</ul>
-            </nav>
+            // Below the inputs, the page is drawn a slice at a time (see `Deferred`).
+            {(q == Question::Fleet).then(|| view! { <Deferred><SimCheckPanel c=c/></Deferred> })}
+            <Deferred><Sensitivity c=c/></Deferred>
+            <Deferred><Drills c=c/></Deferred>
+            <Deferred>
+                <nav class="size-others" aria-label="Other questions">
+                    <h2>"Other questions"</h2>
+                    <ul>{others}</ul>
+                </nav>
+            </Deferred>
         </section>
     }
 }

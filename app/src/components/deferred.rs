@@ -1,0 +1,119 @@
+//! A part of the first page drawn a moment after the rest of it, so that opening the app on a
+//! long page does not hold the browser's main thread in one long task.
+//!
+//! Building a page's DOM is synchronous work in WASM: the lesson, built in one go, was one task
+//! of about a second on a phone-speed CPU (Lighthouse's mobile run, 4x slower), on top of the
+//! module's start, and the page could not answer a tap until it ended. A page wraps the parts
+//! below its heading and introduction in [`Deferred`]; on the first page the app draws, each
+//! region is queued when its parent is built and drawn by a scheduler that draws regions for a
+//! few milliseconds, gives the browser the thread back, and goes on, in the order the regions
+//! were created (a region inside a region is drawn after its parent, in that slice or a later
+//! one). While anything is queued the document's root carries `data-drawing`, so a test (or a
+//! script) can wait for the whole page, and [`when_drawn`] runs what needs the whole page (a
+//! deep link's scroll to an element).
+//!
+//! Pages drawn later (the learner follows a link) are drawn at once: the module is running by
+//! then, and a page drawn again in place (the same page with another query) keeps its elements
+//! and their state (an open `<details>`, a field's text) only if it is drawn the same way.
+
+use leptos::prelude::*;
+use std::cell::{Cell, RefCell};
+use std::collections::VecDeque;
+
+/// How long one slice may draw before the browser gets the thread back, in milliseconds of
+/// wall time (one region may overrun it: regions are drawn whole).
+const SLICE_MS: f64 = 8.0;
+
+type Then = Box<dyn FnOnce()>;
+
+thread_local! {
+    static QUEUE: RefCell<VecDeque<RwSignal<bool>>> = const { RefCell::new(VecDeque::new()) };
+    static SCHEDULED: Cell<bool> = const { Cell::new(false) };
+    /// The first page has been drawn whole: regions from now on are drawn at once.
+    static FIRST_DRAWN: Cell<bool> = const { Cell::new(false) };
+    static THEN: RefCell<Vec<Then>> = const { RefCell::new(Vec::new()) };
+}
+
+/// Draws its children one slice after the page around it (see the module's notes). What the
+/// children read while they are built does not redraw them: they are built once, untracked, as
+/// if they had been drawn with the page.
+#[component]
+pub fn Deferred(
+    /// The region's content.
+    children: Children,
+) -> impl IntoView {
+    let ready = RwSignal::new(FIRST_DRAWN.with(Cell::get));
+    let body = StoredValue::new_local(Some(children));
+    if !ready.get_untracked() {
+        enqueue(ready);
+    }
+    move || {
+        ready
+            .get()
+            .then(|| body.try_update_value(Option::take).flatten())
+            .flatten()
+            .map(|c| untrack(c))
+    }
+}
+
+fn enqueue(ready: RwSignal<bool>) {
+    QUEUE.with(|q| q.borrow_mut().push_back(ready));
+    if !SCHEDULED.with(|s| s.replace(true)) {
+        mark_drawing(true);
+        gloo_timers::callback::Timeout::new(0, draw_slice).forget();
+    }
+}
+
+/// Draws queued regions until the slice is spent or the queue is empty.
+fn draw_slice() {
+    let start = now();
+    loop {
+        let Some(next) = QUEUE.with(|q| q.borrow_mut().pop_front()) else {
+            SCHEDULED.with(|s| s.set(false));
+            FIRST_DRAWN.with(|f| f.set(true));
+            mark_drawing(false);
+            for f in THEN.with(|t| std::mem::take(&mut *t.borrow_mut())) {
+                request_animation_frame(f);
+            }
+            return;
+        };
+        // A region whose page has gone (the learner moved on) is skipped.
+        let _ = next.try_set(true);
+        if now() - start >= SLICE_MS {
+            break;
+        }
+    }
+    gloo_timers::callback::Timeout::new(0, draw_slice).forget();
+}
+
+/// Runs `f` at the next frame, or, when regions are queued then (a page being built now queues
+/// its regions as it goes), at the frame after the last is drawn.
+pub fn when_drawn(f: impl FnOnce() + 'static) {
+    request_animation_frame(move || {
+        if SCHEDULED.with(Cell::get) {
+            THEN.with(|t| t.borrow_mut().push(Box::new(f)));
+        } else {
+            f();
+        }
+    });
+}
+
+fn now() -> f64 {
+    web_sys::window()
+        .and_then(|w| w.performance())
+        .map_or(0.0, |p| p.now())
+}
+
+fn mark_drawing(on: bool) {
+    let Some(root) = web_sys::window()
+        .and_then(|w| w.document())
+        .and_then(|d| d.document_element())
+    else {
+        return;
+    };
+    let _ = if on {
+        root.set_attribute("data-drawing", "")
+    } else {
+        root.remove_attribute("data-drawing")
+    };
+}
