@@ -141,6 +141,41 @@ test("every preset runs in the lab", async () => {
   await done(page);
 });
 
+test("while a run comes in, a chart off screen waits, and draws when scrolled to or when the run ends", async () => {
+  const page = await app.page();
+  await open(page, app.url, "lab?preset=fleet-seed");
+  await page.waitForSelector(`${tid("lab-progress")}[data-state="running"]`);
+  await page.selectOption(tid("lab-speed"), "x100");
+  const canvas = tid("plot-fleet-canvas");
+  const below = await page.$eval(canvas, (c) => c.getBoundingClientRect().top > innerHeight);
+  assert.ok(below, "the last chart should start below the fold");
+  const now = async () => Number(await page.getAttribute(tid("lab-progress"), "data-now"));
+  const points = async () => Number(await page.getAttribute(tid("table-fleet"), "data-points"));
+  await page.waitForFunction(() => Number(document.querySelector('[data-testid="table-fleet"]')?.dataset.points) > 0);
+  const held = await page.getAttribute(canvas, "data-drawn");
+  const [t0, p0] = [await now(), await points()];
+  // Several live updates later its table has more points; its canvas has not been redrawn.
+  await page.waitForFunction(
+    (p) => Number(document.querySelector('[data-testid="table-fleet"]')?.dataset.points) > p + 100, p0,
+    { timeout: 30000 },
+  );
+  assert.ok((await now()) > t0, "the run moved on");
+  assert.equal(await page.getAttribute(canvas, "data-drawn"), held, "an off-screen chart redrew during the run");
+  // On screen, it draws what the run has so far.
+  await page.locator(canvas).scrollIntoViewIfNeeded();
+  await page.waitForFunction((h) => document.querySelector('[data-testid="plot-fleet-canvas"]').dataset.drawn !== h, held);
+  // Back at the top, the run finishes as fast as it goes, and every chart shows its end.
+  await page.evaluate(() => scrollTo(0, 0));
+  await page.selectOption(tid("lab-speed"), "max");
+  await waitDone(page);
+  const last = await points();
+  for (const p of PLOTS) {
+    await page.waitForFunction((id) => Number(document.querySelector(`[data-testid="plot-${id}-canvas"]`).dataset.drawn) > 0, p);
+  }
+  await page.waitForFunction((n) => Number(document.querySelector('[data-testid="plot-fleet-canvas"]').dataset.drawn) >= n, last);
+  await done(page);
+});
+
 test("pause holds the simulated clock and resume carries on to the end", async () => {
   const page = await app.page();
   await open(page, app.url, "lab?preset=fleet-seed&duration=900");

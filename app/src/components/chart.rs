@@ -7,6 +7,11 @@
 //! `--border`, `--surface`, `--chart-1` to `--chart-4`), read at each draw, so the chart
 //! follows the light and dark themes. Text is drawn by the canvas backend with the browser's
 //! fonts: plotters is built without its TrueType support.
+//!
+//! A page can hold its charts while their data changes quickly (the lab, while a run's live
+//! results come in): a chart off screen then does not redraw at each change, only when it
+//! comes on screen or when the hold ends, so a page of charts costs the main thread the draws
+//! the learner can see.
 
 use leptos::prelude::*;
 use plotters::prelude::*;
@@ -101,9 +106,13 @@ pub fn Chart(
     /// A sentence or two on how to read it.
     #[prop(into)]
     caption: String,
-    /// The data; the chart redraws whenever it changes.
+    /// The data; the chart redraws whenever it changes (but see `hold_offscreen`).
     #[prop(into)]
     data: Signal<ChartData>,
+    /// While true, a change of `data` is drawn only if the chart is on screen; one off screen
+    /// is drawn when it comes on screen or when this turns false. Default: never held.
+    #[prop(into, optional)]
+    hold_offscreen: Signal<bool>,
     /// The text alternative: a table of the figures the chart draws.
     children: Children,
 ) -> impl IntoView {
@@ -112,7 +121,18 @@ pub fn Chart(
     // Each chart draws in a task of its own, after the change that asked for it, so a page
     // of charts updating at once never holds the main thread for the sum of their draws.
     let pending = StoredValue::new(false);
+    // Whether the canvas is on screen (an IntersectionObserver says), and whether a change
+    // was held back while it was not.
+    let on_screen = RwSignal::new(true);
+    let stale = StoredValue::new(false);
     let redraw = move || {
+        if hold_offscreen.try_get_untracked() == Some(true)
+            && on_screen.try_get_untracked() == Some(false)
+        {
+            stale.set_value(true);
+            return;
+        }
+        stale.set_value(false);
         if pending.try_get_value() != Some(false) {
             return;
         }
@@ -139,8 +159,21 @@ pub fn Chart(
         canvas_ref.track();
         redraw();
     });
+    // A held-back change is drawn once the chart is seen or the hold ends.
+    Effect::new(move |_| {
+        let seen = on_screen.get() || !hold_offscreen.get();
+        if seen && stale.get_value() {
+            redraw();
+        }
+    });
+    let observer = watch_on_screen(canvas_ref, on_screen);
     let handle = window_event_listener(leptos::ev::resize, move |_| redraw());
-    on_cleanup(move || handle.remove());
+    on_cleanup(move || {
+        handle.remove();
+        if let Some(Some((o, _))) = observer.try_update_value(Option::take) {
+            o.disconnect();
+        }
+    });
     let table_id = format!("{testid}-table");
     view! {
         <figure class="chart" data-testid=testid.clone()>
@@ -158,6 +191,41 @@ pub fn Chart(
             <div class="chart-table table-scroll" id=table_id>{children()}</div>
         </figure>
     }
+}
+
+type Observer = (
+    web_sys::IntersectionObserver,
+    wasm_bindgen::closure::Closure<dyn FnMut(js_sys::Array)>,
+);
+
+/// Keeps `on_screen` true while the canvas is in the viewport (an IntersectionObserver, set up
+/// once the canvas exists); the observer and its callback live until the chart's cleanup.
+fn watch_on_screen(
+    canvas_ref: NodeRef<leptos::html::Canvas>,
+    on_screen: RwSignal<bool>,
+) -> StoredValue<Option<Observer>, LocalStorage> {
+    let store = StoredValue::new_local(None::<Observer>);
+    Effect::new(move |_| {
+        let Some(canvas) = canvas_ref.get() else {
+            return;
+        };
+        if store.with_value(Option::is_some) {
+            return;
+        }
+        let callback = wasm_bindgen::closure::Closure::<dyn FnMut(js_sys::Array)>::new(
+            move |entries: js_sys::Array| {
+                let last = entries.get(entries.length().saturating_sub(1));
+                if let Ok(e) = last.dyn_into::<web_sys::IntersectionObserverEntry>() {
+                    let _ = on_screen.try_set(e.is_intersecting());
+                }
+            },
+        );
+        if let Ok(o) = web_sys::IntersectionObserver::new(callback.as_ref().unchecked_ref()) {
+            o.observe(&canvas);
+            store.set_value(Some((o, callback)));
+        }
+    });
+    store
 }
 
 /// The theme's colours, read from the CSS custom properties on `el`.

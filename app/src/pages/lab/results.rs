@@ -81,6 +81,8 @@ pub fn Results(lab: Lab, text: LabText) -> impl IntoView {
     let compare_text = text.compare.clone();
     let r = move || lab.result.get();
     let a = move || lab.pinned.get().map(|(_, r)| r);
+    // While a run's live results come in, only the charts on screen redraw.
+    let running = Signal::derive(move || matches!(lab.status.get(), Status::Running { .. }));
     let lines = move |pick: &dyn Fn(&LabResult) -> Vec<Line>| -> Lines {
         let mut out = Vec::new();
         if let Some(a) = a() {
@@ -194,28 +196,28 @@ pub fn Results(lab: Lab, text: LabText) -> impl IntoView {
             <PinBar lab=lab text=compare_text/>
             <Exports lab=lab/>
             <div class="lab-charts">
-                <Chart testid="plot-ttft" title="Time to first token: engine, server, user" caption=caption("ttft") data=ttft>
+                <Chart hold_offscreen=running testid="plot-ttft" title="Time to first token: engine, server, user" caption=caption("ttft") data=ttft>
                     {move || r().map(|r| { let c = r.report.clocks; clock_table("ttft", &[("engine", c.engine_ttft), ("server", c.server_ttft), ("user", c.user_ttft)]) })}
                 </Chart>
-                <Chart testid="plot-itl" title="Inter-token latency: engine, gateway, client" caption=caption("itl") data=itl>
+                <Chart hold_offscreen=running testid="plot-itl" title="Inter-token latency: engine, gateway, client" caption=caption("itl") data=itl>
                     {move || r().map(|r| { let c = r.report.clocks; clock_table("itl", &[("engine", c.engine_itl), ("gateway", c.gateway_itl), ("client", c.client_itl)]) })}
                 </Chart>
-                <Chart testid="plot-engine" title="Running and waiting over time" caption=caption("engine") data=engine>
+                <Chart hold_offscreen=running testid="plot-engine" title="Running and waiting over time" caption=caption("engine") data=engine>
                     {move || r().map(|r| series_table("engine", &r, &[("running", |p| p.running as f64), ("waiting", |p| p.waiting as f64)], int))}
                 </Chart>
-                <Chart testid="plot-kv" title="KV usage over time" caption=caption("kv") data=kv>
+                <Chart hold_offscreen=running testid="plot-kv" title="KV usage over time" caption=caption("kv") data=kv>
                     {move || r().map(|r| series_table("kv", &r, &[("KV usage", |p| if p.kv_blocks_total > 0 { p.kv_blocks_used as f64 / p.kv_blocks_total as f64 } else { 0.0 })], percent))}
                 </Chart>
-                <Chart testid="plot-replicas" title="Load per replica" caption=caption("replicas") data=bars>
+                <Chart hold_offscreen=running testid="plot-replicas" title="Load per replica" caption=caption("replicas") data=bars>
                     {move || r().map(|r| replica_table(&r))}
                 </Chart>
-                <Chart testid="plot-throughput" title="Throughput over time" caption=caption("throughput") data=throughput>
+                <Chart hold_offscreen=running testid="plot-throughput" title="Throughput over time" caption=caption("throughput") data=throughput>
                     {move || r().map(|r| throughput_table(&r))}
                 </Chart>
-                <Chart testid="plot-outcomes" title="429s and spills over time" caption=caption("outcomes") data=outcomes>
+                <Chart hold_offscreen=running testid="plot-outcomes" title="429s and spills over time" caption=caption("outcomes") data=outcomes>
                     {move || r().map(|r| outcomes_table(&r))}
                 </Chart>
-                <Chart testid="plot-fleet" title="Replicas over time" caption=caption("fleet") data=fleet>
+                <Chart hold_offscreen=running testid="plot-fleet" title="Replicas over time" caption=caption("fleet") data=fleet>
                     {move || r().map(|r| series_table("fleet", &r, &[("paid for", |p| p.provisioned_replicas as f64), ("ready", |p| p.ready_replicas as f64)], int))}
                 </Chart>
             </div>
