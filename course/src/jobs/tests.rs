@@ -29,6 +29,16 @@ fn outcome(replies: &[Reply]) -> &Outcome {
     }
 }
 
+/// A lab run flat out to its end, with live results every `live_ms` of (ticking) wall time.
+fn lab_run(config: &FleetConfig, live_ms: f64) -> Vec<Reply> {
+    let job = Job::Lab {
+        config: Box::new(config.clone()),
+        speed: None,
+        live_ms,
+    };
+    run_to_end(job, &mut ticking(1.0), 5.0)
+}
+
 /// Encodes and decodes a message as the page and the worker do.
 fn through_json<T: Serialize + serde::de::DeserializeOwned>(m: &T) -> T {
     serde_json::from_str(&serde_json::to_string(m).unwrap()).unwrap()
@@ -124,15 +134,7 @@ fn every_message_survives_json_exactly() {
 #[test]
 fn a_lab_run_shows_live_results_and_ends_with_the_direct_report() {
     let config = short(FleetConfig::seed(), 60.0);
-    let replies = run_to_end(
-        Job::Lab {
-            config: Box::new(config.clone()),
-            speed: None,
-            live_ms: 20.0,
-        },
-        &mut ticking(1.0),
-        5.0,
-    );
+    let replies = lab_run(&config, 20.0);
     // Each live result carries only the series points the ones before did not; put back
     // together, each is the run's whole series so far.
     let mut series = LabSeries::default();
@@ -161,15 +163,7 @@ fn a_lab_run_shows_live_results_and_ends_with_the_direct_report() {
 #[test]
 fn a_lab_series_refuses_a_part_that_does_not_follow_on_and_restarts_at_zero() {
     let config = short(FleetConfig::seed(), 20.0);
-    let replies = run_to_end(
-        Job::Lab {
-            config: Box::new(config.clone()),
-            speed: None,
-            live_ms: 5.0,
-        },
-        &mut ticking(1.0),
-        5.0,
-    );
+    let replies = lab_run(&config, 5.0);
     let parts: Vec<RunResult> = replies
         .iter()
         .filter_map(|r| match r {
