@@ -32,10 +32,33 @@ pub struct About {
     pub title: String,
     pub intro: String,
     pub band: String,
+    /// What fitted and held out mean.
+    pub roles: String,
+    /// The residual plot's heading and how to read it.
+    pub residuals_title: String,
+    pub residuals_caption: String,
+    /// The note a simulated figure carries: a heading, a line per regime, and the regimes'
+    /// names.
+    pub confidence: ConfidenceWords,
     pub models: Vec<String>,
     pub leaves_out: Vec<String>,
     /// The metrics' definitions, as `vllm bench serve` defines them.
     pub metric: Vec<MetricDefinition>,
+}
+
+/// The words of the confidence note: `line` takes `{regime}`, `{rows}`, `{held_out}`,
+/// `{worst}` and `{mean}`.
+#[derive(Clone, Debug, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ConfidenceWords {
+    pub summary: String,
+    pub intro: String,
+    pub line: String,
+    pub waiting: String,
+    pub small: String,
+    pub mid: String,
+    pub large: String,
+    pub fp8: String,
 }
 
 /// One metric's name and definition.
@@ -70,6 +93,21 @@ pub fn about() -> Result<About, ConfigError> {
     fill("title", &mut a.title)?;
     fill("intro", &mut a.intro)?;
     fill("band", &mut a.band)?;
+    fill("roles", &mut a.roles)?;
+    fill("residuals_title", &mut a.residuals_title)?;
+    fill("residuals_caption", &mut a.residuals_caption)?;
+    let c = &mut a.confidence;
+    for (field, t) in [
+        ("summary", &mut c.summary),
+        ("intro", &mut c.intro),
+        ("waiting", &mut c.waiting),
+        ("small", &mut c.small),
+        ("mid", &mut c.mid),
+        ("large", &mut c.large),
+        ("fp8", &mut c.fp8),
+    ] {
+        fill(&format!("confidence.{field}"), t)?;
+    }
     for t in a.models.iter_mut() {
         fill("models", t)?;
     }
@@ -98,6 +136,8 @@ pub struct Measurements {
 #[serde(deny_unknown_fields)]
 pub struct Row {
     pub id: String,
+    /// Whether the calibrated efficiencies were fitted on this row or it was held out.
+    pub role: Role,
     /// Where the figure was published (repository and file, or pull request).
     pub source: String,
     /// Engine and version, and scheduling mode.
@@ -132,6 +172,9 @@ pub struct Row {
     /// Poisson arrivals at this rate (requests per second); absent: all at once.
     #[serde(default)]
     pub rate: Option<f64>,
+    /// The client's cap on requests in flight (`--max-concurrency`); absent: none.
+    #[serde(default)]
+    pub max_concurrency: Option<u32>,
     pub prompt_len: LengthDist,
     pub output_len: LengthDist,
     /// The multi-step scheduling the source ran (`--num-scheduler-steps`), for the row's
@@ -144,6 +187,16 @@ pub struct Row {
     /// Why the row is shown but not held to the band (a mechanism the simulator leaves out).
     #[serde(default)]
     pub excluded: Option<String>,
+}
+
+/// Whether a row was used to fit the calibrated efficiencies.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Role {
+    /// The calibrated efficiencies were fitted on it.
+    Fitted,
+    /// Kept back: no parameter was tuned on it.
+    HeldOut,
 }
 
 fn yes() -> bool {
@@ -173,6 +226,12 @@ pub struct Outcome {
     pub within_band: bool,
     /// The row's reason for not being held to the band, if any.
     pub excluded: Option<String>,
+    /// Fitted on or held out.
+    pub role: Role,
+    /// The row's weights' number format.
+    pub weight_dtype: Dtype,
+    /// The batch the simulated run kept: output tokens per engine step, a mean over the run.
+    pub batch: f64,
     /// Every figure of the simulated run, under vLLM's names.
     pub metrics: ServeMetrics,
 }
@@ -277,6 +336,7 @@ impl Row {
                 max_requests: 1_000_000,
             },
             sample_interval_s: 1.0,
+            max_concurrency: self.max_concurrency,
         };
         cfg.validate().map_err(|e| e.within(&self.id))?;
         Ok(cfg)
@@ -291,7 +351,9 @@ pub fn run_row(row: &Row) -> Result<Outcome, ConfigError> {
 /// Replays one row with other efficiencies.
 pub fn run_row_with(row: &Row, efficiency: Efficiency) -> Result<Outcome, ConfigError> {
     let mut sim = ReplicaSim::new(row.config_with(efficiency)?)?;
-    let metrics = sim.run().vllm;
+    let report = sim.run();
+    let metrics = report.vllm;
+    let batch = metrics.total_output_tokens as f64 / report.steps.max(1) as f64;
     let simulated = metrics.get(&row.metric).ok_or_else(|| {
         ConfigError::new(
             format!("{}.metric", row.id),
@@ -307,6 +369,108 @@ pub fn run_row_with(row: &Row, efficiency: Efficiency) -> Result<Outcome, Config
         error,
         within_band: error.abs() <= BAND,
         excluded: row.excluded.clone(),
+        role: row.role,
+        weight_dtype: row.weight_dtype,
+        batch,
         metrics,
+    })
+}
+
+/// A part of the operating range, for the confidence a simulated figure carries.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Regime {
+    /// BF16, at most [`Regime::SMALL_BATCH`] sequences per step.
+    SmallBatch,
+    /// BF16, between the two.
+    MidBatch,
+    /// BF16, at least [`Regime::LARGE_BATCH`] sequences per step.
+    LargeBatch,
+    /// FP8 weights and activations, any batch.
+    Fp8,
+}
+
+impl Regime {
+    pub const ALL: [Regime; 4] = [
+        Regime::SmallBatch,
+        Regime::MidBatch,
+        Regime::LargeBatch,
+        Regime::Fp8,
+    ];
+    /// The largest batch counted small.
+    pub const SMALL_BATCH: f64 = 8.0;
+    /// The smallest batch counted large.
+    pub const LARGE_BATCH: f64 = 64.0;
+
+    /// The regime a run with this batch (output tokens per step) and weight format is in.
+    pub fn of(batch: f64, weight_dtype: Dtype) -> Regime {
+        if weight_dtype == Dtype::Fp8 {
+            Regime::Fp8
+        } else if batch <= Self::SMALL_BATCH {
+            Regime::SmallBatch
+        } else if batch < Self::LARGE_BATCH {
+            Regime::MidBatch
+        } else {
+            Regime::LargeBatch
+        }
+    }
+
+    /// Its name in the note's words.
+    pub fn name(self, w: &ConfidenceWords) -> &str {
+        match self {
+            Regime::SmallBatch => &w.small,
+            Regime::MidBatch => &w.mid,
+            Regime::LargeBatch => &w.large,
+            Regime::Fp8 => &w.fp8,
+        }
+    }
+}
+
+/// How far the simulator landed from the rows of one regime (those held to the band).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct RegimeFit {
+    pub regime: Regime,
+    pub rows: usize,
+    pub held_out: usize,
+    /// The largest gap, a fraction.
+    pub worst: f64,
+    /// The mean size of the gaps, a fraction.
+    pub mean: f64,
+}
+
+/// Each regime's fit, from the replayed rows; a regime with no row is left out.
+pub fn regimes(outcomes: &[Outcome]) -> Vec<RegimeFit> {
+    Regime::ALL
+        .iter()
+        .filter_map(|&regime| {
+            let rows: Vec<&Outcome> = outcomes
+                .iter()
+                .filter(|o| o.excluded.is_none() && Regime::of(o.batch, o.weight_dtype) == regime)
+                .collect();
+            if rows.is_empty() {
+                return None;
+            }
+            let gaps = rows.iter().map(|o| o.error.abs());
+            Some(RegimeFit {
+                regime,
+                rows: rows.len(),
+                held_out: rows.iter().filter(|o| o.role == Role::HeldOut).count(),
+                worst: gaps.clone().fold(0.0, f64::max),
+                mean: gaps.sum::<f64>() / rows.len() as f64,
+            })
+        })
+        .collect()
+}
+
+/// A regime's line of the note, filled from its fit.
+pub fn regime_line(w: &ConfidenceWords, fit: &RegimeFit) -> String {
+    use trainer_engine::format::{int, percent};
+    crate::text::fill_or_dash(&w.line, |inside| match inside {
+        "regime" => Ok(fit.regime.name(w).to_string()),
+        "rows" => Ok(int(fit.rows as f64)),
+        "held_out" => Ok(int(fit.held_out as f64)),
+        "worst" => Ok(percent(fit.worst)),
+        "mean" => Ok(percent(fit.mean)),
+        _ => Err("not a figure of the note (regime, rows, held_out, worst, mean)".into()),
     })
 }

@@ -22,8 +22,9 @@ const WIDGETS: [&str; 6] = [
 
 /// Words with digits that are names, not figures: a model, a GPU or a number format, a status
 /// code, a percentile's name, an engine's version, a checkpoint's id. Matched as whole words.
-const NAMES_WITH_DIGITS: [&str; 21] = [
+const NAMES_WITH_DIGITS: [&str; 27] = [
     "3.1",
+    "3.3",
     "8B",
     "70B",
     "BF16",
@@ -44,11 +45,17 @@ const NAMES_WITH_DIGITS: [&str; 21] = [
     "pre-V1",
     "Meta-Llama-3-8B",
     "nvidia/Llama-3.1-8B-Instruct-FP8",
+    "Meta-Llama-3-8B-Instruct",
+    "neuralmagic/Meta-Llama-3.1-8B-FP8",
+    "DeepSeek-R1-Distill-Llama-8B",
+    "DeepSeek-R1-Distill-Llama-70B",
+    "FP8-dynamic",
 ];
 
 /// Phrases whose number is part of a name or a unit, removed before a text is checked: an
 /// engine's release (`vLLM 0.6.0`) and "per million" (tokens), the unit of a price.
-const NAMED_PHRASES: [&str; 5] = [
+const NAMED_PHRASES: [&str; 6] = [
+    "vLLM 0.7.2",
     "vLLM 0.5.3",
     "vLLM 0.6.0",
     "vLLM 0.5",

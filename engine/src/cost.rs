@@ -4,15 +4,22 @@
 //! simulator's clocks — goes through [`CostModel::step`] or the helpers below, which are
 //! special cases of it. There is no second formula anywhere.
 //!
-//! A step runs `new_tokens` through the model for some sequences. Its time is
+//! A step runs `new_tokens` through the model for `seqs` sequences. Its time is
 //!
 //! ```text
-//! compute = (2 x active_params x new_tokens + 4 x layers x q_dim x attended positions)
-//!           / (tp x peak FLOP/s x MFU)
-//! memory  = (weight bytes + KV bytes per token x KV tokens touched) / (tp x HBM bandwidth x MBU)
+//! matmuls = 2 x active_params x new_tokens / (tp x peak x MFU(new_tokens))
+//!           MFU(n) = mfu x n / (n + gemm_half_tokens)     (FP8 matmuls: mfu_fp8 of the FP8 peak)
+//! attention = 4 x layers x q_dim x attended positions / (tp x BF16 peak x mfu)
+//! compute = matmuls + attention
+//! memory  = weight bytes / (tp x HBM bandwidth x mbu)
+//!         + KV bytes per token x KV tokens touched / (tp x HBM bandwidth x mbu_kv)
 //! comm    = 2 all-reduces per layer when tp > 1 (ring: 2 (tp-1)/tp x activations / link bandwidth,
 //!           plus a fixed latency each)
-//! step    = max(compute, memory) + comm + fixed overhead
+//! fixed   = step_overhead + layers x layer_overhead + seqs x seq_overhead
+//! gpu     = max(compute, memory) + comm + fixed
+//! cpu     = cpu_overhead + seqs x cpu_seq_overhead; with async scheduling only what exceeds
+//!           the GPU's time shows; plus cpu_admit for each request taken in, always
+//! step    = gpu + cpu shown
 //! ```
 //!
 //! "KV tokens touched" counts, for each sequence, its whole context after the step: the
@@ -20,12 +27,13 @@
 //! `L` tokens' worth of K and V. "Attended positions" sums, over every new token, the
 //! number of positions it attends to (its own position, causal).
 //!
-//! The reference efficiencies (50 % MFU, 75 % MBU, no overhead) are the ones the content brief
-//! sizes the fleet with; they reproduce its figures exactly (see the tests). They sit in the
-//! range public measurements report for vLLM on H100: prefill-heavy runs of 7-8B models reach
-//! roughly 40-60 % of dense BF16 peak, and decode steps at moderate batch move memory at
-//! roughly 70-80 % of HBM bandwidth. The fixed per-step overhead (scheduling, sampling,
-//! kernel launches) defaults to zero for the arithmetic and is a lab setting for the simulator.
+//! Two sets of efficiencies feed the one formula. The reference ones (50 % MFU at any size, 75 %
+//! of bandwidth for weights and KV alike, no fixed costs) are the ones the content brief sizes
+//! the fleet with; they reproduce its figures exactly (see the tests). The calibrated ones are
+//! fitted to published sweeps of vLLM on H100 (`content/validation/measurements.toml`): small
+//! matmuls that leave the tensor cores idle, attention's paged KV reads at a lower share of
+//! bandwidth than the weights' streaming reads, costs per step, per layer and per sequence, and
+//! the CPU's work per step and per sequence.
 
 use crate::catalog::{Dtype, GpuSpec, ModelSpec};
 use crate::error::{check_in, check_positive, check_range, ConfigError};
@@ -91,18 +99,38 @@ impl Deployment {
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
 pub struct Efficiency {
-    /// Model FLOPs utilisation reached on the compute-bound part of a step (0-1].
+    /// Model FLOPs utilisation that large BF16 matmuls reach, and attention's (0-1].
     pub mfu: f64,
-    /// Memory bandwidth utilisation reached on the memory-bound part of a step (0-1].
+    /// The same for FP8 matmuls, as a share of the FP8 peak (0-1]: what the hardware sustains,
+    /// not its datasheet's doubling.
+    pub mfu_fp8: f64,
+    /// Tokens in a step at which the matmuls reach half their MFU: a small matmul leaves most
+    /// of the tensor cores idle. Zero: full MFU at any size.
+    pub gemm_half_tokens: f64,
+    /// Share of HBM bandwidth reached streaming the weights (0-1].
     pub mbu: f64,
+    /// Share of HBM bandwidth reached reading and writing the KV cache in attention, block by
+    /// block (0-1].
+    pub mbu_kv: f64,
     /// Fixed GPU-side time added to every step: kernel launch gaps, sampling, the small
     /// kernels around the matmuls. Seconds.
     pub step_overhead_s: f64,
+    /// GPU-side time per layer per step that CUDA graphs do not remove (attention's
+    /// launches and metadata). Seconds.
+    pub layer_overhead_s: f64,
+    /// GPU-side time per sequence in a step (sampling, logits and the per-sequence work around
+    /// attention). Seconds.
+    pub seq_overhead_s: f64,
     /// CPU time per step (scheduling, preparing inputs, detokenising): added to the step when
     /// scheduling is synchronous, hidden under the GPU's work with async scheduling (then only
     /// what exceeds the GPU time shows). Seconds.
-    #[serde(default)]
     pub cpu_overhead_s: f64,
+    /// CPU time per sequence in a step, hidden the same way. Seconds.
+    pub cpu_seq_overhead_s: f64,
+    /// CPU time for each request a step takes in from the waiting queue (its sequence set up
+    /// and its inputs prepared on the engine's own thread), which async scheduling does not
+    /// hide. Seconds.
+    pub cpu_admit_s: f64,
     /// Latency of one all-reduce under tensor parallelism. Seconds.
     pub allreduce_latency_s: f64,
     /// Fraction of the link bandwidth an all-reduce reaches (0-1].
@@ -121,35 +149,64 @@ impl Efficiency {
     /// calculator's arithmetic uses these.
     pub const REFERENCE: Efficiency = Efficiency {
         mfu: 0.5,
+        mfu_fp8: 0.5,
+        gemm_half_tokens: 0.0,
         mbu: 0.75,
+        mbu_kv: 0.75,
         step_overhead_s: 0.0,
+        layer_overhead_s: 0.0,
+        seq_overhead_s: 0.0,
         cpu_overhead_s: 0.0,
+        cpu_seq_overhead_s: 0.0,
+        cpu_admit_s: 0.0,
         allreduce_latency_s: 5e-6,
         link_efficiency: 0.8,
     };
 
-    /// The simulator's defaults, calibrated once against the published measurements in
-    /// `content/validation/measurements.toml` (the same values for every row; the test
-    /// `validation` fails when a row leaves its band). Each is a physical quantity:
-    /// MFU and MBU as vLLM's kernels reach them, a fixed GPU-side cost per step, the CPU's
-    /// work per step (hidden by async scheduling), and the latency of one all-reduce (two
-    /// per layer under tensor parallelism).
+    /// The simulator's defaults, fitted to the rows of `content/validation/measurements.toml`
+    /// marked `fitted` (`cargo run --release -p trainer-course --example calibrate -- fit`),
+    /// and held to the rows marked `held_out`, which no parameter was tuned on (the test
+    /// `validation` fails when any row leaves its band). Each is a physical quantity:
     ///
-    /// MFU and MBU keep the brief's 50 % and 75 %: the rows did not ask for other values. The
-    /// fixed 1.2 ms per step is what lifts small-batch decode to the measured TPOT on H100 and
-    /// A100 alike (launch gaps, sampling, the small kernels between the matmuls); 40 us per
-    /// all-reduce (NCCL's small-message latency across four NVLink GPUs, launch included) is
-    /// what the 70B-on-four-H100 rows need on top of the bandwidth term. The CPU's 2 ms per
-    /// step is an estimate the rows cannot pin down: every vLLM row measured hid it (multi-step
-    /// or async scheduling).
+    /// - large BF16 matmuls at 74 % of peak, FP8 ones at 51 % of the FP8 peak (about 1.4 times
+    ///   BF16's rate, not the datasheet's 2), and half that share at 124 tokens in a step;
+    /// - the weights and the KV cache read at 95 % of HBM bandwidth;
+    /// - 2.08 ms of fixed GPU time per step plus 21.7 us per layer (launches and the small
+    ///   kernels CUDA graphs leave), 0.27 us per sequence;
+    /// - the CPU: 3.86 ms to take in each request on the engine's thread, which async
+    ///   scheduling does not hide (fitted on vLLM 0.6's rows, where a burst of requests delays
+    ///   every running stream; vLLM V1 tokenises in a separate process, so it is likely high
+    ///   for today's engine), and a per-step and per-sequence cost the rows cannot tell apart
+    ///   from zero;
+    /// - 34 us per all-reduce (two per layer under tensor parallelism).
     pub const CALIBRATED: Efficiency = Efficiency {
-        mfu: 0.5,
-        mbu: 0.75,
-        step_overhead_s: 1.2e-3,
-        cpu_overhead_s: 2.0e-3,
-        allreduce_latency_s: 40e-6,
+        mfu: 0.74,
+        mfu_fp8: 0.51,
+        gemm_half_tokens: 124.0,
+        mbu: 0.95,
+        mbu_kv: 0.95,
+        step_overhead_s: 2.08e-3,
+        layer_overhead_s: 21.7e-6,
+        seq_overhead_s: 0.27e-6,
+        cpu_overhead_s: 10e-6,
+        cpu_seq_overhead_s: 0.12e-6,
+        cpu_admit_s: 3.86e-3,
+        allreduce_latency_s: 34e-6,
         link_efficiency: 0.8,
     };
+
+    /// The brief's arithmetic at other figures: one MFU for every matmul and attention, one
+    /// MBU for all memory traffic, no fixed costs ([`Efficiency::REFERENCE`] otherwise). The
+    /// calculator's estimate at the learner's inputs.
+    pub fn brief(mfu: f64, mbu: f64) -> Efficiency {
+        Efficiency {
+            mfu,
+            mfu_fp8: mfu,
+            mbu,
+            mbu_kv: mbu,
+            ..Efficiency::REFERENCE
+        }
+    }
 
     /// MFU, a fraction.
     pub const MFU_RANGE: RangeInclusive<f64> = 1e-3..=1.0;
@@ -159,10 +216,29 @@ impl Efficiency {
     pub const STEP_OVERHEAD_S_RANGE: RangeInclusive<f64> = 0.0..=1.0;
     /// CPU time per step, seconds.
     pub const CPU_OVERHEAD_S_RANGE: RangeInclusive<f64> = 0.0..=1.0;
+    /// Tokens at which matmuls reach half their MFU.
+    pub const GEMM_HALF_TOKENS_RANGE: RangeInclusive<f64> = 0.0..=65_536.0;
+    /// Per-layer and per-sequence times, seconds.
+    pub const SMALL_OVERHEAD_S_RANGE: RangeInclusive<f64> = 0.0..=0.01;
 
     pub fn validate(&self) -> Result<(), ConfigError> {
         check_in("mfu", self.mfu, &Self::MFU_RANGE)?;
+        check_in("mfu_fp8", self.mfu_fp8, &Self::MFU_RANGE)?;
+        check_in(
+            "gemm_half_tokens",
+            self.gemm_half_tokens,
+            &Self::GEMM_HALF_TOKENS_RANGE,
+        )?;
         check_in("mbu", self.mbu, &Self::MBU_RANGE)?;
+        check_in("mbu_kv", self.mbu_kv, &Self::MBU_RANGE)?;
+        for (field, v) in [
+            ("layer_overhead_s", self.layer_overhead_s),
+            ("seq_overhead_s", self.seq_overhead_s),
+            ("cpu_seq_overhead_s", self.cpu_seq_overhead_s),
+            ("cpu_admit_s", self.cpu_admit_s),
+        ] {
+            check_in(field, v, &Self::SMALL_OVERHEAD_S_RANGE)?;
+        }
         check_in(
             "step_overhead_s",
             self.step_overhead_s,
@@ -198,6 +274,9 @@ pub struct BatchTotals {
     pub kv_tokens: u64,
     /// Sum over every new token of the positions it attends to.
     pub attended_positions: f64,
+    /// Requests the step takes in from the waiting queue (new ones, or ones resumed after
+    /// preemption); the scheduler counts them, [`BatchTotals::add`] does not.
+    pub admitted: u64,
 }
 
 impl BatchTotals {
@@ -252,10 +331,19 @@ pub struct CostModel {
     eff: Efficiency,
     dense_flops_per_token: f64,
     attn_flops_per_position: f64,
+    /// Sustained FLOP/s of large matmuls (FP8 ones where the weights are FP8 and the GPU
+    /// has FP8 tensor cores).
     flops_per_s: f64,
+    /// Sustained FLOP/s of attention (BF16).
+    attn_flops_per_s: f64,
     weight_bytes: f64,
     kv_bytes_per_token: f64,
+    /// Sustained bytes/s streaming the weights.
     bytes_per_s: f64,
+    /// Sustained bytes/s reading and writing the KV cache.
+    kv_bytes_per_s: f64,
+    /// Fixed GPU time per step: the step's own and every layer's.
+    fixed_s: f64,
     allreduce_bytes_per_token: f64,
     async_scheduling: bool,
 }
@@ -266,15 +354,23 @@ impl CostModel {
         eff.validate().map_err(|e| e.within("efficiency"))?;
         let m = &deployment.model;
         let tp = deployment.tp as f64;
-        // FP8 weights run FP8 matmuls where the GPU has them; BF16 otherwise.
-        let peak = deployment.gpu.peak_flops(deployment.weight_dtype);
+        // FP8 weights run FP8 matmuls where the GPU has them, at their own sustained share of
+        // the FP8 peak; BF16 otherwise.
+        let gpu = &deployment.gpu;
+        let gemm_rate = match (deployment.weight_dtype, gpu.fp8_flops) {
+            (Dtype::Fp8, Some(fp8)) => fp8 * eff.mfu_fp8,
+            _ => gpu.bf16_flops * eff.mfu,
+        };
         Ok(CostModel {
             dense_flops_per_token: 2.0 * m.active_params as f64,
             attn_flops_per_position: 4.0 * m.layers as f64 * m.q_dim(),
-            flops_per_s: tp * peak * eff.mfu,
+            flops_per_s: tp * gemm_rate,
+            attn_flops_per_s: tp * gpu.bf16_flops * eff.mfu,
             weight_bytes: m.params as f64 * deployment.weight_dtype.bytes(),
             kv_bytes_per_token: m.kv_bytes_per_token(deployment.kv_dtype),
-            bytes_per_s: tp * deployment.gpu.mem_bw * eff.mbu,
+            bytes_per_s: tp * gpu.mem_bw * eff.mbu,
+            kv_bytes_per_s: tp * gpu.mem_bw * eff.mbu_kv,
+            fixed_s: eff.step_overhead_s + m.layers as f64 * eff.layer_overhead_s,
             allreduce_bytes_per_token: m.hidden as f64 * Dtype::Bf16.bytes(),
             async_scheduling: false,
             deployment,
@@ -316,20 +412,30 @@ impl CostModel {
         self.dense_flops_per_token
     }
 
-    /// Sustained FLOP/s of the replica: tp x peak x MFU.
+    /// Sustained FLOP/s of the replica's large matmuls: tp x peak x MFU.
     pub fn sustained_flops(&self) -> f64 {
         self.flops_per_s
     }
 
-    /// Sustained bytes/s of the replica: tp x bandwidth x MBU.
+    /// Sustained bytes/s of the replica streaming its weights: tp x bandwidth x MBU.
     pub fn sustained_bandwidth(&self) -> f64 {
         self.bytes_per_s
     }
 
-    /// Compute time per prompt token, without attention: 2 x params / (peak x MFU).
-    /// The back-of-the-envelope figure (32.5 us for the seed).
+    /// Compute time per prompt token in a large step, without attention: 2 x params /
+    /// (peak x MFU). The back-of-the-envelope figure (32.5 us for the seed).
     pub fn prefill_time_per_token(&self) -> f64 {
         self.dense_flops_per_token / self.flops_per_s
+    }
+
+    /// The matmuls' time for a step of `tokens` tokens: their FLOPs at the MFU a matmul of
+    /// that many rows reaches, `mfu x n / (n + gemm_half_tokens)`.
+    pub fn matmul_time(&self, tokens: f64) -> f64 {
+        if tokens <= 0.0 {
+            return 0.0;
+        }
+        let shortfall = (tokens + self.eff.gemm_half_tokens) / tokens;
+        self.dense_flops_per_token * tokens * shortfall / self.flops_per_s
     }
 
     /// Attention's compute time for one whole prompt of `tokens` prefilled at once: every
@@ -341,7 +447,7 @@ impl CostModel {
             new_tokens: tokens,
             context_len: tokens,
         });
-        self.attn_flops_per_position * positions / self.flops_per_s
+        self.attn_flops_per_position * positions / self.attn_flops_per_s
     }
 
     /// Costs a step from its running sums.
@@ -349,10 +455,10 @@ impl CostModel {
         if t.seqs == 0 || t.new_tokens == 0 {
             return StepCost::default();
         }
-        let flops = self.dense_flops_per_token * t.new_tokens as f64
-            + self.attn_flops_per_position * t.attended_positions;
-        let compute_s = flops / self.flops_per_s;
-        let memory_s = self.step_bytes(t) / self.bytes_per_s;
+        let compute_s = self.matmul_time(t.new_tokens as f64)
+            + self.attn_flops_per_position * t.attended_positions / self.attn_flops_per_s;
+        let memory_s = self.weight_bytes / self.bytes_per_s
+            + self.kv_bytes_per_token * t.kv_tokens as f64 / self.kv_bytes_per_s;
         let tp = self.deployment.tp as f64;
         let comm_s = if self.deployment.tp > 1 {
             let layers = self.deployment.model.layers as f64;
@@ -364,13 +470,15 @@ impl CostModel {
         } else {
             0.0
         };
-        let overhead_s = self.eff.step_overhead_s;
+        let seqs = t.seqs as f64;
+        let overhead_s = self.fixed_s + seqs * self.eff.seq_overhead_s;
         let gpu_s = compute_s.max(memory_s) + comm_s + overhead_s;
+        let cpu_work = self.eff.cpu_overhead_s + seqs * self.eff.cpu_seq_overhead_s;
         let cpu_s = if self.async_scheduling {
-            (self.eff.cpu_overhead_s - gpu_s).max(0.0)
+            (cpu_work - gpu_s).max(0.0)
         } else {
-            self.eff.cpu_overhead_s
-        };
+            cpu_work
+        } + t.admitted as f64 * self.eff.cpu_admit_s;
         StepCost {
             compute_s,
             memory_s,
@@ -387,8 +495,8 @@ impl CostModel {
     }
 
     /// Bytes a step moves through HBM: the weights once, plus K and V for every token of
-    /// context the batch touches. The memory term of [`CostModel::step_totals`] is this over
-    /// the sustained bandwidth.
+    /// context the batch touches. The memory term of [`CostModel::step_totals`] is the
+    /// weights over the bandwidth their streaming reaches plus the KV bytes over attention's.
     pub fn step_bytes(&self, t: &BatchTotals) -> f64 {
         self.weight_bytes + self.kv_bytes_per_token * t.kv_tokens as f64
     }
@@ -445,6 +553,7 @@ fn decode_totals(batch: u32, context: u32) -> BatchTotals {
         new_tokens: batch as u64,
         kv_tokens: batch as u64 * context as u64,
         attended_positions: batch as f64 * attended_positions(item),
+        admitted: 0,
     }
 }
 

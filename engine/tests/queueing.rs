@@ -11,7 +11,7 @@
 //!
 //! The whole file runs in about 3 s in a debug build (2 shared cores); no release build needed.
 
-use trainer_engine::cost::BatchItem;
+use trainer_engine::cost::{BatchItem, BatchTotals};
 use trainer_engine::fleet::{FleetConfig, FleetSim, Outcome, PoolConfig, RoutingPolicy};
 use trainer_engine::replica::{
     ReplicaConfig, ReplicaSim, ReplicaSimConfig, RunReport, Verdict, WorkLimits,
@@ -55,6 +55,7 @@ fn replica_run(replica: ReplicaConfig, workload: WorkloadConfig) -> RunReport {
         workload,
         limits: WorkLimits::default(),
         sample_interval_s: 1.0,
+        max_concurrency: None,
     };
     let report = ReplicaSim::new(cfg).unwrap().run();
     assert_eq!(report.verdict, Verdict::Completed);
@@ -180,12 +181,13 @@ fn a_request_alone_takes_one_prefill_step_and_its_decode_steps() {
         .unwrap()
         .cost_model()
         .clone();
-    let prefill = cost
-        .step(&[BatchItem {
-            new_tokens: PROMPT,
-            context_len: PROMPT,
-        }])
-        .total_s;
+    // The prefill step takes the request in: the CPU's cost of that is part of it.
+    let mut first = BatchTotals::of(&[BatchItem {
+        new_tokens: PROMPT,
+        context_len: PROMPT,
+    }]);
+    first.admitted = 1;
+    let prefill = cost.step_totals(&first).total_s;
     // Decode step j (1-based) computes the j-th sampled token's K and V: context P + j after.
     let decode: Vec<f64> = (1..OUTPUT)
         .map(|j| cost.decode_step(1, PROMPT + j).total_s)
@@ -495,6 +497,7 @@ fn littles_law_on_replica_runs() {
             workload: constant_workload(Arrival::Poisson { rate }, 20_000.0 / rate, 9),
             limits: WorkLimits::default(),
             sample_interval_s: 1.0,
+            max_concurrency: None,
         },
     );
 }

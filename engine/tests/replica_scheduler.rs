@@ -3,7 +3,7 @@
 //! Scenarios mirror `tests/v1/core/test_scheduler.py` in vllm-project/vllm: chunk splitting
 //! under the token budget, newest-first preemption by recompute, prefix-cache hits.
 
-use trainer_engine::cost::BatchItem;
+use trainer_engine::cost::{BatchItem, BatchTotals};
 use trainer_engine::replica::{
     EngineRequest, Replica, ReplicaConfig, ReplicaEvent, SchedulerConfig, SeqPhase,
 };
@@ -75,12 +75,13 @@ fn lone_request_ttft_is_its_chunked_prefill_steps() {
     let cost = r.cost_model().clone();
     let mut t = 0.0;
     for (new, ctx) in [(8192, 8192), (8192, 16_384), (3616, 20_000)] {
-        t += cost
-            .step(&[BatchItem {
-                new_tokens: new,
-                context_len: ctx,
-            }])
-            .total_s;
+        let mut step = BatchTotals::of(&[BatchItem {
+            new_tokens: new,
+            context_len: ctx,
+        }]);
+        // The first chunk's step takes the request in.
+        step.admitted = (ctx == new) as u64;
+        t += cost.step_totals(&step).total_s;
     }
     assert_eq!(first_token_time(&events, 0), Some(t));
 }

@@ -317,3 +317,50 @@ fn seed_replica_scenario_tells_its_decode_step_story() {
         r.itl.mean
     );
 }
+
+/// `vllm bench serve --max-concurrency C`: at most C requests in flight; one that is due while C
+/// are unfinished is sent when one finishes, and its clocks start then.
+#[test]
+fn a_client_concurrency_cap_sends_a_held_request_when_one_finishes() {
+    let mut cfg = seed_for(1.0);
+    cfg.workload.arrival = Arrival::Trace {
+        times: vec![0.0; 12],
+    };
+    cfg.workload.prompt_len = LengthDist::Uniform { min: 50, max: 400 };
+    cfg.workload.output_len = LengthDist::Uniform { min: 5, max: 60 };
+    cfg.max_concurrency = Some(3);
+    let report = ReplicaSim::new(cfg.clone()).unwrap().run();
+    assert_eq!(report.verdict, Verdict::Completed);
+    assert_eq!(report.finished, 12);
+    let recs = &report.requests;
+    let mut finishes: Vec<f64> = recs.iter().map(|r| r.finish.unwrap()).collect();
+    finishes.sort_by(f64::total_cmp);
+    for (k, r) in recs.iter().enumerate() {
+        // In flight when it was sent: those sent before it and not yet finished.
+        let open = recs[..k]
+            .iter()
+            .filter(|o| o.finish.unwrap() > r.arrival)
+            .count();
+        assert!(open < 3, "request {k} sent with {open} others in flight");
+        if k >= 3 {
+            // Sent the moment the (k-2)th finish freed a place: exactly at a finish time.
+            assert_eq!(r.arrival, finishes[k - 3], "request {k}");
+        } else {
+            assert_eq!(r.arrival, 0.0);
+        }
+        // Its clocks start when it is sent: its TTFT is not the time it was held.
+        assert!(r.first_token.unwrap() - r.arrival < 0.2, "request {k}");
+    }
+    // Without the cap the same requests all go at once.
+    cfg.max_concurrency = None;
+    let open = ReplicaSim::new(cfg).unwrap().run();
+    assert!(open.requests.iter().all(|r| r.arrival == 0.0));
+    assert_eq!(
+        open.requests.iter().map(|r| r.output_tokens).sum::<u32>(),
+        recs.iter().map(|r| r.output_tokens).sum::<u32>()
+    );
+    // A cap of zero can never send anything: refused with the field named.
+    let mut bad = seed_for(1.0);
+    bad.max_concurrency = Some(0);
+    assert_eq!(ReplicaSim::new(bad).unwrap_err().field, "max_concurrency");
+}

@@ -683,9 +683,13 @@ mod tests {
     #[test]
     fn a_miss_on_the_key_figure_names_it_once() {
         let m = mock().unwrap();
-        let moment = crate::moments::moment("long-prompts").unwrap();
+        // A moment whose target is on its key figure.
+        let moment = crate::moments::moments()
+            .unwrap()
+            .into_iter()
+            .find(|m| m.slo.as_ref().is_some_and(|s| s.figure == m.key) && m.options.len() == 3)
+            .expect("a moment with its target on its key figure and three options");
         let key = moment.figure_index(&moment.key).unwrap();
-        assert_eq!(moment.slo.as_ref().unwrap().figure, moment.key);
         let outcomes: Vec<OptionOutcome> = [3.0, 0.4, 0.3]
             .into_iter()
             .map(|v| {

@@ -193,11 +193,7 @@ pub fn assumptions(inputs: &Inputs, fleet: &FleetConfig) -> Vec<Assumption> {
     };
     let r = &pool.replica;
     let v = |name: &str| inputs.get(name).unwrap_or(0.0);
-    let estimate_eff = Efficiency {
-        mfu: v("mfu"),
-        mbu: v("mbu"),
-        ..Efficiency::REFERENCE
-    };
+    let estimate_eff = Efficiency::brief(v("mfu"), v("mbu"));
     let estimate_mem = MemoryConfig {
         gpu_memory_utilization: v("mem_util"),
         reserve_bytes_per_gpu: v("reserve_gb") * 1e9,

@@ -260,6 +260,7 @@ impl Replica {
                 new_tokens: n as u64,
                 kv_tokens: kv,
                 attended_positions: kv as f64,
+                admitted: 0,
             };
             let cost = self.cost.step_totals(&totals);
             let mut d = cost.total_s;

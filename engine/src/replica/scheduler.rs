@@ -216,6 +216,7 @@ impl Replica {
             new_tokens: new,
             context_len: target,
         });
+        totals.admitted += 1;
     }
 
     /// Tries to admit the waiting request in `slot` with up to `budget` tokens (all of its

@@ -25,6 +25,11 @@ pub struct ReplicaSimConfig {
     /// Spacing of the KV usage and queue time series, seconds.
     #[serde(default = "default_sample_interval")]
     pub sample_interval_s: f64,
+    /// The client's cap on requests in flight (`vllm bench serve --max-concurrency`): a request
+    /// due while that many are unfinished is sent when one finishes, and its clocks (TTFT, end
+    /// to end) start then, as the benchmark's do. None: every request is sent when it is due.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_concurrency: Option<u32>,
 }
 
 /// Caps that stop a run which would otherwise never end (or take far too long). They can be
@@ -172,6 +177,9 @@ pub struct ReplicaSim {
     last_point: SeriesPoint,
     peak_kv: u32,
     verdict: Option<Verdict>,
+    /// With a concurrency cap: the time the cap last let a waiting request go (a request due
+    /// earlier is sent then).
+    gate_t: f64,
 }
 
 /// Longest time series kept, in points.
@@ -218,6 +226,7 @@ impl ReplicaSimConfig {
             workload: WorkloadConfig::seed_replica(),
             limits: WorkLimits::default(),
             sample_interval_s: 1.0,
+            max_concurrency: None,
         }
     }
 
@@ -226,6 +235,12 @@ impl ReplicaSimConfig {
         self.workload.validate().map_err(|e| e.within("workload"))?;
         self.limits.validate().map_err(|e| e.within("limits"))?;
         check_range("sample_interval_s", self.sample_interval_s, 1e-3, 1e6)?;
+        if self.max_concurrency == Some(0) {
+            return Err(ConfigError::new(
+                "max_concurrency",
+                "a concurrency cap must let at least one request in flight",
+            ));
+        }
         Ok(())
     }
 }
@@ -258,6 +273,7 @@ impl ReplicaSim {
             },
             peak_kv: 0,
             verdict: None,
+            gate_t: 0.0,
             cfg,
         })
     }
@@ -280,10 +296,26 @@ impl ReplicaSim {
         if self.verdict.is_some() {
             return None;
         }
-        match (self.stream.peek_time(), self.replica.next_event_time()) {
+        match (self.next_arrival(), self.replica.next_event_time()) {
             (Some(a), Some(r)) => Some(a.min(r)),
             (a, r) => a.or(r),
         }
+    }
+
+    /// Whether the client's concurrency cap holds the next request back.
+    fn gated(&self) -> bool {
+        self.cfg
+            .max_concurrency
+            .is_some_and(|c| self.in_system >= c as u64)
+    }
+
+    /// When the next request is sent: when it is due, or when the concurrency cap lets it
+    /// go; None while the cap holds it (a finish will open it) or when the workload is over.
+    fn next_arrival(&self) -> Option<f64> {
+        if self.gated() {
+            return None;
+        }
+        self.stream.peek_time().map(|a| a.max(self.gate_t))
     }
 
     /// Processes one event (an arrival, a step start or a step end); false when the run is over.
@@ -291,7 +323,7 @@ impl ReplicaSim {
         if self.verdict.is_some() {
             return false;
         }
-        let arrival = self.stream.peek_time();
+        let arrival = self.next_arrival();
         let engine = self.replica.next_event_time();
         let take_arrival = match (arrival, engine) {
             (None, None) => {
@@ -347,9 +379,15 @@ impl ReplicaSim {
     fn run_until(&mut self, limit: f64) {
         const CHUNK_S: f64 = 5.0;
         while self.verdict.is_none() {
-            let arrival = self.stream.peek_time().filter(|&a| a <= limit);
+            let arrival = self.next_arrival().filter(|&a| a <= limit);
             let engine = self.replica.next_event_time().filter(|&e| e <= limit);
             match (arrival, engine) {
+                // The cap holds a request back: go one engine event at a time, so the finish
+                // that lets it go is seen at its own time.
+                (None, Some(_)) if self.gated() => {
+                    self.replica.process_next(&mut self.events);
+                    self.after_engine();
+                }
                 (None, None) => {
                     if self.next_time().is_none() {
                         self.step_event();
@@ -481,7 +519,8 @@ impl ReplicaSim {
         let Some(g) = self.stream.next() else {
             return;
         };
-        let t = g.arrival;
+        // Sent when due, or later when a concurrency cap held it back.
+        let t = g.arrival.max(self.gate_t);
         self.mark_time(t);
         self.area += self.in_system as f64 * (t - self.area_t);
         self.area_t = t;
@@ -568,6 +607,9 @@ impl ReplicaSim {
                     self.mark_time(t);
                     self.area += self.in_system as f64 * (t - self.area_t);
                     self.area_t = t;
+                    if self.gated() {
+                        self.gate_t = t;
+                    }
                     self.in_system = self.in_system.saturating_sub(1);
                     self.finished += 1;
                     let rejected = output_tokens == 0;

@@ -278,6 +278,7 @@ impl ReplicaFile {
             workload: self.workload.clone(),
             limits: self.limits,
             sample_interval_s: self.sample_interval_s,
+            max_concurrency: None,
         };
         config.validate()?;
         Ok(ReplicaScenario {

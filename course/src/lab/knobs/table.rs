@@ -102,14 +102,27 @@ pub const KNOBS: &[Spec] = &[
     toggle("chunked", Replica, "Chunked prefill")
         .read(|c| on_off(rc(c).scheduler.chunked_prefill))
         .switch(|c, on| rc_mut(c).scheduler.chunked_prefill = on),
-    number("mfu", Replica, "MFU (prefill)", "%", real(&Efficiency::MFU_RANGE, 100.0))
+    number("mfu", Replica, "MFU (large matmuls)", "%", real(&Efficiency::MFU_RANGE, 100.0))
         .read(|c| num(rc(c).efficiency.mfu * 100.0))
         .set(|c, v| rc_mut(c).efficiency.mfu = v / 100.0)
         .errors(&["mfu"]),
-    number("mbu", Replica, "MBU (decode)", "%", real(&Efficiency::MBU_RANGE, 100.0))
+    number("mfu_fp8", Replica, "MFU (FP8 matmuls, of the FP8 peak)", "%", real(&Efficiency::MFU_RANGE, 100.0))
+        .read(|c| num(rc(c).efficiency.mfu_fp8 * 100.0))
+        .set(|c, v| rc_mut(c).efficiency.mfu_fp8 = v / 100.0)
+        .errors(&["mfu_fp8"]),
+    number("gemm_half", Replica, "Tokens in a step at half the MFU", "tokens",
+        real(&Efficiency::GEMM_HALF_TOKENS_RANGE, 1.0))
+        .read(|c| num(rc(c).efficiency.gemm_half_tokens))
+        .set(|c, v| rc_mut(c).efficiency.gemm_half_tokens = v)
+        .errors(&["gemm_half_tokens"]),
+    number("mbu", Replica, "MBU (weights)", "%", real(&Efficiency::MBU_RANGE, 100.0))
         .read(|c| num(rc(c).efficiency.mbu * 100.0))
         .set(|c, v| rc_mut(c).efficiency.mbu = v / 100.0)
         .errors(&["mbu"]),
+    number("mbu_kv", Replica, "MBU (KV cache)", "%", real(&Efficiency::MBU_RANGE, 100.0))
+        .read(|c| num(rc(c).efficiency.mbu_kv * 100.0))
+        .set(|c, v| rc_mut(c).efficiency.mbu_kv = v / 100.0)
+        .errors(&["mbu_kv"]),
     number("step_overhead", Replica, "Fixed GPU time per step", "ms",
         real(&Efficiency::STEP_OVERHEAD_S_RANGE, 1e3))
         .read(|c| num(rc(c).efficiency.step_overhead_s * 1e3))
@@ -120,6 +133,11 @@ pub const KNOBS: &[Spec] = &[
         .read(|c| num(rc(c).efficiency.cpu_overhead_s * 1e3))
         .set(|c, v| rc_mut(c).efficiency.cpu_overhead_s = v / 1e3)
         .errors(&["cpu_overhead_s"]),
+    number("cpu_admit", Replica, "CPU time per request taken in", "ms",
+        real(&Efficiency::SMALL_OVERHEAD_S_RANGE, 1e3))
+        .read(|c| num(rc(c).efficiency.cpu_admit_s * 1e3))
+        .set(|c, v| rc_mut(c).efficiency.cpu_admit_s = v / 1e3)
+        .errors(&["cpu_admit_s"]),
     // A pool may start empty (when it may grow), and grow to the engine's most.
     number("replicas", Fleet, "Replicas at the start", "replicas",
         replica_count(Bound::Lab(0.0)))

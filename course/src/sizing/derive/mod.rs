@@ -271,11 +271,7 @@ pub(super) fn cost_and_memory(
     let deployment = inputs.deployment()?;
     let v = |name: &str| inputs.get(name).unwrap_or(0.0);
     let tp = deployment.tp;
-    let eff = Efficiency {
-        mfu: v("mfu"),
-        mbu: v("mbu"),
-        ..Efficiency::REFERENCE
-    };
+    let eff = Efficiency::brief(v("mfu"), v("mbu"));
     let cost = CostModel::new(deployment, eff).map_err(|e| {
         let field = input_field(&e.field).to_string();
         ConfigError::new(field, e.message)
