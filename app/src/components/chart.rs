@@ -25,8 +25,10 @@ pub struct Line {
     pub name: String,
     /// Which of the theme's four chart colours (`--chart-1` to `--chart-4`), from 0.
     pub colour: usize,
-    /// Dashed: the pinned run A, drawn under run B.
+    /// Dashed: the pinned run A, drawn under run B, or a reference line.
     pub dashed: bool,
+    /// Points only, each a dot, not joined (a scatter of separate measurements).
+    pub markers: bool,
     /// (x, y) in the axes' units, x increasing.
     pub points: Vec<(f64, f64)>,
 }
@@ -332,16 +334,20 @@ fn draw(canvas: &web_sys::HtmlCanvasElement, data: &ChartData) -> usize {
             let floor = if floor.is_finite() { floor } else { 1e-6 };
             let fx = |x: f64| if *x_log { x.max(floor).log10() } else { x };
             let pts = lines.iter().flat_map(|l| l.points.iter());
-            let (mut x0, mut x1, mut y1) = (f64::INFINITY, f64::NEG_INFINITY, 0.0f64);
+            // The y axis starts at zero, or below it when a value is negative (residuals).
+            let (mut x0, mut x1, mut y0, mut y1) =
+                (f64::INFINITY, f64::NEG_INFINITY, 0.0f64, 0.0f64);
             for &(x, y) in pts {
                 x0 = x0.min(fx(x));
                 x1 = x1.max(fx(x));
+                y0 = y0.min(y);
                 y1 = y1.max(y);
             }
             if x1.partial_cmp(&x0) != Some(std::cmp::Ordering::Greater) {
                 x1 = x0 + 1.0;
             }
             let y1 = if y1 > 0.0 { y1 * 1.05 } else { 1.0 };
+            let y0 = y0 * 1.05;
             let log = *x_log;
             let xf = *x_format;
             let yf = *y_format;
@@ -351,7 +357,7 @@ fn draw(canvas: &web_sys::HtmlCanvasElement, data: &ChartData) -> usize {
                 .margin(px(10.0))
                 .x_label_area_size(px(34.0))
                 .y_label_area_size(px(58.0))
-                .build_cartesian_2d(x0..x1, 0.0..y1)
+                .build_cartesian_2d(x0..x1, y0..y1)
             {
                 Ok(c) => c,
                 Err(_) => return 0,
@@ -375,7 +381,15 @@ fn draw(canvas: &web_sys::HtmlCanvasElement, data: &ChartData) -> usize {
                 let c = t.series[l.colour % 4];
                 let pts: Vec<(f64, f64)> = l.points.iter().map(|&(x, y)| (fx(x), y)).collect();
                 let style = c.stroke_width(px(if l.dashed { 1.5 } else { 2.0 }).max(1));
-                let drawn = if l.dashed {
+                let drawn = if l.markers {
+                    let r = px(3.5).max(2);
+                    chart
+                        .draw_series(pts.into_iter().map(|p| Circle::new(p, r, c.filled())))
+                        .map(|a| {
+                            a.label(l.name.clone())
+                                .legend(move |(x, y)| Circle::new((x + 8, y), r, c.filled()));
+                        })
+                } else if l.dashed {
                     chart
                         .draw_series(DashedLineSeries::new(pts, px(6.0), px(4.0), style))
                         .map(|a| {

@@ -2,7 +2,7 @@
 //! own), with a link to how the validated engine was checked and, where the page offers it, a
 //! button that reruns on the other named engine. Its sentences are `content/engines.toml`.
 
-use crate::components::Link;
+use crate::components::{ConfidenceNote, Link};
 use crate::route::Route;
 use leptos::prelude::*;
 use trainer_content::words::EngineWords;
@@ -30,6 +30,7 @@ pub fn EngineNote(
     let w = words();
     let checked = w.checked.clone();
     let t = testid.clone();
+    let confidence = testid.clone();
     let sentence = {
         let w = w.clone();
         move || match engine.get() {
@@ -58,6 +59,8 @@ pub fn EngineNote(
         <div class="engine-note" data-testid=testid.clone()
             data-engine=move || engine.get().map_or("custom", |e| e.id())>
             <p>{sentence} " " <Link to=Route::Simulator>{checked}</Link></p>
+            {move || (engine.get() == Some(Engine::Validated))
+                .then(|| view! { <ConfidenceNote testid=format!("{confidence}-confidence")/> })}
             {switch}
         </div>
     }

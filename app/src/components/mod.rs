@@ -6,6 +6,7 @@ mod card;
 mod chart;
 mod choice_field;
 mod column_heads;
+mod confidence_note;
 mod countdown;
 mod deferred;
 mod engine_note;
@@ -29,6 +30,7 @@ pub use card::Card;
 pub use chart::{Chart, ChartData, Format, Line};
 pub use choice_field::ChoiceField;
 pub use column_heads::ColumnHeads;
+pub use confidence_note::ConfidenceNote;
 #[cfg(feature = "test-exports")]
 pub use countdown::set_speed as set_clock_speed;
 pub use countdown::Countdown;

@@ -147,6 +147,7 @@ pub fn Results(lab: Lab, text: LabText) -> impl IntoView {
                 name: "output tokens/s".into(),
                 colour: 0,
                 dashed: false,
+                markers: false,
                 points: r.throughput().into_iter().map(|p| (p.0, p.1)).collect(),
             }]
         },
@@ -264,6 +265,7 @@ fn series(name: &str, colour: usize, r: &LabResult, f: Pick) -> Line {
         name: name.into(),
         colour,
         dashed: false,
+        markers: false,
         points: r.report.series.iter().map(|p| (p.t, f(p))).collect(),
     }
 }
@@ -277,6 +279,7 @@ fn cdf_lines(named: &[(&str, &Vec<(f64, f64)>)]) -> Vec<Line> {
             name: (*name).into(),
             colour,
             dashed: false,
+            markers: false,
             points: points.to_vec(),
         })
         .collect()
