@@ -3,7 +3,7 @@
 //! measured beside the estimate.
 
 use super::state::Calc;
-use crate::components::{ColumnHeads, Figure};
+use crate::components::{ColumnHeads, EngineNote, Figure};
 use crate::sim_runner::{run_fleets, RunStatus as Status};
 use crate::text::fill;
 use crate::text::format::{duration, fixed, int, percent, sig};
@@ -114,6 +114,9 @@ pub fn SimCheckPanel(c: Calc) -> impl IntoView {
                 <p class="stale-note" data-testid="sim-stale">{words().stale.clone()}</p>
             })}
             {move || outcome.get().map(results_view)}
+            {move || outcome.with(Option::is_some).then(|| view! {
+                <EngineNote testid="simcheck-engine" engine=Signal::derive(|| Some(trainer_engine::engine::Engine::Validated))/>
+            })}
         </section>
     }
 }

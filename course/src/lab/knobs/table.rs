@@ -110,7 +110,7 @@ pub const KNOBS: &[Spec] = &[
         .read(|c| num(rc(c).efficiency.mfu_fp8 * 100.0))
         .set(|c, v| rc_mut(c).efficiency.mfu_fp8 = v / 100.0)
         .errors(&["mfu_fp8"]),
-    number("gemm_half", Replica, "Tokens in a step at half the MFU", "tokens",
+    number("gemm_half", Replica, "Small matmuls: tokens at half the MFU", "tokens",
         real(&Efficiency::GEMM_HALF_TOKENS_RANGE, 1.0))
         .read(|c| num(rc(c).efficiency.gemm_half_tokens))
         .set(|c, v| rc_mut(c).efficiency.gemm_half_tokens = v)
@@ -128,11 +128,26 @@ pub const KNOBS: &[Spec] = &[
         .read(|c| num(rc(c).efficiency.step_overhead_s * 1e3))
         .set(|c, v| rc_mut(c).efficiency.step_overhead_s = v / 1e3)
         .errors(&["step_overhead_s"]),
+    number("layer_overhead", Replica, "Fixed GPU time per layer per step", "µs",
+        real(&Efficiency::SMALL_OVERHEAD_S_RANGE, 1e6))
+        .read(|c| num(rc(c).efficiency.layer_overhead_s * 1e6))
+        .set(|c, v| rc_mut(c).efficiency.layer_overhead_s = v / 1e6)
+        .errors(&["layer_overhead_s"]),
+    number("seq_overhead", Replica, "GPU time per sequence per step", "µs",
+        real(&Efficiency::SMALL_OVERHEAD_S_RANGE, 1e6))
+        .read(|c| num(rc(c).efficiency.seq_overhead_s * 1e6))
+        .set(|c, v| rc_mut(c).efficiency.seq_overhead_s = v / 1e6)
+        .errors(&["seq_overhead_s"]),
     number("cpu_overhead", Replica, "CPU time per step", "ms",
         real(&Efficiency::CPU_OVERHEAD_S_RANGE, 1e3))
         .read(|c| num(rc(c).efficiency.cpu_overhead_s * 1e3))
         .set(|c, v| rc_mut(c).efficiency.cpu_overhead_s = v / 1e3)
         .errors(&["cpu_overhead_s"]),
+    number("cpu_seq_overhead", Replica, "CPU time per sequence per step", "µs",
+        real(&Efficiency::SMALL_OVERHEAD_S_RANGE, 1e6))
+        .read(|c| num(rc(c).efficiency.cpu_seq_overhead_s * 1e6))
+        .set(|c, v| rc_mut(c).efficiency.cpu_seq_overhead_s = v / 1e6)
+        .errors(&["cpu_seq_overhead_s"]),
     number("cpu_admit", Replica, "CPU time per request taken in", "ms",
         real(&Efficiency::SMALL_OVERHEAD_S_RANGE, 1e3))
         .read(|c| num(rc(c).efficiency.cpu_admit_s * 1e3))
