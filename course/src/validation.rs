@@ -34,7 +34,8 @@ pub struct About {
     pub band: String,
     /// What fitted and held out mean.
     pub roles: String,
-    /// The residual plot's heading and how to read it.
+    /// The residual plot's section heading, its title and how to read it.
+    pub residuals_heading: String,
     pub residuals_title: String,
     pub residuals_caption: String,
     /// The note a simulated figure carries: a heading, a line per regime, and the regimes'
@@ -94,6 +95,7 @@ pub fn about() -> Result<About, ConfigError> {
     fill("intro", &mut a.intro)?;
     fill("band", &mut a.band)?;
     fill("roles", &mut a.roles)?;
+    fill("residuals_heading", &mut a.residuals_heading)?;
     fill("residuals_title", &mut a.residuals_title)?;
     fill("residuals_caption", &mut a.residuals_caption)?;
     let c = &mut a.confidence;

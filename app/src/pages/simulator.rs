@@ -196,6 +196,7 @@ pub fn SimulatorPage() -> impl IntoView {
                     </tbody>
                 </table>
             </div>
+            <h2>{words.residuals_heading.clone()}</h2>
             <Chart testid="validation-residuals" title=words.residuals_title.clone() caption=words.residuals_caption.clone() data=residuals>
                 <table class="sim-table" data-testid="validation-residuals-table">
                     <caption>{words.residuals_title.clone()}</caption>
