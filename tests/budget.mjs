@@ -7,7 +7,9 @@
 //
 // The issue's target is 350 KB. The budget enforced here is a ratchet at today's size plus a
 // margin, so a change that makes the landing pages heavier fails CI; lower it as the page
-// sheds weight (ARCHITECTURE.md, "The page stays light").
+// sheds weight (ARCHITECTURE.md, "The page stays light"). Raised once, from 1,030 to 1,045 KB,
+// for issue 23's fidelity work (22.3 KB gzipped, measured against the commit before it on the
+// same machine): README, "Weight".
 
 import fs from "node:fs";
 import path from "node:path";
@@ -21,7 +23,7 @@ const arg = (name, fallback) => {
 };
 const dist = path.resolve(arg("--dist", path.join(repo, "dist")));
 // Kilobytes (1,000 bytes), gzipped.
-const BUDGET_KB = Number(arg("--budget", process.env.FIRST_LOAD_BUDGET_KB || 1030));
+const BUDGET_KB = Number(arg("--budget", process.env.FIRST_LOAD_BUDGET_KB || 1045));
 const TARGET_KB = 350;
 const LANDING = [
   ["home", "index.html"],
