@@ -30,10 +30,10 @@
 //! Two sets of efficiencies feed the one formula. The reference ones (50 % MFU at any size, 75 %
 //! of bandwidth for weights and KV alike, no fixed costs) are the ones the content brief sizes
 //! the fleet with; they reproduce its figures exactly (see the tests). The calibrated ones are
-//! fitted to published sweeps of vLLM on H100 (`content/validation/measurements.toml`): small
-//! matmuls that leave the tensor cores idle, attention's paged KV reads at a lower share of
-//! bandwidth than the weights' streaming reads, costs per step, per layer and per sequence, and
-//! the CPU's work per step and per sequence.
+//! fitted to published runs of vLLM (`content/validation/measurements.toml`): small matmuls
+//! that leave the tensor cores idle, FP8 matmuls at their sustained rate, the weights and the KV
+//! cache each at its own share of bandwidth, costs per step, per layer and per sequence, and the
+//! CPU's work per step, per sequence and per request taken in.
 
 use crate::catalog::{Dtype, GpuSpec, ModelSpec};
 use crate::error::{check_in, check_positive, check_range, ConfigError};
