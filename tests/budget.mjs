@@ -9,7 +9,8 @@
 // margin, so a change that makes the landing pages heavier fails CI; lower it as the page
 // sheds weight (ARCHITECTURE.md, "The page stays light"). Raised once, from 1,030 to 1,045 KB,
 // for issue 23's fidelity work (22.3 KB gzipped, measured against the commit before it on the
-// same machine): README, "Weight".
+// same machine); lowered to 990 KB when the TOML parser left the page (981.6 KB measured):
+// README, "Weight".
 
 import fs from "node:fs";
 import path from "node:path";
@@ -23,7 +24,7 @@ const arg = (name, fallback) => {
 };
 const dist = path.resolve(arg("--dist", path.join(repo, "dist")));
 // Kilobytes (1,000 bytes), gzipped.
-const BUDGET_KB = Number(arg("--budget", process.env.FIRST_LOAD_BUDGET_KB || 1045));
+const BUDGET_KB = Number(arg("--budget", process.env.FIRST_LOAD_BUDGET_KB || 990));
 const TARGET_KB = 350;
 const LANDING = [
   ["home", "index.html"],

@@ -38,22 +38,64 @@ pub fn bench_fleet_hour() -> String {
     }
 }
 
-/// Runs a scenario file's text exactly as the `trainer-sim` command does and returns the same
-/// compact JSON report. The browser tests compare the two byte for byte: the simulation must
-/// be deterministic across native code and WASM.
+/// A scenario file as this build reads it, then `then` with its (path, text): a TOML file is
+/// read by the simulators' worker (the page has no TOML parser) and comes back as JSON.
+fn read_file(
+    path: &str,
+    text: &str,
+    then: impl FnOnce(Result<(String, String), String>) + 'static,
+) {
+    use trainer_course::jobs::{Job, Outcome, Reply};
+    if path.to_ascii_lowercase().ends_with(".json") {
+        return then(Ok((path.to_string(), text.to_string())));
+    }
+    let json_path = format!("{path}.json");
+    let mut then = Some(then);
+    crate::sim_client::submit(Job::ReadScenario(text.to_string()), move |reply| {
+        let read = match reply {
+            Reply::Done(Outcome::ScenarioJson(r)) => r.map(|json| (json_path.clone(), json)),
+            Reply::Failed(m) => Err(m),
+            _ => return,
+        };
+        if let Some(then) = then.take() {
+            then(read);
+        }
+    });
+}
+
+/// Settles a promise with a result.
+fn settle(resolve: &js_sys::Function, reject: &js_sys::Function, r: Result<String, String>) {
+    let _ = match r {
+        Ok(s) => resolve.call1(&JsValue::NULL, &JsValue::from_str(&s)),
+        Err(e) => reject.call1(&JsValue::NULL, &JsValue::from_str(&e)),
+    };
+}
+
+/// Runs a scenario file's text in the page exactly as the `trainer-sim` command does and
+/// resolves with the same compact JSON report. The browser tests compare the two byte for
+/// byte: the simulation must be deterministic across native code and WASM. (A TOML file is
+/// read by the worker first, as the lab reads one.)
 #[wasm_bindgen]
 pub fn run_scenario(
     path: &str,
     text: &str,
     arm: Option<String>,
     horizon_s: Option<f64>,
-) -> Result<String, String> {
-    let opts = trainer_engine::scenario::RunOptions {
-        arm,
-        horizon_s,
-        compact: true,
-    };
-    trainer_engine::scenario::run_to_json(path, text, &opts)
+) -> js_sys::Promise {
+    let (path, text) = (path.to_string(), text.to_string());
+    js_sys::Promise::new(&mut move |resolve, reject| {
+        let opts = trainer_engine::scenario::RunOptions {
+            arm: arm.clone(),
+            horizon_s,
+            compact: true,
+        };
+        read_file(&path, &text, move |read| {
+            let out = read.and_then(|(path, text)| {
+                trainer_engine::scenario::run_to_json(&path, &text, &opts)
+            });
+            settle(&resolve, &reject, out);
+        });
+    })
 }
 
 /// Panics on purpose, for the browser test that checks the learner then sees a notice rather
@@ -89,44 +131,45 @@ pub fn run_scenario_in_worker(
 ) -> js_sys::Promise {
     use trainer_course::jobs::{Job, Outcome, Reply};
     use trainer_engine::scenario::Scenario;
-    let cfg = match Scenario::from_file_text(path, text) {
-        Ok(Scenario::Fleet(f)) => f
-            .arms
-            .into_iter()
-            .find(|(n, _)| arm.as_ref().is_none_or(|a| a == n))
-            .map(|(_, c)| c)
-            .ok_or_else(|| "no such arm".to_string()),
-        Ok(Scenario::Replica(_)) => Err("a fleet scenario only".to_string()),
-        Err(e) => Err(e.to_string()),
-    };
+    let (path, text) = (path.to_string(), text.to_string());
     js_sys::Promise::new(&mut move |resolve, reject| {
-        let mut cfg = match cfg.clone() {
-            Ok(c) => c,
-            Err(e) => {
-                let _ = reject.call1(&JsValue::NULL, &JsValue::from_str(&e));
-                return;
+        let arm = arm.clone();
+        read_file(&path, &text, move |read| {
+            let cfg = read.and_then(
+                |(path, text)| match Scenario::from_file_text(&path, &text) {
+                    Ok(Scenario::Fleet(f)) => f
+                        .arms
+                        .into_iter()
+                        .find(|(n, _)| arm.as_ref().is_none_or(|a| a == n))
+                        .map(|(_, c)| c)
+                        .ok_or_else(|| "no such arm".to_string()),
+                    Ok(Scenario::Replica(_)) => Err("a fleet scenario only".to_string()),
+                    Err(e) => Err(e.to_string()),
+                },
+            );
+            let mut cfg = match cfg {
+                Ok(c) => c,
+                Err(e) => return settle(&resolve, &reject, Err(e)),
+            };
+            if let Some(h) = horizon_s {
+                cfg.truncate(h);
             }
-        };
-        if let Some(h) = horizon_s {
-            cfg.truncate(h);
-        }
-        let job = Job::Fleets {
-            configs: vec![cfg],
-            series: true,
-        };
-        crate::sim_client::submit(job, move |reply| {
-            let out = match reply {
-                Reply::Done(Outcome::Reports(r)) => r
-                    .first()
-                    .and_then(|r| serde_json::to_string(r).ok())
-                    .ok_or_else(|| "no report".to_string()),
-                Reply::Failed(m) => Err(m),
-                _ => return,
+            let job = Job::Fleets {
+                configs: vec![cfg],
+                series: true,
             };
-            let _ = match out {
-                Ok(json) => resolve.call1(&JsValue::NULL, &JsValue::from_str(&json)),
-                Err(e) => reject.call1(&JsValue::NULL, &JsValue::from_str(&e)),
-            };
+            let (resolve, reject) = (resolve.clone(), reject.clone());
+            crate::sim_client::submit(job, move |reply| {
+                let out = match reply {
+                    Reply::Done(Outcome::Reports(r)) => r
+                        .first()
+                        .and_then(|r| serde_json::to_string(r).ok())
+                        .ok_or_else(|| "no report".to_string()),
+                    Reply::Failed(m) => Err(m),
+                    _ => return,
+                };
+                settle(&resolve, &reject, out);
+            });
         });
     })
 }

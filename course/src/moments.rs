@@ -11,33 +11,20 @@ use serde::{Deserialize, Serialize};
 use trainer_engine::cost::{CostModel, Deployment, Efficiency};
 use trainer_engine::engine::Engine;
 use trainer_engine::error::ConfigError;
+use trainer_engine::files;
 use trainer_engine::fleet::{FleetConfig, FleetReport, FleetSim};
 use trainer_engine::scenario::fleet::FleetScenario;
 use trainer_engine::workload::Arrival;
 
-/// The shipped moments, as (id, TOML text), in the order the app lists them.
+/// The shipped moments, as (id, text: see [`trainer_engine::files`]), in the order the app
+/// lists them.
 pub const BUILTIN: [(&str, &str); 6] = [
-    (
-        "routing",
-        include_str!("../../content/moments/routing.toml"),
-    ),
-    (
-        "autoscaler",
-        include_str!("../../content/moments/autoscaler.toml"),
-    ),
-    ("rag", include_str!("../../content/moments/rag.toml")),
-    (
-        "self-host",
-        include_str!("../../content/moments/self-host.toml"),
-    ),
-    (
-        "long-prompts",
-        include_str!("../../content/moments/long-prompts.toml"),
-    ),
-    (
-        "ttft-gap",
-        include_str!("../../content/moments/ttft-gap.toml"),
-    ),
+    ("routing", files::MOMENTS_ROUTING),
+    ("autoscaler", files::MOMENTS_AUTOSCALER),
+    ("rag", files::MOMENTS_RAG),
+    ("self-host", files::MOMENTS_SELF_HOST),
+    ("long-prompts", files::MOMENTS_LONG_PROMPTS),
+    ("ttft-gap", files::MOMENTS_TTFT_GAP),
 ];
 
 /// One moment.
@@ -197,8 +184,7 @@ pub fn moment(id: &str) -> Result<Moment, ConfigError> {
 /// Reads a moment file and checks it hangs together: one strong option, each option with
 /// what runs it, the key and SLO naming figures.
 pub fn parse(text: &str) -> Result<Moment, ConfigError> {
-    let mut m: Moment =
-        toml::from_str(text).map_err(|e| ConfigError::new("moment", e.message().to_string()))?;
+    let mut m: Moment = files::read(text).map_err(|e| ConfigError::new("moment", e))?;
     m.fill_words(text)?;
     m.check()?;
     Ok(m)
@@ -225,8 +211,8 @@ impl Moment {
                     .ok_or_else(|| {
                         ConfigError::new("scenario", format!("no fleet scenario called {name:?}"))
                     })?;
-                let file: toml::Value = toml::from_str(text)
-                    .map_err(|e| ConfigError::new("scenario", e.message().to_string()))?;
+                let file: toml::Value =
+                    files::read(text).map_err(|e| ConfigError::new("scenario", e))?;
                 let s = FleetScenario::builtin(name)?;
                 let cost = s
                     .arms
@@ -238,8 +224,7 @@ impl Moment {
                 (file, cost)
             }
             None => (
-                toml::from_str(own)
-                    .map_err(|e| ConfigError::new("moment", e.message().to_string()))?,
+                files::read(own).map_err(|e| ConfigError::new("moment", e))?,
                 None,
             ),
         };

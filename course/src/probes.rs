@@ -9,7 +9,7 @@ use trainer_engine::fleet::{FleetConfig, FleetReport};
 use trainer_engine::scenario::fleet::FleetScenario;
 
 /// The probes file, as shipped.
-pub const PROBES: &str = include_str!("../../content/probes.toml");
+pub const PROBES: &str = trainer_engine::files::PROBES;
 
 /// One probe.
 #[derive(Clone, Debug, PartialEq, Deserialize)]
@@ -56,8 +56,7 @@ pub fn probes() -> Result<Vec<Probe>, ConfigError> {
 
 /// Reads a probes file.
 pub fn parse(text: &str) -> Result<Vec<Probe>, ConfigError> {
-    let f: File =
-        toml::from_str(text).map_err(|e| ConfigError::new("probes", e.message().to_string()))?;
+    let f: File = trainer_engine::files::read(text).map_err(|e| ConfigError::new("probes", e))?;
     Ok(f.probe)
 }
 

@@ -23,7 +23,7 @@ use trainer_engine::replica::{
 use trainer_engine::workload::{Arrival, LengthDist, WorkloadConfig};
 
 /// The words of the page that shows the table (no figures).
-pub const ABOUT: &str = include_str!("../../content/validation/about.toml");
+pub const ABOUT: &str = trainer_engine::files::VALIDATION_ABOUT;
 
 /// [`ABOUT`], parsed.
 #[derive(Clone, Debug, PartialEq, Deserialize)]
@@ -75,8 +75,8 @@ pub struct MetricDefinition {
 /// KV block the simulator's scheduler uses by default) and `{gpu_memory_utilization}` (vLLM's
 /// default share, [`trainer_engine::cost::MemoryConfig::VLLM`]).
 pub fn about() -> Result<About, ConfigError> {
-    let mut a: About = toml::from_str(ABOUT)
-        .map_err(|e| ConfigError::new("", format!("about: {}", e.message())))?;
+    let mut a: About = trainer_engine::files::read(ABOUT)
+        .map_err(|e| ConfigError::new("", format!("about: {e}")))?;
     let block = trainer_engine::replica::SchedulerConfig::default().block_size as f64;
     let figure = |inside: &str| match inside {
         "band" => Ok(trainer_engine::format::percent(BAND)),
@@ -124,7 +124,7 @@ pub fn about() -> Result<About, ConfigError> {
 }
 
 /// The shipped measurements file.
-pub const MEASUREMENTS: &str = include_str!("../../content/validation/measurements.toml");
+pub const MEASUREMENTS: &str = trainer_engine::files::VALIDATION_MEASUREMENTS;
 
 /// The measurements file.
 #[derive(Clone, Debug, PartialEq, Deserialize)]
@@ -246,9 +246,9 @@ pub fn shipped() -> Result<Measurements, ConfigError> {
 /// Parses a measurements file. A row's words (`engine`, `conditions`, `excluded`) name its
 /// figures as `{param KEY}` (a number of the row itself, see [`crate::text`]), filled here.
 pub fn parse(text: &str) -> Result<Measurements, ConfigError> {
-    let de = |e: toml::de::Error| ConfigError::new("", format!("measurements: {}", e.message()));
-    let mut m: Measurements = toml::from_str(text).map_err(de)?;
-    let written: toml::Value = toml::from_str(text).map_err(de)?;
+    let de = |e: String| ConfigError::new("", format!("measurements: {e}"));
+    let mut m: Measurements = trainer_engine::files::read(text).map_err(de)?;
+    let written: toml::Value = trainer_engine::files::read(text).map_err(de)?;
     for (i, row) in m.row.iter_mut().enumerate() {
         let Some(table) = written.get("row").and_then(|r| r.get(i)) else {
             continue;

@@ -9,7 +9,7 @@ use std::path::Path;
 
 /// Every top-level module of the engine, by layer, lowest first.
 const ENGINE: [&[&str]; 9] = [
-    &["error", "format", "due"],
+    &["error", "format", "due", "files"],
     &["text"],
     &["catalog"],
     &["cost", "workload"],

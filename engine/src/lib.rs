@@ -2,8 +2,8 @@
 //!
 //! Layers, lowest first (a module imports only from the layers below it):
 //!
-//! 1. [`error`], [`format`], [`text`]: the one error type for bad input, number formatting,
-//!    template filling;
+//! 1. [`error`], [`format`], [`text`], [`files`]: the one error type for bad input, number
+//!    formatting, template filling, the course's content files built in;
 //! 2. [`catalog`] (models and GPUs), [`cost`] (**the one cost model**), [`workload`] and
 //!    [`stats`] (seeded arrivals and lengths, exact weighted percentiles);
 //! 3. [`replica`]: a vLLM V1-style engine on one replica, its scheduler, paged KV cache and
@@ -23,6 +23,7 @@ pub mod cost;
 mod due;
 pub mod engine;
 pub mod error;
+pub mod files;
 pub mod fleet;
 pub mod format;
 pub mod replica;

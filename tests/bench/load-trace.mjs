@@ -4,11 +4,12 @@
 // on their first call inside it. This is how README's account of the blocking time was found;
 // Lighthouse (tests/lighthouse.mjs) gives the totals, this the parts.
 //
-//   node tests/bench/load-trace.mjs [page] [--cpu N] [--dist DIR]
+//   node tests/bench/load-trace.mjs [page] [--cpu N] [--dist DIR] [--until SELECTOR]
 //
 // `page` is a path relative to the base ("" or "home" for the home page, "lesson",
 // "size/fleet", "lab?preset=fleet-seed"); `--cpu 4` slows the CPU as Lighthouse's mobile run
-// does (here for real, not simulated).
+// does (here for real, not simulated); `--until '[data-testid="lab-done"]'` traces until that
+// element shows (a lab run to its end), not only the opening.
 
 import path from "node:path";
 import { fileURLToPath } from "node:url";
@@ -23,6 +24,7 @@ const arg = (name, fallback) => {
 const rel = (process.argv[2] && !process.argv[2].startsWith("--") ? process.argv[2] : "").replace(/^home$/, "");
 const cpu = Number(arg("cpu", "1"));
 const dist = path.resolve(arg("dist", path.join(here, "..", "..", "dist")));
+const until = arg("until", null);
 
 const { server, url } = await serve({ dir: dist, base: "/", gzip: true });
 const browser = await chromium.launch({
@@ -40,6 +42,7 @@ try {
   });
   await page.goto(url + rel);
   await page.waitForSelector("html:not([data-drawing]) body > main h1", { timeout: 60000 });
+  if (until) await page.waitForSelector(until, { timeout: 600000 });
   await page.waitForTimeout(1000);
   const events = JSON.parse((await browser.stopTracing()).toString()).traceEvents;
   const main = events.find((e) => e.name === "thread_name" && e.args.name === "CrRendererMain");

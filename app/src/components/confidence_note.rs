@@ -6,13 +6,15 @@
 
 use crate::sim_client::{control, submit, JobHandle};
 use leptos::prelude::*;
-use std::cell::RefCell;
+use std::cell::{OnceCell, RefCell};
 use trainer_course::jobs::{self, Control, Job, Reply};
-use trainer_course::validation::{about, regime_line, regimes, shipped, Outcome};
+use trainer_course::validation::{about, regime_line, regimes, shipped, ConfidenceWords, Outcome};
 
 thread_local! {
     /// The replayed rows, once every one has come back.
     static KEPT: RefCell<Option<Vec<Outcome>>> = const { RefCell::new(None) };
+    /// The note's words, read once: a lab run draws a note with every live result.
+    static WORDS: OnceCell<Option<ConfidenceWords>> = const { OnceCell::new() };
 }
 
 /// A `<details>` under `data-testid="<testid>"`; its lines carry `data-testid="<testid>-line"`
@@ -23,7 +25,8 @@ pub fn ConfidenceNote(
     #[prop(into)]
     testid: String,
 ) -> impl IntoView {
-    let Ok(words) = about().map(|a| a.confidence) else {
+    let Some(words) = WORDS.with(|w| w.get_or_init(|| about().ok().map(|a| a.confidence)).clone())
+    else {
         return ().into_any();
     };
     let outcomes: RwSignal<Option<Vec<Outcome>>> = RwSignal::new(KEPT.with(|k| k.borrow().clone()));

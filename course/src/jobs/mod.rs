@@ -44,6 +44,10 @@ pub enum Job {
     /// The published measurement at this index of the shipped file, replayed on the
     /// validated engine.
     Validation(usize),
+    /// A learner's TOML scenario file read for the page, which has no TOML parser: its JSON
+    /// form ([`Scenario::toml_to_json`](trainer_engine::scenario::Scenario::toml_to_json)),
+    /// or the parser's message, which places the fault.
+    ReadScenario(String),
 }
 
 /// A change to a job already sent.
@@ -182,6 +186,8 @@ pub enum Outcome {
     ReplicaStory(Box<ReplicaStory>),
     /// A measurement's replay, or why it could not run.
     Validation(Result<Box<validation::Outcome>, String>),
+    /// A TOML scenario file as JSON, or why it is not valid TOML.
+    ScenarioJson(Result<String, String>),
 }
 
 /// The message for a set-up the simulator refuses.
@@ -427,6 +433,19 @@ fn progress_of(sim: &FleetSim, finished: usize, runs: usize) -> Progress {
     }
 }
 
+/// A TOML scenario file's JSON form, in a build with the TOML parser (the worker's).
+fn read_scenario(text: &str) -> Result<String, String> {
+    #[cfg(feature = "parse")]
+    {
+        trainer_engine::scenario::Scenario::toml_to_json(text).map_err(|e| e.message)
+    }
+    #[cfg(not(feature = "parse"))]
+    {
+        let _ = text;
+        Err("this build has no TOML parser".into())
+    }
+}
+
 fn once(job: &Job) -> Reply {
     match job {
         Job::ReplicaStory(params) => match ReplicaStory::run(*params) {
@@ -444,6 +463,7 @@ fn once(job: &Job) -> Reply {
             },
             Err(e) => Reply::Failed(failure(&e)),
         },
+        Job::ReadScenario(text) => Reply::Done(Outcome::ScenarioJson(read_scenario(text))),
         _ => Reply::Failed("This job runs in slices, not in one go.".into()),
     }
 }

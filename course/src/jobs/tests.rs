@@ -105,6 +105,8 @@ fn every_message_survives_json_exactly() {
         Job::FleetStory,
         Job::ReplicaStory(ReplicaParams::shipped()),
         Job::Validation(0),
+        Job::ReadScenario(trainer_engine::files::SCENARIOS_FLEET_SEED.into()),
+        Job::ReadScenario("kind = [".into()),
     ];
     for job in jobs {
         let start = ToWorker::Start {

@@ -14,7 +14,7 @@ mod setup;
 
 pub use knobs::{Kind, Knob, Section};
 pub use run::{compare, Delta, Figure, LabResult, LabRun, Unit};
-pub use setup::{Setup, Source};
+pub use setup::{needs_reading, remember_read, Setup, Source, READING};
 
 use serde::Deserialize;
 use trainer_engine::error::ConfigError;
@@ -23,7 +23,7 @@ use trainer_engine::scenario::fleet::{FleetScenario, BUILTIN};
 use trainer_engine::scenario::{ReplicaScenario, Scenario, REPLICA_BUILTIN};
 
 /// The lab's words (no figures): `content/lab/lab.toml`.
-pub const TEXT: &str = include_str!("../../../content/lab/lab.toml");
+pub const TEXT: &str = trainer_engine::files::LAB_LAB;
 
 /// [`TEXT`], parsed.
 #[derive(Clone, Debug, PartialEq, Deserialize)]
@@ -75,7 +75,7 @@ impl LabText {
 
 /// Parses the lab's words.
 pub fn text() -> Result<LabText, ConfigError> {
-    toml::from_str(TEXT).map_err(|e| ConfigError::new("", format!("lab.toml: {}", e.message())))
+    trainer_engine::files::read(TEXT).map_err(|e| ConfigError::new("", format!("lab.toml: {e}")))
 }
 
 /// One shipped scenario as the lab offers it.
@@ -107,13 +107,13 @@ pub fn presets() -> Result<Vec<Preset>, ConfigError> {
 /// The shipped scenario `id` from its file's `text`, with the lab's note on it (the
 /// calculator's figures filled in).
 fn builtin(id: String, text: &str) -> Result<Preset, ConfigError> {
-    let s = Scenario::from_toml(text).map_err(|e| e.within(&id))?;
+    let s = Scenario::builtin_text(text).map_err(|e| e.within(&id))?;
     let words = self::text()?;
     let note = LabText::of(&words.preset_note, &id);
     let mut p = preset_of(id, s);
     if !note.is_empty() {
         let file: toml::Value =
-            toml::from_str(text).map_err(|e| ConfigError::new("", e.message()))?;
+            trainer_engine::files::read(text).map_err(|e| ConfigError::new("", e))?;
         let note = crate::text::fill(note, |inside| crate::sizing::figure(inside, &file, None))
             .map_err(|e| ConfigError::new("preset_note", e.join("; ")).within(&p.id))?;
         p.description = format!("{} {note}", p.description);

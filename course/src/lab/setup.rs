@@ -10,6 +10,7 @@
 use super::knobs::Knob;
 use super::{preset, preset_of, Preset, DEFAULT_PRESET};
 use crate::sizing::{query_pairs, write_query};
+use std::cell::RefCell;
 use std::collections::BTreeMap;
 use trainer_engine::fleet::FleetConfig;
 use trainer_engine::scenario::Scenario;
@@ -40,7 +41,70 @@ pub struct Setup {
     pub bad_text: BTreeMap<String, String>,
     /// The query string of a run pinned for comparison.
     pub pin: Option<String>,
+    /// A TOML file this build cannot read itself (the page has no TOML parser), not read yet:
+    /// the page sends it to the simulators' worker, [`remember_read`]s the answer and reads the
+    /// query again. Meanwhile the set-up is the default preset's, with a message on `file`.
+    pub unread: Option<String>,
 }
+
+thread_local! {
+    /// TOML files read elsewhere, by their text: the JSON form, or why the file is not TOML.
+    static READ: RefCell<BTreeMap<String, Result<String, String>>> = const { RefCell::new(BTreeMap::new()) };
+}
+
+/// Most files kept by [`remember_read`]; the oldest go first.
+const READ_KEPT: usize = 16;
+
+/// Keeps what the simulators' worker made of a TOML file's `text`: its JSON form
+/// ([`Scenario::toml_to_json`]) or the parser's message. A set-up then reads the file as that.
+pub fn remember_read(text: String, read: Result<String, String>) {
+    READ.with(|r| {
+        let mut r = r.borrow_mut();
+        if r.len() >= READ_KEPT {
+            let first = r.keys().next().cloned();
+            if let Some(k) = first {
+                r.remove(&k);
+            }
+        }
+        r.insert(text, read);
+    });
+}
+
+/// Whether a file's text is JSON (a scenario object), not TOML.
+fn is_json(text: &str) -> bool {
+    text.trim_start().starts_with('{')
+}
+
+/// Whether this build must have the file's text read elsewhere (by the simulators' worker)
+/// before it can use it: a TOML file, in a build without the TOML parser, not read yet.
+pub fn needs_reading(text: &str) -> bool {
+    !is_json(text) && !cfg!(feature = "parse") && READ.with(|r| !r.borrow().contains_key(text))
+}
+
+/// A scenario file's text, TOML or JSON, as this build can read it.
+fn read_file(text: &str) -> Result<Scenario, trainer_engine::ConfigError> {
+    use trainer_engine::ConfigError;
+    if is_json(text) {
+        return Scenario::from_json(text);
+    }
+    match READ.with(|r| r.borrow().get(text).cloned()) {
+        Some(Ok(json)) => Scenario::from_json(&json),
+        Some(Err(m)) => Err(ConfigError::new("", m)),
+        None => {
+            #[cfg(feature = "parse")]
+            {
+                Scenario::from_toml(text)
+            }
+            #[cfg(not(feature = "parse"))]
+            {
+                Err(ConfigError::new("", READING))
+            }
+        }
+    }
+}
+
+/// The file's message while the worker reads it.
+pub const READING: &str = "reading the file…";
 
 impl Default for Setup {
     fn default() -> Self {
@@ -70,6 +134,10 @@ impl Setup {
                 id: DEFAULT_PRESET.into(),
                 arm,
             },
+        };
+        let unread = match &source {
+            Source::File { text, .. } if needs_reading(text) => Some(text.clone()),
+            _ => None,
         };
         let mut setup = match Setup::from_source(source.clone()) {
             Ok(s) => s,
@@ -154,6 +222,7 @@ impl Setup {
         }
         setup.errors.extend(errors);
         setup.bad_text.extend(bad_text);
+        setup.unread = unread;
         setup
     }
 
@@ -165,12 +234,7 @@ impl Setup {
                 (p, arm.clone())
             }
             Source::File { text, arm } => {
-                let parsed = if text.trim_start().starts_with('{') {
-                    Scenario::from_json(text)
-                } else {
-                    Scenario::from_toml(text)
-                };
-                let s = parsed.map_err(|e| {
+                let s = read_file(text).map_err(|e| {
                     let m = if e.field.is_empty() {
                         e.message
                     } else {
@@ -217,6 +281,7 @@ impl Setup {
             errors: BTreeMap::new(),
             bad_text: BTreeMap::new(),
             pin: None,
+            unread: None,
         })
     }
 
@@ -488,5 +553,48 @@ mod tests {
         assert!(s.errors.is_empty(), "{:?}", s.errors);
         assert_eq!(s.config.pools.len(), 1);
         assert_eq!(Setup::from_query(&s.query()).config, s.config);
+    }
+
+    /// The page has no TOML parser: the worker reads a learner's file (`toml_to_json`) and the
+    /// set-up then reads what it made, as this build would read the file itself.
+    #[test]
+    fn a_file_read_by_the_worker_gives_the_same_set_up() {
+        let text = "kind = \"fleet\"\n[[pools]]\nreplicas = 4\n# read elsewhere\n";
+        let query = write_query(&[("file", text.to_string())]);
+        let here = Setup::from_query(&query);
+        assert_eq!(here.unread, None, "this build reads TOML itself");
+        assert!(!needs_reading(text));
+        let json = crate::jobs::run_to_end(
+            crate::jobs::Job::ReadScenario(text.into()),
+            &mut || 0.0,
+            5.0,
+        );
+        let [crate::jobs::Reply::Done(crate::jobs::Outcome::ScenarioJson(Ok(json)))] =
+            json.as_slice()
+        else {
+            panic!("the worker did not read it: {json:?}");
+        };
+        remember_read(text.into(), Ok(json.clone()));
+        let there = Setup::from_query(&query);
+        assert_eq!(there.config, here.config);
+        assert_eq!(
+            there.query(),
+            query,
+            "the link keeps the learner's own text"
+        );
+        // A file the worker could not read: its message, on the file.
+        let bad = "kind = \"fleet\"\n[[pools]\n";
+        let replies =
+            crate::jobs::run_to_end(crate::jobs::Job::ReadScenario(bad.into()), &mut || 0.0, 5.0);
+        let [crate::jobs::Reply::Done(crate::jobs::Outcome::ScenarioJson(Err(m)))] =
+            replies.as_slice()
+        else {
+            panic!("a bad file was read: {replies:?}");
+        };
+        assert!(m.contains("line 2"), "{m}");
+        remember_read(bad.into(), Err(m.clone()));
+        let s = Setup::from_query(&write_query(&[("file", bad.to_string())]));
+        assert!(s.errors["file"].contains("line 2"), "{:?}", s.errors);
+        assert_eq!(s.unread, None);
     }
 }

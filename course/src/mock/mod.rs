@@ -38,7 +38,7 @@ pub use draft::*;
 pub use figures::*;
 
 /// The shipped mock interview.
-pub const BUILTIN: &str = include_str!("../../../content/mock.toml");
+pub const BUILTIN: &str = trainer_engine::files::MOCK;
 
 /// How long a curveball's check simulates, seconds of traffic (the browser runs it in slices).
 pub const CHECK: SimCheckConfig = SimCheckConfig {
@@ -130,8 +130,7 @@ pub fn mock() -> Result<Mock, ConfigError> {
 
 /// Reads a mock file and checks it hangs together.
 pub fn parse(text: &str) -> Result<Mock, ConfigError> {
-    let mut m: Mock =
-        toml::from_str(text).map_err(|e| ConfigError::new("mock", e.message().to_string()))?;
+    let mut m: Mock = trainer_engine::files::read(text).map_err(|e| ConfigError::new("mock", e))?;
     m.check()?;
     m.fill_words()?;
     Ok(m)

@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use std::sync::OnceLock;
 
 /// The file, as shipped.
-pub const SIZING: &str = include_str!("../../../content/sizing.toml");
+pub const SIZING: &str = trainer_engine::files::SIZING;
 
 /// A question's heading and prompt.
 #[derive(Debug, Deserialize)]
@@ -20,12 +20,12 @@ pub struct QuestionWords {
 pub fn question(id: &str) -> Option<&'static QuestionWords> {
     static WORDS: OnceLock<BTreeMap<String, QuestionWords>> = OnceLock::new();
     WORDS
-        .get_or_init(|| toml::from_str(SIZING).unwrap_or_default())
+        .get_or_init(|| trainer_engine::files::read(SIZING).unwrap_or_default())
         .get(id)
 }
 
 /// The steps' sentences, as shipped.
-pub const WHY: &str = include_str!("../../../content/sizing-why.toml");
+pub const WHY: &str = trainer_engine::files::SIZING_WHY;
 
 /// `content/sizing-why.toml`.
 #[derive(Debug, Default, Deserialize)]
@@ -42,7 +42,7 @@ pub struct WhyWords {
 
 fn why_words() -> &'static WhyWords {
     static WORDS: OnceLock<WhyWords> = OnceLock::new();
-    WORDS.get_or_init(|| toml::from_str(WHY).unwrap_or_default())
+    WORDS.get_or_init(|| trainer_engine::files::read(WHY).unwrap_or_default())
 }
 
 /// Why step `step` of question `question` comes out as it does ("" when the file has no
@@ -72,7 +72,7 @@ pub fn part(name: &str, values: &[(&str, String)]) -> String {
 }
 
 /// The verdicts' and the lesson's conclusions, as shipped.
-pub const VERDICT: &str = include_str!("../../../content/verdict.toml");
+pub const VERDICT: &str = trainer_engine::files::VERDICT;
 
 /// `content/verdict.toml`: by section (`limits`, `summary`, a question's readings, `say`),
 /// then key, a sentence with `{name}` placeholders.
@@ -80,7 +80,7 @@ type VerdictWords = BTreeMap<String, BTreeMap<String, String>>;
 
 fn verdict_words() -> &'static VerdictWords {
     static WORDS: OnceLock<VerdictWords> = OnceLock::new();
-    WORDS.get_or_init(|| toml::from_str(VERDICT).unwrap_or_default())
+    WORDS.get_or_init(|| trainer_engine::files::read(VERDICT).unwrap_or_default())
 }
 
 /// The sentence `key` of section `section` of `content/verdict.toml` as it stands (`""` when

@@ -29,41 +29,36 @@ use crate::fleet::{
     PoolConfig, QuotaConfig, RelayConfig, RouterConfig, SloConfig, TrafficSource,
 };
 use crate::replica::{ReplicaConfig, SchedulerConfig};
+use crate::scenario::Scenario;
 use serde::{Deserialize, Serialize};
 
-/// The fleet scenarios shipped with the product, as (file name, TOML text).
+/// The fleet scenarios shipped with the product, as (file name, text: see [`crate::files`]).
 pub const BUILTIN: [(&str, &str); 8] = [
-    (
-        "fleet-seed.toml",
-        include_str!("../../../content/scenarios/fleet-seed.toml"),
-    ),
+    ("fleet-seed.toml", crate::files::SCENARIOS_FLEET_SEED),
     (
         "fleet-ttft-gap.toml",
-        include_str!("../../../content/scenarios/fleet-ttft-gap.toml"),
+        crate::files::SCENARIOS_FLEET_TTFT_GAP,
     ),
     (
         "fleet-buffering.toml",
-        include_str!("../../../content/scenarios/fleet-buffering.toml"),
+        crate::files::SCENARIOS_FLEET_BUFFERING,
     ),
     (
         "fleet-long-prompts.toml",
-        include_str!("../../../content/scenarios/fleet-long-prompts.toml"),
+        crate::files::SCENARIOS_FLEET_LONG_PROMPTS,
     ),
     (
         "fleet-evening-peak.toml",
-        include_str!("../../../content/scenarios/fleet-evening-peak.toml"),
+        crate::files::SCENARIOS_FLEET_EVENING_PEAK,
     ),
     (
         "fleet-chat-affinity.toml",
-        include_str!("../../../content/scenarios/fleet-chat-affinity.toml"),
+        crate::files::SCENARIOS_FLEET_CHAT_AFFINITY,
     ),
-    (
-        "fleet-rag-70b.toml",
-        include_str!("../../../content/scenarios/fleet-rag-70b.toml"),
-    ),
+    ("fleet-rag-70b.toml", crate::files::SCENARIOS_FLEET_RAG_70B),
     (
         "fleet-follow-one-request.toml",
-        include_str!("../../../content/scenarios/fleet-follow-one-request.toml"),
+        crate::files::SCENARIOS_FLEET_FOLLOW_ONE_REQUEST,
     ),
 ];
 
@@ -259,6 +254,7 @@ impl FleetFile {
 
 impl FleetScenario {
     /// Parses a scenario file; errors name the arm and field at fault.
+    #[cfg(feature = "parse")]
     pub fn from_toml(text: &str) -> Result<FleetScenario, ConfigError> {
         crate::scenario::check_size(text)?;
         let base: toml::Table =
@@ -385,7 +381,10 @@ impl FleetScenario {
             .ok_or_else(|| {
                 ConfigError::new("scenario", format!("no fleet scenario called {name:?}"))
             })?;
-        FleetScenario::from_toml(text)
+        match Scenario::builtin_text(text)? {
+            Scenario::Fleet(f) => Ok(f),
+            Scenario::Replica(_) => Err(ConfigError::new("kind", "expected a fleet scenario")),
+        }
     }
 }
 

@@ -37,23 +37,20 @@ use crate::workload::WorkloadConfig;
 pub use fleet::FleetScenario;
 use serde::{Deserialize, Serialize};
 
-/// The replica scenarios shipped with the product, as (file name, TOML text).
+/// The replica scenarios shipped with the product, as (file name, text: see [`crate::files`]).
 pub const REPLICA_BUILTIN: [(&str, &str); 4] = [
-    (
-        "replica-seed.toml",
-        include_str!("../../../content/scenarios/replica-seed.toml"),
-    ),
+    ("replica-seed.toml", crate::files::SCENARIOS_REPLICA_SEED),
     (
         "replica-follow-one-chat.toml",
-        include_str!("../../../content/scenarios/replica-follow-one-chat.toml"),
+        crate::files::SCENARIOS_REPLICA_FOLLOW_ONE_CHAT,
     ),
     (
         "replica-chat-prefix-cache.toml",
-        include_str!("../../../content/scenarios/replica-chat-prefix-cache.toml"),
+        crate::files::SCENARIOS_REPLICA_CHAT_PREFIX_CACHE,
     ),
     (
         "replica-runaway.toml",
-        include_str!("../../../content/scenarios/replica-runaway.toml"),
+        crate::files::SCENARIOS_REPLICA_RUNAWAY,
     ),
 ];
 
@@ -89,6 +86,7 @@ pub fn one_line(msg: &str) -> String {
     out.trim_end().to_string()
 }
 
+#[cfg(feature = "parse")]
 /// A TOML error as one line: where it is (line and column, from its span) and what it is,
 /// without the quoted input the error's own `Display` prints.
 pub(crate) fn toml_error(text: &str, e: &toml::de::Error) -> ConfigError {
@@ -315,7 +313,7 @@ impl ReplicaScenario {
             .ok_or_else(|| {
                 ConfigError::new("", format!("no built-in replica scenario called {name:?}"))
             })?;
-        match Scenario::from_toml(file.1)? {
+        match Scenario::builtin_text(file.1)? {
             Scenario::Replica(r) => Ok(*r),
             Scenario::Fleet(_) => Err(ConfigError::new("kind", "expected a replica scenario")),
         }
@@ -384,8 +382,22 @@ fn kind_of(kind: Option<&str>, has_key: impl Fn(&str) -> bool) -> Result<Kind, C
 }
 
 impl Scenario {
+    /// A shipped scenario's text (one of [`BUILTIN`](fleet::BUILTIN) and [`REPLICA_BUILTIN`]):
+    /// TOML or, in a build without the parser, the JSON its build script made of it.
+    pub fn builtin_text(text: &str) -> Result<Scenario, ConfigError> {
+        #[cfg(feature = "parse")]
+        {
+            Scenario::from_toml(text)
+        }
+        #[cfg(not(feature = "parse"))]
+        {
+            Scenario::from_json(text)
+        }
+    }
+
     /// Parses a TOML scenario of either kind. An empty file is an error, not the seed: a
     /// scenario says at least what it is (`kind = "replica"` is the smallest).
+    #[cfg(feature = "parse")]
     pub fn from_toml(text: &str) -> Result<Scenario, ConfigError> {
         check_size(text)?;
         let table: toml::Table = toml::from_str(text).map_err(|e| toml_error(text, &e))?;
@@ -431,13 +443,35 @@ impl Scenario {
         }
     }
 
-    /// Parses by file name: `.json` as JSON, anything else as TOML.
+    /// Parses by file name: `.json` as JSON, anything else as TOML (in a build without the
+    /// TOML parser, a TOML file is refused with that reason).
     pub fn from_file_text(path: &str, text: &str) -> Result<Scenario, ConfigError> {
         if path.to_ascii_lowercase().ends_with(".json") {
             Scenario::from_json(text)
         } else {
-            Scenario::from_toml(text)
+            #[cfg(feature = "parse")]
+            {
+                Scenario::from_toml(text)
+            }
+            #[cfg(not(feature = "parse"))]
+            {
+                Err(ConfigError::new(
+                    "",
+                    "this build reads scenario files as JSON; a TOML file is read by the simulators' worker",
+                ))
+            }
         }
+    }
+
+    /// A TOML scenario file as the same keys in one JSON object, for a build that reads only
+    /// JSON (the page: the simulators' worker reads a learner's TOML file for it). Only the
+    /// file's syntax is checked here; [`Scenario::from_json`] then reads it as
+    /// [`Scenario::from_toml`] would, with the same messages for the same fields.
+    #[cfg(feature = "parse")]
+    pub fn toml_to_json(text: &str) -> Result<String, ConfigError> {
+        check_size(text)?;
+        let table: toml::Table = toml::from_str(text).map_err(|e| toml_error(text, &e))?;
+        serde_json::to_string(&table).map_err(|e| ConfigError::new("", one_line(&e.to_string())))
     }
 }
 
@@ -618,8 +652,7 @@ mod tests {
     #[test]
     fn a_fleet_scenario_reads_the_same_from_json() {
         for (file, text) in crate::scenario::fleet::BUILTIN {
-            let table: toml::Table = toml::from_str(text).unwrap();
-            let json = serde_json::to_string(&table).unwrap();
+            let json = Scenario::toml_to_json(text).unwrap();
             let (Ok(Scenario::Fleet(t)), Ok(Scenario::Fleet(j))) =
                 (Scenario::from_toml(text), Scenario::from_json(&json))
             else {
@@ -627,9 +660,53 @@ mod tests {
             };
             assert_eq!(t, j, "{file}");
         }
+        // The replica files too: the page reads every shipped file as its JSON form.
+        for (file, text) in REPLICA_BUILTIN {
+            let json = Scenario::toml_to_json(text).unwrap();
+            let (Ok(Scenario::Replica(t)), Ok(Scenario::Replica(j))) =
+                (Scenario::from_toml(text), Scenario::from_json(&json))
+            else {
+                panic!("{file}: not a replica both ways");
+            };
+            assert_eq!(t, j, "{file}");
+        }
+        // A syntax error is placed, as the parser would place it.
+        let e = Scenario::toml_to_json("kind = \"fleet\"\n[[pools]\n").unwrap_err();
+        assert!(e.message.contains("line 2"), "{e:?}");
         let j = Scenario::from_json("{\"kind\": \"fleet\"}").unwrap();
         let t = Scenario::from_toml("kind = \"fleet\"").unwrap();
         assert!(matches!((&j, &t), (Scenario::Fleet(a), Scenario::Fleet(b)) if a == b));
+    }
+
+    /// Every file in `content/scenarios` is shipped, under its own name (a file left out of
+    /// the lists would be missing from the page and the lab).
+    #[test]
+    fn every_scenario_file_is_shipped() {
+        let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../content/scenarios");
+        let mut on_disk: Vec<String> = std::fs::read_dir(dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .filter(|n| n.ends_with(".toml"))
+            .collect();
+        on_disk.sort();
+        let mut shipped: Vec<String> = crate::scenario::fleet::BUILTIN
+            .iter()
+            .chain(REPLICA_BUILTIN.iter())
+            .map(|(n, _)| n.to_string())
+            .collect();
+        shipped.sort();
+        assert_eq!(shipped, on_disk);
+        let dir = std::path::Path::new(dir);
+        for (name, text) in crate::scenario::fleet::BUILTIN
+            .iter()
+            .chain(REPLICA_BUILTIN.iter())
+        {
+            assert_eq!(
+                std::fs::read_to_string(dir.join(name)).unwrap(),
+                *text,
+                "{name}"
+            );
+        }
     }
 
     #[test]

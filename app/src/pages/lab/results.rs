@@ -182,10 +182,12 @@ pub fn Results(lab: Lab, text: LabText) -> impl IntoView {
         Engine::of_fleet(&trainer_course::lab::Setup::from_query(&q).config)
     });
     let ran_on = Signal::derive(move || ran_on.get());
+    // Drawn once a result is in, not again with every live result.
+    let have_result = Memo::new(move |_| lab.result.with(Option::is_some));
     view! {
         <section class="lab-results" aria-labelledby="lab-results-h" data-testid="lab-results">
             <h2 id="lab-results-h">"What the run measured"</h2>
-            {move || r().is_some().then(|| view! { <EngineNote testid="lab-engine" engine=ran_on/> })}
+            {move || have_result.get().then(|| view! { <EngineNote testid="lab-engine" engine=ran_on/> })}
             {move || r().map(|r| headline(&r))}
             {move || match (a(), r(), lab.pinned.get()) {
                 (Some(a), Some(b), Some((qa, _))) => {

@@ -10,7 +10,7 @@ use leptos::prelude::*;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 use trainer_course::jobs::{self, Control, LabSeries, Reply};
-use trainer_course::lab::{Knob, LabResult, Setup, Source};
+use trainer_course::lab::{needs_reading, remember_read, Knob, LabResult, Setup, Source};
 
 /// Wall time between live redraws of the plots while a run goes, ms.
 const LIVE_MS: f64 = 1000.0;
@@ -157,7 +157,7 @@ impl Lab {
             generation: StoredValue::new(0),
             url,
         };
-        lab.start();
+        lab.start_or_read();
         // Leaving the lab stops its run in the worker.
         on_cleanup(move || lab.stop());
         url.follow(Setup::from_query, move |s| lab.follow(s));
@@ -169,7 +169,37 @@ impl Lab {
         self.setup.set(setup);
         self.texts.set(BTreeMap::new());
         self.pinned.set(None);
-        self.start();
+        self.start_or_read();
+    }
+
+    /// Runs the set-up, or, when the URL holds a TOML file the page cannot read (it has no
+    /// TOML parser), has the simulators' worker read it and then reads the URL again.
+    fn start_or_read(&self) {
+        match self.setup.with_untracked(|s| s.unread.clone()) {
+            None => self.start(),
+            Some(text) => self.read_then(text, |lab| {
+                lab.follow(lab.url.read(Setup::from_query));
+            }),
+        }
+    }
+
+    /// Has the simulators' worker read a TOML scenario file, keeps what it made of it (its
+    /// JSON form, or why it is not TOML) for the set-up to read, then does `then`.
+    fn read_then(&self, text: String, then: impl FnOnce(Lab) + 'static) {
+        let lab = *self;
+        let mut then = Some(then);
+        let kept = text.clone();
+        submit(jobs::Job::ReadScenario(text), move |reply| {
+            let read = match reply {
+                Reply::Done(jobs::Outcome::ScenarioJson(read)) => read,
+                Reply::Failed(m) => Err(m),
+                _ => return,
+            };
+            remember_read(kept.clone(), read);
+            if let Some(then) = then.take() {
+                then(lab);
+            }
+        });
     }
 
     /// The text a knob's field shows (tracked).
@@ -225,6 +255,10 @@ impl Lab {
     /// Imports a scenario file's text; on success runs it, otherwise says why on the import box
     /// and keeps everything as it was.
     pub fn import(&self, text: String) {
+        if needs_reading(&text) {
+            self.read_then(text.clone(), move |lab| lab.import(text));
+            return;
+        }
         match self.open_source(Source::File {
             text,
             arm: String::new(),
@@ -409,7 +443,11 @@ impl Lab {
                 });
                 if let Some(q) = current {
                     self.result.set(Some(Arc::new(r.lab())));
-                    self.result_query.set(q);
+                    // Unchanged within a run: what reads it (the engine the run used, read
+                    // from its set-up) is not worked out again with every live result.
+                    if self.result_query.with_untracked(|shown| *shown != q) {
+                        self.result_query.set(q);
+                    }
                 }
             }
             Reply::Done(jobs::Outcome::Lab {
@@ -461,7 +499,9 @@ impl Lab {
             }
             Role::Current => {
                 self.result.set(Some(r));
-                self.result_query.set(j.query.clone());
+                if self.result_query.with_untracked(|shown| *shown != j.query) {
+                    self.result_query.set(j.query.clone());
+                }
                 self.status.set(Status::Done {
                     wall_ms: now_ms() - j.started,
                     busy_ms,
