@@ -8,7 +8,7 @@
 import { start, open } from "../browser/harness.mjs";
 
 const RUNS = Number(process.env.BENCH_RUNS || 2);
-const app = await start({ base: "/" });
+const app = await start({ base: "/", dir: process.env.BENCH_DIST || undefined });
 try {
   for (let run = 0; run < 2 * RUNS; run++) {
     const throttle = run < RUNS ? 1 : 4;

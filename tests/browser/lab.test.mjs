@@ -319,6 +319,14 @@ test("a scenario file imported by pasting runs, and a bad one is refused with a 
   assert.equal(await page.locator('[data-testid^="replica-row-"]').count(), 3);
   assert.ok(new URL(page.url()).searchParams.get("file").includes("replicas = 3"));
   const good = await figures(page);
+  // The link alone opens the same file: the page has no TOML parser, so the worker reads it.
+  const again = await app.page();
+  await openLab(again, new URL(page.url()).search.slice(1));
+  assert.equal(await again.inputValue(tid("lab-preset")), "file");
+  assert.equal(await again.inputValue(tid("param-replicas")), "3");
+  assert.equal(await again.locator(tid("lab-file-error")).count(), 0);
+  assert.deepEqual(await figures(again), good);
+  await done(again);
   await page.fill(tid("lab-import-text"), "[[pools]]\nreplicas = 0\nmodel = \"gpt-9\"\n");
   await page.click(tid("lab-import-run"));
   await page.waitForSelector(tid("lab-import-error"));

@@ -113,7 +113,12 @@ pub fn Panel(lab: Lab, text: LabText) -> impl IntoView {
             {move || is_replica().then(|| view! { <p class="muted small" data-testid="lab-replica-note">{replica_note.clone()}</p> })}
             {move || lab.error("query").map(|m| view! { <p class="field-error" data-testid="lab-query-error">{m}</p> })}
             {move || lab.error("pin").map(|m| view! { <p class="field-error" data-testid="lab-pin-error">{m}</p> })}
-            {move || lab.error("file").map(|m| view! { <p class="field-error" data-testid="lab-file-error">{m}</p> })}
+            {move || lab.error("file").map(|m| if m == trainer_course::lab::READING {
+                // A TOML file the worker is reading for the page: a status, not a fault.
+                view! { <p class="muted small" role="status" data-testid="lab-file-reading">{m}</p> }.into_any()
+            } else {
+                view! { <p class="field-error" data-testid="lab-file-error">{m}</p> }.into_any()
+            })}
             {sections}
             <Import lab=lab/>
         </section>
