@@ -8,6 +8,7 @@ mod bench;
 mod browser;
 mod components;
 mod pages;
+mod plot_canvas;
 mod progress;
 mod route;
 mod shell;

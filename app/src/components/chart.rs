@@ -13,9 +13,9 @@
 //! comes on screen or when the hold ends, so a page of charts costs the main thread the draws
 //! the learner can see.
 
+use crate::plot_canvas::PlotCanvas;
 use leptos::prelude::*;
 use plotters::prelude::*;
-use plotters_canvas::CanvasBackend;
 use wasm_bindgen::JsCast;
 
 /// One line of a line chart.
@@ -230,6 +230,71 @@ fn watch_on_screen(
     store
 }
 
+/// The legend in the lower right corner of the plot (which ends at `corner`): a swatch and the
+/// name of each line, on a box. Drawn here rather than by plotters, whose legend measures each
+/// name by laying out the page; these are measured on the canvas ([`PlotCanvas`]).
+fn legend(
+    root: &DrawingArea<PlotCanvas, plotters::coord::Shift>,
+    lines: &[Line],
+    t: &Theme,
+    dpr: f64,
+    corner: (i32, i32),
+) -> Result<(), DrawingAreaErrorKind<<PlotCanvas as DrawingBackend>::ErrorType>> {
+    use plotters::style::text_anchor::{HPos, Pos, VPos};
+    if lines.is_empty() {
+        return Ok(());
+    }
+    let px = |v: f64| (v * dpr).round() as i32;
+    let style = ("sans-serif", 11.0 * dpr)
+        .into_font()
+        .color(&t.text)
+        .pos(Pos::new(HPos::Left, VPos::Center));
+    let sizes = lines
+        .iter()
+        .map(|l| root.estimate_text_size(&l.name, &style))
+        .collect::<Result<Vec<_>, _>>()?;
+    let (pad, swatch) = (px(6.0), px(18.0));
+    let row = sizes.iter().map(|s| s.1 as i32).max().unwrap_or(0) + px(3.0);
+    let width = sizes.iter().map(|s| s.0 as i32).max().unwrap_or(0) + swatch + 3 * pad;
+    let height = row * lines.len() as i32 + 2 * pad;
+    let (x1, y1) = (corner.0 - pad, corner.1 - pad);
+    let (x0, y0) = (x1 - width, y1 - height);
+    root.draw(&Rectangle::new(
+        [(x0, y0), (x1, y1)],
+        t.surface.mix(0.85).filled(),
+    ))?;
+    root.draw(&Rectangle::new(
+        [(x0, y0), (x1, y1)],
+        t.border.stroke_width(1),
+    ))?;
+    for (i, l) in lines.iter().enumerate() {
+        let c = t.series[l.colour % 4];
+        let y = y0 + pad + row * i as i32 + row / 2;
+        let (sx, ex) = (x0 + pad, x0 + pad + swatch);
+        if l.markers {
+            root.draw(&Circle::new(
+                ((sx + ex) / 2, y),
+                px(3.5).max(2) as u32,
+                c.filled(),
+            ))?;
+        } else if l.dashed {
+            let dash = swatch / 3;
+            root.draw(&PathElement::new(
+                vec![(sx, y), (sx + dash, y)],
+                c.stroke_width(2),
+            ))?;
+            root.draw(&PathElement::new(
+                vec![(ex - dash, y), (ex, y)],
+                c.stroke_width(2),
+            ))?;
+        } else {
+            root.draw(&PathElement::new(vec![(sx, y), (ex, y)], c.stroke_width(2)))?;
+        }
+        root.draw(&Text::new(l.name.clone(), (ex + pad, y), style.clone()))?;
+    }
+    Ok(())
+}
+
 /// The theme's colours, read from the CSS custom properties on `el`.
 struct Theme {
     text: RGBColor,
@@ -296,7 +361,7 @@ fn draw(canvas: &web_sys::HtmlCanvasElement, data: &ChartData) -> usize {
         canvas.set_height(h);
     }
     let t = theme(canvas);
-    let Some(backend) = CanvasBackend::with_canvas_object(canvas.clone()) else {
+    let Some(backend) = PlotCanvas::new(canvas) else {
         return 0;
     };
     let root = backend.into_drawing_area();
@@ -385,35 +450,18 @@ fn draw(canvas: &web_sys::HtmlCanvasElement, data: &ChartData) -> usize {
                     let r = px(3.5).max(2);
                     chart
                         .draw_series(pts.into_iter().map(|p| Circle::new(p, r, c.filled())))
-                        .map(|a| {
-                            a.label(l.name.clone())
-                                .legend(move |(x, y)| Circle::new((x + 8, y), r, c.filled()));
-                        })
+                        .map(|_| ())
                 } else if l.dashed {
                     chart
                         .draw_series(DashedLineSeries::new(pts, px(6.0), px(4.0), style))
-                        .map(|a| {
-                            a.label(l.name.clone()).legend(move |(x, y)| {
-                                PathElement::new(vec![(x, y), (x + 16, y)], c)
-                            });
-                        })
+                        .map(|_| ())
                 } else {
-                    chart.draw_series(LineSeries::new(pts, style)).map(|a| {
-                        a.label(l.name.clone()).legend(move |(x, y)| {
-                            PathElement::new(vec![(x, y), (x + 16, y)], c.stroke_width(2))
-                        });
-                    })
+                    chart.draw_series(LineSeries::new(pts, style)).map(|_| ())
                 };
                 ok &= drawn.is_ok();
             }
-            ok &= chart
-                .configure_series_labels()
-                .position(SeriesLabelPosition::LowerRight)
-                .label_font(font(11.0, t.text))
-                .background_style(t.surface.mix(0.85))
-                .border_style(t.border)
-                .draw()
-                .is_ok();
+            let (xs, ys) = chart.plotting_area().get_pixel_range();
+            ok &= legend(&root, lines, &t, dpr, (xs.end, ys.end)).is_ok();
             ok
         }
         ChartData::Bars {

@@ -50,6 +50,11 @@ pub enum Job {
     ReadScenario(String),
 }
 
+/// Most series points one reply of a lab run carries: the page reads a reply in one task,
+/// and an hour's series (3,600 points, about 900 KB as JSON) read at once was most of a long
+/// task on a slow phone.
+pub const PART_POINTS: usize = 400;
+
 /// A change to a job already sent.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 pub enum Control {
@@ -158,11 +163,28 @@ impl RunResult {
         }
     }
 
-    /// The next part of a lab run's results: its series from `sent` on, which it moves past.
-    fn part(sim: &FleetSim, sent: &mut usize) -> RunResult {
-        let r = RunResult::of(sim, *sent);
-        *sent = r.series_from + r.report.series.len();
-        r
+    /// The next parts of a lab run's results: its series from `sent` on (which it moves past),
+    /// at most [`PART_POINTS`] points a part, each part with the run's figures so far. Never
+    /// empty: a run with no new points gives one part without any.
+    fn parts(sim: &FleetSim, sent: &mut usize) -> Vec<RunResult> {
+        let whole = RunResult::of(sim, *sent);
+        *sent = whole.series_from + whole.report.series.len();
+        if whole.report.series.len() <= PART_POINTS {
+            return vec![whole];
+        }
+        let mut rest = whole;
+        let points = std::mem::take(&mut rest.report.series);
+        let from = rest.series_from;
+        points
+            .chunks(PART_POINTS)
+            .enumerate()
+            .map(|(i, chunk)| {
+                let mut part = rest.clone();
+                part.report.series = chunk.to_vec();
+                part.series_from = from + i * PART_POINTS;
+                part
+            })
+            .collect()
     }
 
     /// The lab's view of it.
@@ -304,7 +326,11 @@ impl Running {
             if std::mem::take(&mut self.show_paused) {
                 if let Work::Lab { sim, sent, .. } = &mut self.work {
                     replies.push(Reply::Progress(progress_of(sim, 0, 1)));
-                    replies.push(Reply::Live(Box::new(RunResult::part(sim, sent))));
+                    replies.extend(
+                        RunResult::parts(sim, sent)
+                            .into_iter()
+                            .map(|p| Reply::Live(Box::new(p))),
+                    );
                 }
             }
             return (replies, Next::Later);
@@ -390,8 +416,13 @@ impl Running {
                 self.busy_ms += t1 - t0;
                 self.longest_ms = self.longest_ms.max(t1 - t0);
                 if ended {
+                    // The points before the last part go as live results: each reply is read
+                    // by the page in a task of its own.
+                    let mut parts = RunResult::parts(sim, sent);
+                    let last = parts.pop().expect("parts are never empty");
+                    replies.extend(parts.into_iter().map(|p| Reply::Live(Box::new(p))));
                     replies.push(Reply::Done(Outcome::Lab {
-                        result: Box::new(RunResult::part(sim, sent)),
+                        result: Box::new(last),
                         busy_ms: self.busy_ms,
                         longest_ms: self.longest_ms,
                     }));
@@ -400,7 +431,11 @@ impl Running {
                     replies.push(Reply::Progress(progress_of(sim, 0, 1)));
                     if t1 - *last_live >= *live_ms {
                         *last_live = t1;
-                        replies.push(Reply::Live(Box::new(RunResult::part(sim, sent))));
+                        replies.extend(
+                            RunResult::parts(sim, sent)
+                                .into_iter()
+                                .map(|p| Reply::Live(Box::new(p))),
+                        );
                     }
                     if budget.is_some_and(|b| sim.now() >= b) {
                         Next::Later

@@ -162,6 +162,35 @@ fn a_lab_run_shows_live_results_and_ends_with_the_direct_report() {
     assert_eq!(whole.report, direct(&config));
 }
 
+/// A reply carries at most `PART_POINTS` series points: a run whose points come faster (here a
+/// whole run before the first live result) sends them in several replies, which join to the
+/// direct report.
+#[test]
+fn a_lab_run_sends_its_series_in_parts_the_page_reads_one_at_a_time() {
+    let config = short(FleetConfig::seed(), 3.0 * PART_POINTS as f64);
+    let replies = lab_run(&config, 1e12);
+    let points = |r: &Reply| match r {
+        Reply::Live(l) => Some(l.report.series.len()),
+        Reply::Done(Outcome::Lab { result, .. }) => Some(result.report.series.len()),
+        _ => None,
+    };
+    let sizes: Vec<usize> = replies.iter().filter_map(points).collect();
+    assert!(sizes.len() >= 3, "{sizes:?}");
+    assert!(sizes.iter().all(|&n| n <= PART_POINTS), "{sizes:?}");
+    let mut series = LabSeries::default();
+    let mut whole = None;
+    for r in &replies {
+        match r {
+            Reply::Live(l) => whole = Some(series.join((**l).clone()).expect("follows on")),
+            Reply::Done(Outcome::Lab { result, .. }) => {
+                whole = Some(series.join((**result).clone()).expect("follows on"))
+            }
+            _ => {}
+        }
+    }
+    assert_eq!(whole.expect("a result").report, direct(&config));
+}
+
 #[test]
 fn a_lab_series_refuses_a_part_that_does_not_follow_on_and_restarts_at_zero() {
     let config = short(FleetConfig::seed(), 20.0);

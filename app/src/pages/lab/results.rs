@@ -54,6 +54,9 @@ pub fn Controls(lab: Lab) -> impl IntoView {
                         </p>
                     }.into_any()
                 }
+                Status::Done { .. } if !lab.staged_all.get() => view! {
+                    <p class="muted sim-status" role="status" data-testid="lab-drawing">"Drawing the results…"</p>
+                }.into_any(),
                 Status::Done { wall_ms, busy_ms, longest_ms, events } => view! {
                     <p class="muted sim-status" role="status" data-testid="lab-done"
                         data-wall=format!("{wall_ms}") data-busy=format!("{busy_ms}")
@@ -79,11 +82,14 @@ pub fn Controls(lab: Lab) -> impl IntoView {
 pub fn Results(lab: Lab, text: LabText) -> impl IntoView {
     let caption = move |id: &str| LabText::of(&text.plot, id).to_string();
     let compare_text = text.compare.clone();
-    let r = move || lab.result.get();
+    // Each region reads its own copy of the result (`Lab::staged`), so a new result is drawn
+    // a region per task.
+    let staged = lab.staged;
+    let r = move || staged[0].get();
     let a = move || lab.pinned.get().map(|(_, r)| r);
     // While a run's live results come in, only the charts on screen redraw.
     let running = Signal::derive(move || matches!(lab.status.get(), Status::Running { .. }));
-    let lines = move |pick: &dyn Fn(&LabResult) -> Vec<Line>| -> Lines {
+    let lines = move |region: usize, pick: &dyn Fn(&LabResult) -> Vec<Line>| -> Lines {
         let mut out = Vec::new();
         if let Some(a) = a() {
             out.extend(pick(&a).into_iter().map(|mut l| {
@@ -92,7 +98,7 @@ pub fn Results(lab: Lab, text: LabText) -> impl IntoView {
                 l
             }));
         }
-        if let Some(b) = r() {
+        if let Some(b) = staged[region].get() {
             let pinned = lab.pinned.with(Option::is_some);
             out.extend(pick(&b).into_iter().map(|mut l| {
                 if pinned {
@@ -107,11 +113,14 @@ pub fn Results(lab: Lab, text: LabText) -> impl IntoView {
     };
     // A plot of every distribution `pick` gives; one of series over time (`pick`'s, or the
     // report's series of one plot of `SERIES_LINES`).
-    let cdf = move |pick: fn(&LabResult) -> Vec<Line>| Signal::derive(move || lines(&pick).cdf());
-    let over_time = move |pick: fn(&LabResult) -> Vec<Line>, y: &'static str, f: Format| {
-        Signal::derive(move || lines(&pick).over_time(y, f))
+    let cdf = move |region: usize, pick: fn(&LabResult) -> Vec<Line>| {
+        Signal::derive(move || lines(region, &pick).cdf())
     };
-    let columns = move |plot: usize, y: &'static str, f: Format| {
+    let over_time =
+        move |region: usize, pick: fn(&LabResult) -> Vec<Line>, y: &'static str, f: Format| {
+            Signal::derive(move || lines(region, &pick).over_time(y, f))
+        };
+    let columns = move |region: usize, plot: usize, y: &'static str, f: Format| {
         Signal::derive(move || {
             let pick = |r: &LabResult| {
                 SERIES_LINES
@@ -120,10 +129,10 @@ pub fn Results(lab: Lab, text: LabText) -> impl IntoView {
                     .map(|&(_, n, c, p)| series(n, c, r, p))
                     .collect()
             };
-            lines(&pick).over_time(y, f)
+            lines(region, &pick).over_time(y, f)
         })
     };
-    let ttft = cdf(|r| {
+    let ttft = cdf(1, |r| {
         let d = &r.distributions;
         cdf_lines(&[
             ("engine TTFT", &d.engine_ttft.points),
@@ -131,7 +140,7 @@ pub fn Results(lab: Lab, text: LabText) -> impl IntoView {
             ("user TTFT", &d.user_ttft.points),
         ])
     });
-    let itl = cdf(|r| {
+    let itl = cdf(2, |r| {
         let d = &r.distributions;
         cdf_lines(&[
             ("engine ITL", &d.engine_itl.points),
@@ -139,9 +148,10 @@ pub fn Results(lab: Lab, text: LabText) -> impl IntoView {
             ("client ITL", &d.client_itl.points),
         ])
     });
-    let engine = columns(0, "requests", Format::Count);
-    let kv = columns(1, "% of the KV pool", Format::Percent);
+    let engine = columns(3, 0, "requests", Format::Count);
+    let kv = columns(4, 1, "% of the KV pool", Format::Percent);
     let throughput = over_time(
+        6,
         |r| {
             vec![Line {
                 name: "output tokens/s".into(),
@@ -154,10 +164,10 @@ pub fn Results(lab: Lab, text: LabText) -> impl IntoView {
         "output tokens/s",
         Format::Number,
     );
-    let outcomes = columns(2, "requests since the start", Format::Count);
-    let fleet = columns(3, "replicas", Format::Count);
+    let outcomes = columns(7, 2, "requests since the start", Format::Count);
+    let fleet = columns(8, 3, "replicas", Format::Count);
     let bars = Signal::derive(move || {
-        let b = r();
+        let b = staged[5].get();
         let pinned: Vec<f64> = a()
             .map(|a| a.replicas.iter().map(|x| x.mean_outstanding).collect())
             .unwrap_or_default();
@@ -183,7 +193,7 @@ pub fn Results(lab: Lab, text: LabText) -> impl IntoView {
     });
     let ran_on = Signal::derive(move || ran_on.get());
     // Drawn once a result is in, not again with every live result.
-    let have_result = Memo::new(move |_| lab.result.with(Option::is_some));
+    let have_result = Memo::new(move |_| staged[0].with(Option::is_some));
     view! {
         <section class="lab-results" aria-labelledby="lab-results-h" data-testid="lab-results">
             <h2 id="lab-results-h">"What the run measured"</h2>
@@ -200,28 +210,28 @@ pub fn Results(lab: Lab, text: LabText) -> impl IntoView {
             <Exports lab=lab/>
             <div class="lab-charts">
                 <Chart hold_offscreen=running testid="plot-ttft" title="Time to first token: engine, server, user" caption=caption("ttft") data=ttft>
-                    {move || r().map(|r| { let c = r.report.clocks; clock_table("ttft", &[("engine", c.engine_ttft), ("server", c.server_ttft), ("user", c.user_ttft)]) })}
+                    {move || staged[1].get().map(|r| { let c = r.report.clocks; clock_table("ttft", &[("engine", c.engine_ttft), ("server", c.server_ttft), ("user", c.user_ttft)]) })}
                 </Chart>
                 <Chart hold_offscreen=running testid="plot-itl" title="Inter-token latency: engine, gateway, client" caption=caption("itl") data=itl>
-                    {move || r().map(|r| { let c = r.report.clocks; clock_table("itl", &[("engine", c.engine_itl), ("gateway", c.gateway_itl), ("client", c.client_itl)]) })}
+                    {move || staged[2].get().map(|r| { let c = r.report.clocks; clock_table("itl", &[("engine", c.engine_itl), ("gateway", c.gateway_itl), ("client", c.client_itl)]) })}
                 </Chart>
                 <Chart hold_offscreen=running testid="plot-engine" title="Running and waiting over time" caption=caption("engine") data=engine>
-                    {move || r().map(|r| series_table("engine", &r, &[("running", |p| p.running as f64), ("waiting", |p| p.waiting as f64)], int))}
+                    {move || staged[3].get().map(|r| series_table("engine", &r, &[("running", |p| p.running as f64), ("waiting", |p| p.waiting as f64)], int))}
                 </Chart>
                 <Chart hold_offscreen=running testid="plot-kv" title="KV usage over time" caption=caption("kv") data=kv>
-                    {move || r().map(|r| series_table("kv", &r, &[("KV usage", |p| if p.kv_blocks_total > 0 { p.kv_blocks_used as f64 / p.kv_blocks_total as f64 } else { 0.0 })], percent))}
+                    {move || staged[4].get().map(|r| series_table("kv", &r, &[("KV usage", |p| if p.kv_blocks_total > 0 { p.kv_blocks_used as f64 / p.kv_blocks_total as f64 } else { 0.0 })], percent))}
                 </Chart>
                 <Chart hold_offscreen=running testid="plot-replicas" title="Load per replica" caption=caption("replicas") data=bars>
-                    {move || r().map(|r| replica_table(&r))}
+                    {move || staged[5].get().map(|r| replica_table(&r))}
                 </Chart>
                 <Chart hold_offscreen=running testid="plot-throughput" title="Throughput over time" caption=caption("throughput") data=throughput>
-                    {move || r().map(|r| throughput_table(&r))}
+                    {move || staged[6].get().map(|r| throughput_table(&r))}
                 </Chart>
                 <Chart hold_offscreen=running testid="plot-outcomes" title="429s and spills over time" caption=caption("outcomes") data=outcomes>
-                    {move || r().map(|r| outcomes_table(&r))}
+                    {move || staged[7].get().map(|r| outcomes_table(&r))}
                 </Chart>
                 <Chart hold_offscreen=running testid="plot-fleet" title="Replicas over time" caption=caption("fleet") data=fleet>
-                    {move || r().map(|r| series_table("fleet", &r, &[("paid for", |p| p.provisioned_replicas as f64), ("ready", |p| p.ready_replicas as f64)], int))}
+                    {move || staged[8].get().map(|r| series_table("fleet", &r, &[("paid for", |p| p.provisioned_replicas as f64), ("ready", |p| p.ready_replicas as f64)], int))}
                 </Chart>
             </div>
         </section>

@@ -15,6 +15,11 @@ use trainer_course::lab::{needs_reading, remember_read, Knob, LabResult, Setup, 
 /// Wall time between live redraws of the plots while a run goes, ms.
 const LIVE_MS: f64 = 1000.0;
 
+/// The regions of the results drawn from a new result each in a task of its own: 0, the
+/// headline figures and the comparison; 1 to 8, each plot with its table (in the page's
+/// order). Drawn all at once, a result was one task of about 300 ms with the CPU slowed 4x.
+pub const REGIONS: usize = 9;
+
 /// How fast simulated time runs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Speed {
@@ -136,6 +141,14 @@ pub struct Lab {
     series: StoredValue<LabSeries, LocalStorage>,
     generation: StoredValue<u64>,
     url: UrlState,
+    /// The result each region of the results shows (see [`REGIONS`]): the shown result,
+    /// handed on one region per task.
+    pub staged: [RwSignal<Option<Arc<LabResult>>>; REGIONS],
+    /// Whether every region shows the shown result; until it does, the end of a run is not
+    /// announced (so what a reader finds then is the run's end everywhere).
+    pub staged_all: RwSignal<bool>,
+    /// Which handing-on is current: a newer result starts again from region 0.
+    stage_generation: StoredValue<u64>,
 }
 
 impl Lab {
@@ -156,7 +169,14 @@ impl Lab {
             series: StoredValue::new_local(LabSeries::default()),
             generation: StoredValue::new(0),
             url,
+            staged: std::array::from_fn(|_| RwSignal::new(None)),
+            staged_all: RwSignal::new(true),
+            stage_generation: StoredValue::new(0),
         };
+        Effect::new(move |_| {
+            lab.result.track();
+            lab.stage();
+        });
         lab.start_or_read();
         // Leaving the lab stops its run in the worker.
         on_cleanup(move || lab.stop());
@@ -398,6 +418,32 @@ impl Lab {
                 control(j.handle, Control::Speed(speed.per_second()));
             }
         });
+    }
+
+    /// Hands the shown result on to the regions, one region per task, from region 0.
+    fn stage(&self) {
+        let generation = self.stage_generation.get_value() + 1;
+        self.stage_generation.set_value(generation);
+        self.staged_all.set(false);
+        self.stage_from(0, generation);
+    }
+
+    fn stage_from(self, region: usize, generation: u64) {
+        set_timeout(
+            move || {
+                if self.stage_generation.try_get_value() != Some(generation) {
+                    return; // A newer result took over, or the lab has gone.
+                }
+                let shown = self.result.get_untracked();
+                let _ = self.staged[region].try_set(shown);
+                if region + 1 < REGIONS {
+                    self.stage_from(region + 1, generation);
+                } else {
+                    let _ = self.staged_all.try_set(true);
+                }
+            },
+            std::time::Duration::ZERO,
+        );
     }
 
     /// Stops the run and clears its result.
