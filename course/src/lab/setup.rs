@@ -11,7 +11,7 @@ use super::knobs::Knob;
 use super::{preset, preset_of, Preset, DEFAULT_PRESET};
 use crate::sizing::{query_pairs, write_query};
 use std::cell::RefCell;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, VecDeque};
 use trainer_engine::fleet::FleetConfig;
 use trainer_engine::scenario::Scenario;
 
@@ -48,8 +48,19 @@ pub struct Setup {
 }
 
 thread_local! {
-    /// TOML files read elsewhere, by their text: the JSON form, or why the file is not TOML.
-    static READ: RefCell<BTreeMap<String, Result<String, String>>> = const { RefCell::new(BTreeMap::new()) };
+    /// TOML files read elsewhere, oldest first, each with what was made of it: the JSON form,
+    /// or why the file is not TOML.
+    static READ: RefCell<VecDeque<(String, Result<String, String>)>> = const { RefCell::new(VecDeque::new()) };
+}
+
+/// What was made of the file `text`, if it was read elsewhere.
+fn was_read(text: &str) -> Option<Result<String, String>> {
+    READ.with(|r| {
+        r.borrow()
+            .iter()
+            .find(|(t, _)| t == text)
+            .map(|(_, read)| read.clone())
+    })
 }
 
 /// Most files kept by [`remember_read`]; the oldest go first.
@@ -60,13 +71,11 @@ const READ_KEPT: usize = 16;
 pub fn remember_read(text: String, read: Result<String, String>) {
     READ.with(|r| {
         let mut r = r.borrow_mut();
+        r.retain(|(t, _)| *t != text);
         if r.len() >= READ_KEPT {
-            let first = r.keys().next().cloned();
-            if let Some(k) = first {
-                r.remove(&k);
-            }
+            r.pop_front();
         }
-        r.insert(text, read);
+        r.push_back((text, read));
     });
 }
 
@@ -78,7 +87,7 @@ fn is_json(text: &str) -> bool {
 /// Whether this build must have the file's text read elsewhere (by the simulators' worker)
 /// before it can use it: a TOML file, in a build without the TOML parser, not read yet.
 pub fn needs_reading(text: &str) -> bool {
-    !is_json(text) && !cfg!(feature = "parse") && READ.with(|r| !r.borrow().contains_key(text))
+    !is_json(text) && !cfg!(feature = "parse") && was_read(text).is_none()
 }
 
 /// A scenario file's text, TOML or JSON, as this build can read it.
@@ -87,7 +96,7 @@ fn read_file(text: &str) -> Result<Scenario, trainer_engine::ConfigError> {
     if is_json(text) {
         return Scenario::from_json(text);
     }
-    match READ.with(|r| r.borrow().get(text).cloned()) {
+    match was_read(text) {
         Some(Ok(json)) => Scenario::from_json(&json),
         Some(Err(m)) => Err(ConfigError::new("", m)),
         None => {

@@ -651,24 +651,16 @@ mod tests {
 
     #[test]
     fn a_fleet_scenario_reads_the_same_from_json() {
-        for (file, text) in crate::scenario::fleet::BUILTIN {
+        // Every shipped file, fleet and replica: the page reads each as its JSON form.
+        for (file, text) in crate::scenario::fleet::BUILTIN
+            .iter()
+            .chain(REPLICA_BUILTIN.iter())
+        {
             let json = Scenario::toml_to_json(text).unwrap();
-            let (Ok(Scenario::Fleet(t)), Ok(Scenario::Fleet(j))) =
-                (Scenario::from_toml(text), Scenario::from_json(&json))
-            else {
-                panic!("{file}: not a fleet both ways");
-            };
-            assert_eq!(t, j, "{file}");
-        }
-        // The replica files too: the page reads every shipped file as its JSON form.
-        for (file, text) in REPLICA_BUILTIN {
-            let json = Scenario::toml_to_json(text).unwrap();
-            let (Ok(Scenario::Replica(t)), Ok(Scenario::Replica(j))) =
-                (Scenario::from_toml(text), Scenario::from_json(&json))
-            else {
-                panic!("{file}: not a replica both ways");
-            };
-            assert_eq!(t, j, "{file}");
+            let from_toml = Scenario::from_toml(text).unwrap();
+            assert_eq!(from_toml, Scenario::from_json(&json).unwrap(), "{file}");
+            let fleet = matches!(from_toml, Scenario::Fleet(_));
+            assert_eq!(fleet, file.starts_with("fleet-"), "{file}");
         }
         // A syntax error is placed, as the parser would place it.
         let e = Scenario::toml_to_json("kind = \"fleet\"\n[[pools]\n").unwrap_err();
