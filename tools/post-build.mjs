@@ -1,5 +1,6 @@
-// Trunk post-build step (every build runs it: `./dev build`, `./dev test`, CI). It turns
-// Trunk's one index.html into the site:
+// Trunk post-build step (every build runs it: `./dev build`, `./dev test`, CI). It splits the
+// page's WebAssembly into the frame and a piece per page (tools/split.mjs) and turns Trunk's
+// one index.html into the site:
 //
 // 1. The assets wait for the base. Trunk writes the stylesheets, the module script and the
 //    preload hints as ordinary tags with relative URLs; a browser's preload scanner would fetch
@@ -24,6 +25,7 @@ import path from "node:path";
 import crypto from "node:crypto";
 import { execFileSync } from "node:child_process";
 import { fileURLToPath } from "node:url";
+import { split } from "./split.mjs";
 
 const repo = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const dir = process.env.TRUNK_STAGING_DIR;
@@ -32,6 +34,16 @@ if (!dir) fail("TRUNK_STAGING_DIR is not set (run through trunk)");
 function fail(msg) {
   console.error(`post-build: ${msg}`);
   process.exit(2);
+}
+
+// 0. The page's module, split into the frame and a piece per page (tools/split.mjs), before
+// anything below lists or hashes the build's files.
+const profile = process.env.TRUNK_PROFILE === "debug" ? "debug" : "release";
+const targetDir = process.env.CARGO_TARGET_DIR ? path.resolve(repo, process.env.CARGO_TARGET_DIR) : path.join(repo, "target");
+try {
+  await split(dir, { wasm: path.join(targetDir, "wasm32-unknown-unknown", profile, "trainer-app.wasm") });
+} catch (e) {
+  fail(`splitting the page's module failed: ${e.message}`);
 }
 
 // The routes and their first paints, from the native generator. Cargo builds it for the host

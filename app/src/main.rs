@@ -22,16 +22,24 @@ fn main() {
         console_error_panic_hook::hook(info);
         show_crash_notice();
     }));
-    // Take down the static "loading" note that index.html shows until the WASM runs.
-    if let Some(boot) = web_sys::window()
-        .and_then(|w| w.document())
-        .and_then(|d| d.get_element_by_id("boot"))
-    {
-        boot.remove();
-    }
-    leptos::mount::mount_to_body(shell::App);
-    // The simulators' worker loads once the first page is drawn, while the learner reads.
-    gloo_timers::callback::Timeout::new(0, sim_client::prewarm).forget();
+    // The first page's piece of the module arrives before the app mounts, so the page's own
+    // first paint (its heading and introduction, in the HTML file) stays until the page is
+    // drawn in its place, never an empty frame between them.
+    let first = route::Router::current_route();
+    // (Leptos's executor is set up by the mount, so this task goes to wasm-bindgen's.)
+    wasm_bindgen_futures::spawn_local(async move {
+        pages::preload(&first).await;
+        // Take down the first paint that the route's HTML file shows until the WASM runs.
+        if let Some(boot) = web_sys::window()
+            .and_then(|w| w.document())
+            .and_then(|d| d.get_element_by_id("boot"))
+        {
+            boot.remove();
+        }
+        leptos::mount::mount_to_body(shell::App);
+        // The simulators' worker loads once the first page is drawn, while the learner reads.
+        gloo_timers::callback::Timeout::new(0, sim_client::prewarm).forget();
+    });
 }
 
 /// Puts a visible notice on the page when the app panics (the release build then stops), so

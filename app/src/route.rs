@@ -24,6 +24,12 @@ pub struct Router {
 }
 
 impl Router {
+    /// The route of the current location (before the router is installed: the app's first
+    /// page, whose piece of the module loads before the app mounts).
+    pub fn current_route() -> Route {
+        current(&base_path()).0
+    }
+
     /// Reads the base and the current location, and follows the browser's back and forward.
     pub fn install() -> Router {
         let base = base_path();
@@ -36,10 +42,10 @@ impl Router {
         // Back and forward: show the entry's page, then put the reader where they were on it.
         let handle = window_event_listener(leptos::ev::popstate, move |ev| {
             let (r, q) = current(&router.base.get_value());
-            router.route.set(r);
+            router.route.set(r.clone());
             router.query.set(q);
             let y = ev.state().as_f64().unwrap_or(0.0);
-            after_render(move || {
+            after_render(r, move || {
                 focus_heading();
                 if let Some(w) = web_sys::window() {
                     w.scroll_to_with_x_and_y(0.0, y);
@@ -49,7 +55,7 @@ impl Router {
         // The router lives as long as the page, and so does its listener.
         std::mem::forget(handle);
         // A deep link with a fragment: the element exists only once the app has drawn it.
-        after_render(|| {
+        after_render(router.route.get_untracked(), || {
             let hash = web_sys::window()
                 .and_then(|w| w.location().hash().ok())
                 .unwrap_or_default();
@@ -87,12 +93,12 @@ impl Router {
             }
         }
         self.query.set(query.to_string());
-        self.route.set(route);
+        self.route.set(route.clone());
         if let Some(w) = web_sys::window() {
             w.scroll_to_with_x_and_y(0.0, 0.0);
         }
         let fragment = fragment.to_string();
-        after_render(move || {
+        after_render(route, move || {
             if !scroll_to_id(&fragment) {
                 focus_heading();
             }
@@ -118,9 +124,13 @@ impl Router {
     }
 }
 
-/// Runs `f` once the page has been drawn for the route just set.
-fn after_render(f: impl FnOnce() + 'static) {
-    crate::components::when_drawn(f);
+/// Runs `f` once the page has been drawn for `route`, the route just set (after its piece of
+/// the module has arrived: `pages::render`).
+fn after_render(route: Route, f: impl FnOnce() + 'static) {
+    leptos::task::spawn_local(async move {
+        crate::pages::preload(&route).await;
+        crate::components::when_drawn(f);
+    });
 }
 
 /// Scrolls the element with this id into view and focuses it; false when there is none.

@@ -37,13 +37,16 @@ pub fn App() -> impl IntoView {
             d.set_title(&title);
         }
     });
+    // The page is drawn again only when the route changes, not when it is set to the same one
+    // (a link to the page being read keeps its state).
+    let page = Memo::new(move |_| router.route.get());
     let w = site_words();
     view! {
         <a class="skip" href="#main">{w.skip.clone()}</a>
         <Header/>
         <ProgressProblem/>
         <main id="main" class="page" tabindex="-1">
-            {move || pages::render(router.route.get())}
+            {move || pages::render(page.get())}
         </main>
         <footer class="site-footer">
             <p>
