@@ -9,6 +9,13 @@ use std::path::Path;
 const DOCS: [&str; 1] = ["lesson"];
 
 fn main() {
+    // The linker keeps its relocations in the page's module: `wasm-split-cli` reads them to cut
+    // it into the frame and a piece per page (tools/split.mjs, after Trunk's build), and
+    // wasm-bindgen drops them from what ships. Only this crate's link: the worker's module is
+    // not split.
+    if std::env::var("CARGO_CFG_TARGET_ARCH").as_deref() == Ok("wasm32") {
+        println!("cargo:rustc-link-arg=--emit-relocs");
+    }
     let out = std::env::var("OUT_DIR").expect("cargo sets OUT_DIR");
     for name in DOCS {
         let src = Path::new("../content").join(format!("{name}.md"));

@@ -48,9 +48,12 @@ export async function split(dir, { wasm, log = console.error } = {}) {
     const { default: binaryen } = await import(binaryenModule());
     binaryen.setOptimizeLevel(2);
     binaryen.setShrinkLevel(2);
-    binaryen.setDebugInfo(false);
+    // SPLIT_KEEP_NAMES=1 keeps the functions' names (tests/bench/lab-profile.mjs reads them).
+    const keepNames = process.env.SPLIT_KEEP_NAMES === "1";
+    binaryen.setDebugInfo(keepNames);
     const optimise = (file) => {
-      const mod = binaryen.readBinary(withoutNames(fs.readFileSync(file)));
+      const bytes = fs.readFileSync(file);
+      const mod = binaryen.readBinary(keepNames ? bytes : withoutNames(bytes));
       try {
         mod.setFeatures(binaryen.Features.Default | mod.getFeatures());
         mod.optimize();

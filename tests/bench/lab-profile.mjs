@@ -1,8 +1,8 @@
 // Where the main thread's time goes while the lab runs the seed fleet's hour: a CPU profile
 // (V8's sampling profiler over DevTools) of the page, from the first frame of the run to its
 // end, summed by function (self time), the heaviest first. Run it on a build whose WebAssembly
-// keeps its function names (wasm-bindgen's output before wasm-opt, copied over the shipped
-// module) to see Rust names.
+// keeps its function names (`SPLIT_KEEP_NAMES=1 trunk build --release`: tools/split.mjs then
+// keeps the names in every piece of the page's module) to see Rust names.
 //
 //   node tests/bench/lab-profile.mjs [--cpu N] [--dist DIR] [--top N]
 
