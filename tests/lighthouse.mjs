@@ -55,7 +55,13 @@ function launchChromium() {
   const stop = async () => {
     child.kill();
     await exited;
-    fs.rmSync(profile, { recursive: true, force: true, maxRetries: 5 });
+    // Chromium's helper processes can still be writing its cache when the browser has exited;
+    // a profile left in the temporary directory must not throw away the measurements.
+    try {
+      fs.rmSync(profile, { recursive: true, force: true, maxRetries: 10, retryDelay: 200 });
+    } catch (e) {
+      console.error(`lighthouse: left ${profile} behind (${e.code})`);
+    }
   };
   return new Promise((resolve, reject) => {
     let err = "";

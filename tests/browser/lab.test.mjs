@@ -143,7 +143,9 @@ test("every preset runs in the lab", async () => {
 
 test("while a run comes in, a chart off screen waits, and draws when scrolled to or when the run ends", async () => {
   const page = await app.page();
-  await open(page, app.url, "lab?preset=fleet-seed");
+  // Two simulated hours: at x100 the run lasts 72 s of wall time, so on a loaded machine it
+  // is still coming in when the checks below read its progress (one hour once ended first).
+  await open(page, app.url, "lab?preset=fleet-seed&duration=7200");
   await page.waitForSelector(`${tid("lab-progress")}[data-state="running"]`);
   await page.selectOption(tid("lab-speed"), "x100");
   const canvas = tid("plot-fleet-canvas");
