@@ -20,7 +20,7 @@ use leptos::prelude::*;
 /// whole trainer. A page whose piece has arrived draws at once; [`preload`] fetches the first
 /// page's piece before the app mounts, so the first paint is never an empty frame.
 pub fn render(route: Route) -> AnyView {
-    Suspend::new(async move { page(route).await }).into_any()
+    Suspend::new(page(route)).into_any()
 }
 
 /// Loads the piece of the module that draws `route`'s page, without drawing it.
