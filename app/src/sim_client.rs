@@ -26,6 +26,8 @@ const MAX_WORKERS: usize = 8;
 pub struct JobHandle(u64);
 
 type Handler = Box<dyn FnMut(Reply)>;
+/// Reads worker `usize`'s message.
+type Reader = fn(usize, &str);
 /// A worker's message and error listeners.
 type Listeners = (
     Closure<dyn FnMut(MessageEvent)>,
@@ -51,10 +53,18 @@ struct Pool {
     next_id: u64,
     /// The longest a reply took to read (parse) on the main thread, ms.
     longest_ms: f64,
+    /// Messages that arrived before the page first submitted a job (a worker's "ready", say),
+    /// by worker, unread.
+    unread: Vec<(usize, String)>,
 }
 
 thread_local! {
     static POOL: RefCell<Pool> = RefCell::new(Pool::default());
+    /// Reads a worker's message: set by the first [`submit`], so the code that reads the
+    /// simulators' messages (their whole result types) sits with the pages that run jobs, not
+    /// in the frame every page loads before it is drawn ([`prewarm`] starts a worker from
+    /// there). Until then a message waits in `Pool::unread`.
+    static READ: std::cell::Cell<Option<Reader>> = const { std::cell::Cell::new(None) };
 }
 
 thread_local! {
@@ -97,7 +107,10 @@ fn spawn(p: &mut Pool) -> Option<usize> {
     let worker = Worker::new(WORKER_URL).ok()?;
     let on_message = Closure::<dyn FnMut(MessageEvent)>::new(move |e: MessageEvent| {
         let text = e.data().as_string().unwrap_or_default();
-        receive(index, &text);
+        match READ.with(std::cell::Cell::get) {
+            Some(read) => read(index, &text),
+            None => POOL.with(|p| p.borrow_mut().unread.push((index, text))),
+        }
     });
     let on_error = Closure::<dyn FnMut(ErrorEvent)>::new(move |e: ErrorEvent| {
         e.prevent_default();
@@ -160,6 +173,16 @@ fn send(slot: &mut Slot, m: &ToWorker) {
 /// Sends `job` to a worker; `on` hears every reply until `Done` or `Failed` (after which it
 /// is dropped). If no worker can start, `on` hears `Failed` at once.
 pub fn submit(job: Job, on: impl FnMut(Reply) + 'static) -> JobHandle {
+    // (Through `black_box`: the optimiser would otherwise see that `receive` is the only
+    // reader ever stored and call it directly from the worker's listener, putting it back in
+    // the frame.)
+    let reader: Reader = std::hint::black_box(receive);
+    if READ.with(|r| r.replace(Some(reader))).is_none() {
+        let unread = POOL.with(|p| std::mem::take(&mut p.borrow_mut().unread));
+        for (index, text) in unread {
+            receive(index, &text);
+        }
+    }
     let mut on: Handler = Box::new(on);
     let sent = POOL.with(|p| {
         let mut p = p.borrow_mut();
@@ -286,6 +309,8 @@ fn died(index: usize, why: &str) {
         if let Some(slot) = p.slots.get_mut(index).and_then(Option::take) {
             slot.worker.terminate();
         }
+        // A new worker in its place must not read the dead one's "ready".
+        p.unread.retain(|(i, _)| *i != index);
         p.handlers
             .iter()
             .filter(|(_, (i, _))| *i == index)

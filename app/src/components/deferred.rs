@@ -15,6 +15,11 @@
 //! Pages drawn later (the learner follows a link) are drawn at once: the module is running by
 //! then, and a page drawn again in place (the same page with another query) keeps its elements
 //! and their state (an open `<details>`, a field's text) only if it is drawn the same way.
+//!
+//! A region whose code is a piece of the module of its own ([`lazy_region`]: a `#[lazy]`
+//! function, such as the lesson's widgets or the calculator's simulator check, which bring the
+//! simulators' set-up and the engine note) is drawn when its piece has arrived; until then it
+//! counts as part of the page being drawn (`data-drawing` stays, [`when_drawn`] waits).
 
 use leptos::prelude::*;
 use std::cell::{Cell, RefCell};
@@ -32,6 +37,8 @@ thread_local! {
     /// The first page has been drawn whole: regions from now on are drawn at once.
     static FIRST_DRAWN: Cell<bool> = const { Cell::new(false) };
     static THEN: RefCell<Vec<Then>> = const { RefCell::new(Vec::new()) };
+    /// Lazily loaded regions not drawn yet.
+    static PENDING: Cell<usize> = const { Cell::new(0) };
 }
 
 /// Draws its children one slice after the page around it (see the module's notes). What the
@@ -71,10 +78,7 @@ fn draw_slice() {
         let Some(next) = QUEUE.with(|q| q.borrow_mut().pop_front()) else {
             SCHEDULED.with(|s| s.set(false));
             FIRST_DRAWN.with(|f| f.set(true));
-            mark_drawing(false);
-            for f in THEN.with(|t| std::mem::take(&mut *t.borrow_mut())) {
-                request_animation_frame(f);
-            }
+            finish_if_drawn();
             return;
         };
         // A region whose page has gone (the learner moved on) is skipped.
@@ -86,11 +90,56 @@ fn draw_slice() {
     gloo_timers::callback::Timeout::new(0, draw_slice).forget();
 }
 
+/// The page is drawn once no region is queued and no lazily loaded region waits for its piece:
+/// the document's root loses `data-drawing` and what waited for the whole page runs.
+fn finish_if_drawn() {
+    if SCHEDULED.with(Cell::get) || PENDING.with(Cell::get) > 0 {
+        return;
+    }
+    mark_drawing(false);
+    for f in THEN.with(|t| std::mem::take(&mut *t.borrow_mut())) {
+        request_animation_frame(f);
+    }
+}
+
+/// A lazily loaded region not drawn yet; dropped when its view is made, or when the page has
+/// gone before the piece arrived.
+struct Pending;
+
+impl Pending {
+    fn new() -> Pending {
+        PENDING.with(|p| p.set(p.get() + 1));
+        mark_drawing(true);
+        Pending
+    }
+}
+
+impl Drop for Pending {
+    fn drop(&mut self) {
+        PENDING.with(|p| p.set(p.get().saturating_sub(1)));
+        // At the next frame: the view made from the piece is in the page by then.
+        request_animation_frame(finish_if_drawn);
+    }
+}
+
+/// Draws the view `piece` makes once it is ready: `piece` is a `#[lazy]` function's future, so
+/// the region's code is fetched when the region is first drawn, not with the page. The page
+/// counts as being drawn until it is in (see the module's notes).
+pub fn lazy_region(piece: impl std::future::Future<Output = AnyView> + Send + 'static) -> AnyView {
+    let pending = Pending::new();
+    Suspend::new(async move {
+        let view = piece.await;
+        drop(pending);
+        view
+    })
+    .into_any()
+}
+
 /// Runs `f` at the next frame, or, when regions are queued then (a page being built now queues
-/// its regions as it goes), at the frame after the last is drawn.
+/// its regions as it goes) or wait for their piece, at the frame after the last is drawn.
 pub fn when_drawn(f: impl FnOnce() + 'static) {
     request_animation_frame(move || {
-        if SCHEDULED.with(Cell::get) {
+        if SCHEDULED.with(Cell::get) || PENDING.with(Cell::get) > 0 {
             THEN.with(|t| t.borrow_mut().push(Box::new(f)));
         } else {
             f();

@@ -44,6 +44,12 @@ fn key_id(key: &str) -> String {
     key.replace([':', '/'], "-")
 }
 
+/// Each item's link and label, in order.
+#[lazy]
+fn due_entries(items: Vec<Item>) -> Vec<(String, String)> {
+    items.iter().map(|i| (i.path(), label(i))).collect()
+}
+
 /// What is due today, first item first.
 #[component]
 pub fn DueToday() -> impl IntoView {
@@ -63,31 +69,38 @@ pub fn DueToday() -> impl IntoView {
                     );
                     return view! { <p data-testid="due-none">{later}</p> }.into_any();
                 }
-                let first = items[0].item.path();
-                let count = items.len();
-                let list = items
-                    .into_iter()
-                    .map(|i| {
-                        let when = match (i.overdue, i.card.lapses) {
-                            (0, 0) => "due today".to_string(),
-                            (0, _) => "missed last time".to_string(),
-                            (n, _) => format!("{n} day{} overdue", if n == 1 { "" } else { "s" }),
-                        };
-                        view! {
-                            <li data-testid=format!("due-{}", key_id(&i.key)) data-box=i.card.box_.to_string()>
-                                <PathLink to=i.item.path()>{label(&i.item)}</PathLink>
-                                <span class="muted">{format!(" · box {} · {when}", i.card.box_)}</span>
-                            </li>
-                        }
-                    })
-                    .collect_view();
-                view! {
-                    <p data-testid="due-count" data-value=count.to_string()>
-                        {format!("{count} item{} to practise today.", if count == 1 { "" } else { "s" })}
-                    </p>
-                    <ol class="due-list">{list}</ol>
-                    <p><PathLink to=first testid="due-start">"Start with the first"</PathLink></p>
-                }
+                // The links and labels come from the calculator's, the moments' and the
+                // mock's files: their own piece of the module, fetched only when something is
+                // due (a learner with nothing due never downloads it).
+                Suspend::new(async move {
+                    let entries = due_entries(items.iter().map(|i| i.item.clone()).collect()).await;
+                    let first = entries.first().map(|(path, _)| path.clone()).unwrap_or_default();
+                    let count = items.len();
+                    let list = items
+                        .into_iter()
+                        .zip(entries)
+                        .map(|(i, (path, label))| {
+                            let when = match (i.overdue, i.card.lapses) {
+                                (0, 0) => "due today".to_string(),
+                                (0, _) => "missed last time".to_string(),
+                                (n, _) => format!("{n} day{} overdue", if n == 1 { "" } else { "s" }),
+                            };
+                            view! {
+                                <li data-testid=format!("due-{}", key_id(&i.key)) data-box=i.card.box_.to_string()>
+                                    <PathLink to=path>{label}</PathLink>
+                                    <span class="muted">{format!(" · box {} · {when}", i.card.box_)}</span>
+                                </li>
+                            }
+                        })
+                        .collect_view();
+                    view! {
+                        <p data-testid="due-count" data-value=count.to_string()>
+                            {format!("{count} item{} to practise today.", if count == 1 { "" } else { "s" })}
+                        </p>
+                        <ol class="due-list">{list}</ol>
+                        <p><PathLink to=first testid="due-start">"Start with the first"</PathLink></p>
+                    }
+                })
                 .into_any()
             }}
         </section>

@@ -1,7 +1,9 @@
 //! Draws a content document: blocks as HTML, directives as live figures and widgets.
 
 use super::{estimate, probe, reversal, sheet, Lesson};
-use crate::components::{Deferred, DerivedAt, Figure, HiddenFigure, Link, RequestPath};
+use crate::components::{
+    lazy_region, Deferred, DerivedAt, Figure, HiddenFigure, Link, RequestPath,
+};
 use crate::route::Route;
 use leptos::prelude::*;
 use trainer_content::doc::{Block, Inline};
@@ -83,8 +85,16 @@ fn block(b: &Block, lesson: Lesson) -> AnyView {
         Block::Aside { blocks: inner } => {
             view! { <aside class="takeaway">{blocks(inner, lesson)}</aside> }.into_any()
         }
-        Block::Widget { kind, args } => widget(kind, args, lesson),
+        Block::Widget { kind, args } => lazy_region(widgets(kind.clone(), args.clone(), lesson)),
     }
+}
+
+/// The lesson's widgets are a piece of the module of their own: they bring the calculator's
+/// estimate boxes, the simulators' set-up, the engine note and the diagrams, which the text
+/// around them does not need, so the lesson's first screen does not wait for them.
+#[lazy]
+fn widgets(kind: String, args: Vec<String>, lesson: Lesson) -> AnyView {
+    widget(&kind, &args, lesson)
 }
 
 fn widget(kind: &str, args: &[String], lesson: Lesson) -> AnyView {

@@ -6,8 +6,8 @@ use super::misfit::MisfitBanner;
 use super::sensitivity::Sensitivity;
 use super::simcheck::{words, SimCheckPanel};
 use super::state::Calc;
+use crate::components::{lazy_region, Deferred, Link};
 use crate::components::{ChoiceField, FieldMessage, NumberField, UrlErrors};
-use crate::components::{Deferred, Link};
 use crate::route::Route;
 use crate::text::fill;
 use leptos::prelude::*;
@@ -115,7 +115,7 @@ pub fn Calculator(q: Question) -> impl IntoView {
                 </div>
             </div>
             // Below the inputs, the page is drawn a slice at a time (see `Deferred`).
-            {(q == Question::Fleet).then(|| view! { <Deferred><SimCheckPanel c=c/></Deferred> })}
+            {(q == Question::Fleet).then(|| view! { <Deferred>{lazy_region(sim_check(c))}</Deferred> })}
             <Deferred><Sensitivity c=c/></Deferred>
             <Deferred><Drills c=c/></Deferred>
             <Deferred>
@@ -126,6 +126,13 @@ pub fn Calculator(q: Question) -> impl IntoView {
             </Deferred>
         </section>
     }
+}
+
+/// The simulator check, a piece of the module of its own: it brings the fleet simulator's
+/// set-up and the engine note, which the rest of the calculator does not need.
+#[lazy]
+fn sim_check(c: Calc) -> AnyView {
+    view! { <SimCheckPanel c=c/> }.into_any()
 }
 
 /// Every input, grouped, with units and inline messages.
