@@ -28,13 +28,15 @@ const dist = path.resolve(arg("--dist", path.join(repo, "dist")));
 // Kilobytes (1,000 bytes), gzipped.
 const BUDGET_KB = Number(arg("--budget", process.env.FIRST_LOAD_BUDGET_KB || 680));
 const TARGET_KB = 350;
-// Each landing page's HTML file, and the split point of its page (a `#[lazy]` function in
+// Each landing page's HTML file, the split point of its page (a `#[lazy]` function in
 // app/src/pages/mod.rs): the page's piece of the module and the shared chunks it needs load
-// before the page is drawn, so they count.
+// before the page is drawn, so they count; and the split points of the regions the page draws
+// when their piece arrives (`lazy_region`: below the first screen, or only when the learner
+// has something due), reported apart as what follows the first load.
 const LANDING = [
-  ["home", "index.html", "home_page"],
-  ["lesson", "lesson/index.html", "lesson_page"],
-  ["calculator", "size/fleet/index.html", "size_pages"],
+  ["home", "index.html", "home_page", ["due_entries"]],
+  ["lesson", "lesson/index.html", "lesson_page", ["widgets"]],
+  ["calculator", "size/fleet/index.html", "size_pages", ["sim_check", "below"]],
 ];
 
 const gz = (file) => zlib.gzipSync(fs.readFileSync(file), { level: 9 }).length;
@@ -57,32 +59,29 @@ function assets(html) {
   // The app's JS imports the split loader (tools/split.mjs), which is fetched with it.
   for (const ref of [...refs]) {
     if (!ref.endsWith(".js") || !fs.existsSync(path.join(dist, ref))) continue;
-    for (const m of fs.readFileSync(path.join(dist, ref), "utf8").matchAll(/ from "\.\/(__wasm_split-[0-9a-f]+\.js)"/g)) refs.add(m[1]);
+    for (const m of fs.readFileSync(path.join(dist, ref), "utf8").matchAll(/from\s*"\.\/(__wasm_split-[0-9a-f]+\.js)"/g)) refs.add(m[1]);
   }
   return [...refs];
 }
 
-/** The files the split loader fetches before the page of split point `name` draws: the
- * page's piece and every chunk it lists, as `__wasm_split-<hash>.js` names them. */
-function pieces(loaderFile, name) {
-  const js = fs.readFileSync(loaderFile, "utf8");
-  const chunks = new Map();
-  for (const m of js.matchAll(/const (__chunk_\d+) = makeLoad\(\(\) => \{\s*const src = fetch\(new URL\("\.\/([^"]+)"/g)) chunks.set(m[1], m[2]);
-  const re = new RegExp(`export const __wasm_split_load_${name}_\\d+ = wrapAsyncCb\\(makeLoad\\(\\(\\) => \\{\\s*const src = fetch\\(new URL\\("\\./([^"]+)"[\\s\\S]*?, \\[([^\\]]*)\\]\\)\\);`);
-  const m = js.match(re);
-  if (!m) return null;
-  const deps = m[2].split(",").map((d) => d.trim()).filter(Boolean);
-  if (deps.some((d) => !chunks.has(d))) return null;
-  return [m[1], ...deps.map((d) => chunks.get(d))];
+/** What tools/split.mjs wrote of the split: for each split point, the files it fetches. */
+function manifest() {
+  const file = path.join(dist, "wasm-pieces.json");
+  if (!fs.existsSync(file)) {
+    console.error("budget: the build has no wasm-pieces.json: was the module split (tools/split.mjs)?");
+    process.exit(2);
+  }
+  return JSON.parse(fs.readFileSync(file, "utf8"));
 }
 
 if (!fs.existsSync(path.join(dist, "index.html"))) {
   console.error(`budget: no build in ${dist} (run ./dev build first)`);
   process.exit(2);
 }
+const split = manifest();
 let over = false;
 const rows = [];
-for (const [name, file, splitPoint] of LANDING) {
+for (const [name, file, splitPoint, afterwards] of LANDING) {
   const htmlFile = path.join(dist, file);
   if (!fs.existsSync(htmlFile)) {
     console.error(`budget: ${file} is missing from the build`);
@@ -90,14 +89,13 @@ for (const [name, file, splitPoint] of LANDING) {
   }
   const html = fs.readFileSync(htmlFile, "utf8");
   const files = assets(html);
-  const loader = files.find((f) => f.startsWith("__wasm_split-"));
-  if (!loader) {
+  if (!files.some((f) => f.startsWith("__wasm_split-"))) {
     console.error(`budget: ${file} does not load the split loader (__wasm_split-<hash>.js): was the module split?`);
     process.exit(2);
   }
-  const page = pieces(path.join(dist, loader), splitPoint);
+  const page = split[splitPoint];
   if (!page) {
-    console.error(`budget: the split loader has no page piece ${splitPoint} (app/src/pages/mod.rs)`);
+    console.error(`budget: the split has no page piece ${splitPoint} (app/src/pages/mod.rs)`);
     process.exit(2);
   }
   files.push(...page);
@@ -118,13 +116,23 @@ for (const [name, file, splitPoint] of LANDING) {
     console.error(`budget: ${file} loads the simulators' worker before first paint`);
     over = true;
   }
-  rows.push({ name, total, ...parts });
+  // The regions drawn when their piece arrives: what they fetch beyond the first load.
+  const later = new Set();
+  for (const point of afterwards) {
+    if (!split[point]) {
+      console.error(`budget: the split has no region piece ${point} (a lazy_region of ${name})`);
+      process.exit(2);
+    }
+    for (const f of split[point]) if (!files.includes(f)) later.add(f);
+  }
+  const then = [...later].reduce((sum, f) => sum + gz(path.join(dist, f)), 0);
+  rows.push({ name, total, then, requests: files.length + 1, ...parts });
   if (total > BUDGET_KB * 1000) over = true;
 }
 const kb = (b) => `${(b / 1000).toFixed(1)} KB`;
-console.log("first load, gzipped: page, HTML, WebAssembly, JS, CSS, total");
+console.log("first load, gzipped: page, HTML, WebAssembly, JS, CSS, total, requests; then, the regions drawn as their pieces arrive");
 for (const r of rows) {
-  console.log(`  ${r.name.padEnd(11)} ${kb(r.html).padStart(9)} ${kb(r.wasm).padStart(9)} ${kb(r.js).padStart(9)} ${kb(r.css).padStart(9)} ${kb(r.total).padStart(10)}`);
+  console.log(`  ${r.name.padEnd(11)} ${kb(r.html).padStart(9)} ${kb(r.wasm).padStart(9)} ${kb(r.js).padStart(9)} ${kb(r.css).padStart(9)} ${kb(r.total).padStart(10)} ${String(r.requests).padStart(4)}   then ${kb(r.then)}`);
 }
 const worker = path.join(dist, "trainer-worker_bg.wasm");
 if (fs.existsSync(worker)) {

@@ -46,6 +46,15 @@ try {
   fail(`splitting the page's module failed: ${e.message}`);
 }
 
+// 0b. The stylesheets, as one minified file: Trunk writes one file per stylesheet of
+// index.html, as written (comments and all), and every page loads all of them. One file in
+// the same order is the same cascade, one request instead of eight, and a third of the bytes.
+try {
+  combineStyles(dir);
+} catch (e) {
+  fail(`combining the stylesheets failed: ${e.message}`);
+}
+
 // The routes and their first paints, from the native generator. Cargo builds it for the host
 // (Trunk's wasm32 target is a command-line flag of its own cargo call, not inherited).
 const env = { ...process.env };
@@ -159,6 +168,41 @@ function listFiles(root, rel = "") {
 }
 
 /** The page's background in light and dark (`--surface` in main.css), for the theme colour. */
+/** Replaces the stylesheets index.html links (in `dir`) by one file, `style-<hash>.css`, their
+ * contents in the same order, minified. */
+function combineStyles(dir) {
+  const file = path.join(dir, "index.html");
+  let html = fs.readFileSync(file, "utf8");
+  const links = [...html.matchAll(/<link rel="stylesheet" href="\.\/([^"]+\.css)"[^>]*>\n?/g)];
+  if (links.length === 0) throw new Error("index.html links no stylesheet");
+  const css = links.map((m) => minifyCss(fs.readFileSync(path.join(dir, m[1]), "utf8"))).join("\n");
+  const name = `style-${crypto.createHash("sha256").update(css).digest("hex").slice(0, 16)}.css`;
+  fs.writeFileSync(path.join(dir, name), css);
+  const sri = `sha384-${crypto.createHash("sha384").update(css).digest("base64")}`;
+  html = html.replace(links[0][0], `<link rel="stylesheet" href="./${name}" integrity="${sri}"/>\n`);
+  for (const m of links.slice(1)) html = html.replace(m[0], "");
+  fs.writeFileSync(file, html);
+  for (const m of links) fs.rmSync(path.join(dir, m[1]));
+}
+
+/** CSS without its comments and the white space it does not need. Quoted strings are kept as
+ * they are (a comment is found only outside one, and a quote only outside a comment); outside
+ * them, runs of white space become one space, and the space around braces, semicolons, commas
+ * and the child combinator goes (never around `+` or `-`, which `calc()` needs spaced). */
+function minifyCss(css) {
+  return css
+    .split(/("(?:[^"\\\n]|\\.)*"|'(?:[^'\\\n]|\\.)*'|\/\*[\s\S]*?\*\/)/)
+    .map((part, i) => {
+      if (i % 2 === 1) return part.startsWith("/*") ? " " : part;
+      return part
+        .replace(/\s+/g, " ")
+        .replace(/ ?([{};,>]) ?/g, "$1")
+        .replace(/;}/g, "}");
+    })
+    .join("")
+    .trim();
+}
+
 function themeColours(css) {
   const all = [...css.matchAll(/--surface:\s*(#[0-9a-fA-F]{3,8})\s*;/g)].map((m) => m[1]);
   if (all.length < 2) fail("style/main.css lacks a light and a dark --surface colour");

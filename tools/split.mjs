@@ -24,7 +24,11 @@ import crypto from "node:crypto";
 import { execFileSync } from "node:child_process";
 import { fileURLToPath } from "node:url";
 
+const repo = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const LOADER = "__wasm_split.js";
+/** The split's table of contents, written beside the pieces: for each split point (a
+ * `#[lazy]` function's name), the files it fetches before it runs. */
+export const MANIFEST = "wasm-pieces.json";
 
 /** Replaces the page's module in `dir` (a Trunk staging or dist directory) by its split form,
  * cut from `wasm` (the linker's output, with relocations). Returns what it wrote. */
@@ -76,6 +80,15 @@ export async function split(dir, { wasm, log = console.error } = {}) {
       loader = loader.split(ref).join(`"./${named}"`);
       fs.renameSync(p, path.join(dir, named));
     }
+    // What each split point fetches before it runs (its piece and the chunks it lists), read
+    // off the loader before it is minified: tests/budget.mjs reads it.
+    const manifest = pieceManifest(loader);
+    fs.writeFileSync(path.join(dir, MANIFEST), `${JSON.stringify(manifest, null, 1)}\n`);
+    // The loader and the main module's JS, minified (Terser): a tenth of a landing page's
+    // download was their white space and long local names.
+    const { minify } = await import(path.join(repo, "tests", "node_modules", "terser", "main.js"));
+    const small = async (code) => (await minify(code, { module: true, ecma: 2020 })).code;
+    loader = await small(loader);
     // The loader imports initSync from the main module's JS, by that file's (unchanged) name.
     const loaderName = LOADER.replace(/\.js$/, `-${hash(loader)}.js`);
     fs.writeFileSync(path.join(dir, loaderName), loader);
@@ -87,7 +100,7 @@ export async function split(dir, { wasm, log = console.error } = {}) {
     const importRef = ` from "./${LOADER}"`;
     if (!js.includes(importRef)) throw new Error(`the main module's JS does not import ${LOADER}`);
     js = js.split(importRef).join(` from "./${loaderName}"`);
-    fs.writeFileSync(path.join(dir, mainJs), js);
+    fs.writeFileSync(path.join(dir, mainJs), await small(js));
     fs.copyFileSync(bgWasm, path.join(dir, mainWasm));
 
     // The HTML files' preload hints carry Trunk's integrity hashes of the files just replaced.
@@ -105,6 +118,22 @@ export async function split(dir, { wasm, log = console.error } = {}) {
   } finally {
     fs.rmSync(tmp, { recursive: true, force: true });
   }
+}
+
+/** For each split point, the files the loader fetches before it runs: its piece, then every
+ * chunk it lists, in the loader's order. */
+function pieceManifest(js) {
+  const chunks = new Map();
+  for (const m of js.matchAll(/const (__chunk_\d+) = makeLoad\(\(\) => \{\s*const src = fetch\(new URL\("\.\/([^"]+)"/g)) chunks.set(m[1], m[2]);
+  const out = {};
+  for (const m of js.matchAll(/export const __wasm_split_load_([A-Za-z0-9_]+?)_\d+ = wrapAsyncCb\(makeLoad\(\(\) => \{\s*const src = fetch\(new URL\("\.\/([^"]+)"[\s\S]*?, \[([^\]]*)\]\)\);/g)) {
+    const deps = m[3].split(",").map((d) => d.trim()).filter(Boolean);
+    const missing = deps.filter((d) => !chunks.has(d));
+    if (missing.length) throw new Error(`the loader's ${m[1]} needs chunks it does not define: ${missing.join(", ")}`);
+    out[m[1]] = [m[2], ...deps.map((d) => chunks.get(d))];
+  }
+  if (Object.keys(out).length === 0) throw new Error("no split point found in the loader (has wasm-split-cli's output changed?)");
+  return out;
 }
 
 /** The module without its custom sections but those named in `keep` and, when `keepNames`, its
@@ -159,7 +188,6 @@ function run(cmd, args) {
 
 /** Binaryen's JS API, from the Node tools (tests/node_modules, pinned by its lock file). */
 function binaryenModule() {
-  const repo = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
   return path.join(repo, "tests", "node_modules", "binaryen", "index.js");
 }
 

@@ -13,7 +13,7 @@ pub struct Doc {
 
 /// A block of a document.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "t", rename_all = "snake_case")]
+#[serde(rename_all = "snake_case")]
 pub enum Block {
     /// A section heading (levels 2 to 4), with an id for links and the table of contents.
     Heading {
@@ -47,7 +47,7 @@ pub enum Block {
 
 /// A run of text inside a block.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "t", rename_all = "snake_case")]
+#[serde(rename_all = "snake_case")]
 pub enum Inline {
     Text {
         text: String,

@@ -116,8 +116,7 @@ pub fn Calculator(q: Question) -> impl IntoView {
             </div>
             // Below the inputs, the page is drawn a slice at a time (see `Deferred`).
             {(q == Question::Fleet).then(|| view! { <Deferred>{lazy_region(sim_check(c))}</Deferred> })}
-            <Deferred><Sensitivity c=c/></Deferred>
-            <Deferred><Drills c=c/></Deferred>
+            <Deferred>{lazy_region(below(c))}</Deferred>
             <Deferred>
                 <nav class="size-others" aria-label="Other questions">
                     <h2>"Other questions"</h2>
@@ -133,6 +132,17 @@ pub fn Calculator(q: Question) -> impl IntoView {
 #[lazy]
 fn sim_check(c: Calc) -> AnyView {
     view! { <SimCheckPanel c=c/> }.into_any()
+}
+
+/// The sensitivity table and the drills, a piece of the module of their own: below the fold,
+/// they need not hold up the inputs and the steps.
+#[lazy]
+fn below(c: Calc) -> AnyView {
+    view! {
+        <Deferred><Sensitivity c=c/></Deferred>
+        <Deferred><Drills c=c/></Deferred>
+    }
+    .into_any()
 }
 
 /// Every input, grouped, with units and inline messages.
