@@ -67,3 +67,81 @@ test("the first paint stays until the page is drawn, and nothing on screen shift
     await page.context().close();
   }
 });
+
+test("a region drawn from its own piece arrives after the page, and the page counts as drawing until it is in", async () => {
+  const page = await app.page();
+  const pieces = watchPieces(page);
+  // `open` waits until the root loses data-drawing (tests/browser/harness.mjs): by then every
+  // lazily loaded region must be in the page.
+  await open(page, app.url, "lesson");
+  assert.deepEqual(pieces.slice(0, 2), ["lesson_page", "widgets"], `pieces: ${pieces.join(", ")}`);
+  assert.equal(await page.locator('[data-testid="estimate-replicas"]').count(), 1, "the lesson's estimate box");
+  assert.equal(await page.locator('[data-testid="diagram-request-path"]').count(), 1, "the lesson's diagram");
+  await open(page, app.url, "size/fleet");
+  for (const p of ["size_pages", "sim_check", "below"]) assert.ok(pieces.includes(p), `${p} in ${pieces.join(", ")}`);
+  for (const id of ["simcheck", "sensitivity"]) {
+    assert.equal(await page.locator(`[data-testid="${id}"]`).count(), 1, id);
+  }
+  assert.deepEqual(page.problems, []);
+  await page.context().close();
+  // A deep link to a part of a lazily loaded region scrolls to it once it is drawn.
+  const deep = await app.page();
+  await open(deep, app.url, "size/fleet#simcheck-h");
+  await deep.waitForFunction(() => {
+    const r = document.getElementById("simcheck-h")?.getBoundingClientRect();
+    return r && r.top >= -2 && r.top < window.innerHeight / 2;
+  }, null, { timeout: 10000 });
+  assert.deepEqual(deep.problems, []);
+  await deep.context().close();
+});
+
+test("the due list reads its labels from a piece fetched only when something is due", async () => {
+  const page = await app.page();
+  const pieces = watchPieces(page);
+  await open(page, app.url, "");
+  assert.ok(!pieces.includes("due_entries"), "nothing is due on a fresh profile");
+  // A drill answered wrong today is due today.
+  await open(page, app.url, "size/fleet");
+  await page.click('[data-testid="drill-new"]');
+  const target = await page.getAttribute('[data-testid="drill-card"]', "data-target");
+  await page.fill('[data-testid="drill-answer"]', "0.0000001");
+  await page.click('[data-testid="drill-check"]');
+  await page.waitForSelector('[data-testid="drill-result"][data-correct="false"]');
+  await page.click('[data-testid="brand"]');
+  await page.waitForSelector('[data-testid="due-today"]');
+  const item = `[data-testid="due-drill-fleet-${target}"]`;
+  await page.waitForSelector(item, { timeout: 20000 });
+  assert.ok(pieces.includes("due_entries"), `pieces: ${pieces.join(", ")}`);
+  assert.match(await page.textContent(item), /^Drill: Size the fleet, /);
+  assert.deepEqual(page.problems, []);
+  await page.context().close();
+});
+
+test("the one stylesheet holds every rule of the source stylesheets, in their order", async () => {
+  const fs = await import("node:fs");
+  const path = await import("node:path");
+  const repo = path.resolve(import.meta.dirname, "..", "..");
+  const index = fs.readFileSync(path.join(repo, "index.html"), "utf8");
+  const sources = [...index.matchAll(/<link data-trunk rel="css" href="([^"]+)">/g)].map((m) => fs.readFileSync(path.join(repo, m[1]), "utf8"));
+  assert.ok(sources.length > 1, "index.html names its stylesheets");
+  const page = await app.page();
+  await open(page, app.url, "");
+  const [served, source, sheets] = await page.evaluate((texts) => {
+    const rules = (sheet) => [...sheet.cssRules].map((r) => r.cssText);
+    const parsed = texts.flatMap((t) => {
+      const s = new CSSStyleSheet();
+      s.replaceSync(t);
+      return rules(s);
+    });
+    return [rules(document.styleSheets[0]), parsed, document.styleSheets.length];
+  }, sources).then(([a, b, n]) => {
+    // White space outside strings means nothing in CSS; a value the browser keeps as written
+    // (a custom property's, or one with `var()`) keeps the source's line breaks.
+    const ws = (rules) => rules.map((r) => r.replace(/\s+/g, " "));
+    return [ws(a), ws(b), n];
+  });
+  assert.equal(sheets, 1, "one stylesheet");
+  assert.ok(source.length > 100, `rules: ${source.length}`);
+  assert.deepEqual(served, source);
+  await page.context().close();
+});

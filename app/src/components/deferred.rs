@@ -93,13 +93,25 @@ fn draw_slice() {
 /// The page is drawn once no region is queued and no lazily loaded region waits for its piece:
 /// the document's root loses `data-drawing` and what waited for the whole page runs.
 fn finish_if_drawn() {
-    if SCHEDULED.with(Cell::get) || PENDING.with(Cell::get) > 0 {
+    if busy() {
         return;
     }
-    mark_drawing(false);
-    for f in THEN.with(|t| std::mem::take(&mut *t.borrow_mut())) {
-        request_animation_frame(f);
-    }
+    // At the next frame, checked again: a region made visible in the last slice is built by
+    // an effect after the slice, and it may be one that waits for its piece.
+    request_animation_frame(|| {
+        if busy() {
+            return;
+        }
+        mark_drawing(false);
+        for f in THEN.with(|t| std::mem::take(&mut *t.borrow_mut())) {
+            f();
+        }
+    });
+}
+
+/// Regions are queued, or wait for their piece.
+fn busy() -> bool {
+    SCHEDULED.with(Cell::get) || PENDING.with(Cell::get) > 0
 }
 
 /// A lazily loaded region not drawn yet; dropped when its view is made, or when the page has
@@ -117,8 +129,8 @@ impl Pending {
 impl Drop for Pending {
     fn drop(&mut self) {
         PENDING.with(|p| p.set(p.get().saturating_sub(1)));
-        // At the next frame: the view made from the piece is in the page by then.
-        request_animation_frame(finish_if_drawn);
+        // The view made from the piece is in the page by the frame `finish_if_drawn` waits for.
+        finish_if_drawn();
     }
 }
 
@@ -139,7 +151,7 @@ pub fn lazy_region(piece: impl std::future::Future<Output = AnyView> + Send + 's
 /// its regions as it goes) or wait for their piece, at the frame after the last is drawn.
 pub fn when_drawn(f: impl FnOnce() + 'static) {
     request_animation_frame(move || {
-        if SCHEDULED.with(Cell::get) || PENDING.with(Cell::get) > 0 {
+        if busy() {
             THEN.with(|t| t.borrow_mut().push(Box::new(f)));
         } else {
             f();

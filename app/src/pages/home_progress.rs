@@ -2,7 +2,7 @@
 //! a link straight to the first item), progress across every section, and the learner's own
 //! copy of it: export to a JSON file, import one, reset with confirmation.
 
-use crate::components::PathLink;
+use crate::components::{lazy_region, PathLink};
 use crate::progress::{today, use_progress};
 use leptos::prelude::*;
 use trainer_course::sizing::{derive, Inputs, Question};
@@ -72,7 +72,7 @@ pub fn DueToday() -> impl IntoView {
                 // The links and labels come from the calculator's, the moments' and the
                 // mock's files: their own piece of the module, fetched only when something is
                 // due (a learner with nothing due never downloads it).
-                Suspend::new(async move {
+                lazy_region(async move {
                     let entries = due_entries(items.iter().map(|i| i.item.clone()).collect()).await;
                     let first = entries.first().map(|(path, _)| path.clone()).unwrap_or_default();
                     let count = items.len();
@@ -100,8 +100,8 @@ pub fn DueToday() -> impl IntoView {
                         <ol class="due-list">{list}</ol>
                         <p><PathLink to=first testid="due-start">"Start with the first"</PathLink></p>
                     }
+                    .into_any()
                 })
-                .into_any()
             }}
         </section>
     }
