@@ -36,7 +36,7 @@ const TARGET_KB = 350;
 const LANDING = [
   ["home", "index.html", "home_page", ["due_entries"]],
   ["lesson", "lesson/index.html", "lesson_page", ["widgets"]],
-  ["calculator", "size/fleet/index.html", "size_pages", ["sim_check", "below"]],
+  ["calculator", "size/fleet/index.html", "size_pages", ["below"]],
 ];
 
 const gz = (file) => zlib.gzipSync(fs.readFileSync(file), { level: 9 }).length;

@@ -78,7 +78,7 @@ test("a region drawn from its own piece arrives after the page, and the page cou
   assert.equal(await page.locator('[data-testid="estimate-replicas"]').count(), 1, "the lesson's estimate box");
   assert.equal(await page.locator('[data-testid="diagram-request-path"]').count(), 1, "the lesson's diagram");
   await open(page, app.url, "size/fleet");
-  for (const p of ["size_pages", "sim_check", "below"]) assert.ok(pieces.includes(p), `${p} in ${pieces.join(", ")}`);
+  for (const p of ["size_pages", "below"]) assert.ok(pieces.includes(p), `${p} in ${pieces.join(", ")}`);
   for (const id of ["simcheck", "sensitivity"]) {
     assert.equal(await page.locator(`[data-testid="${id}"]`).count(), 1, id);
   }

@@ -114,8 +114,8 @@ pub fn Calculator(q: Question) -> impl IntoView {
                     <Deferred><StepsPanel c=c/></Deferred>
                 </div>
             </div>
-            // Below the inputs, the page is drawn a slice at a time (see `Deferred`).
-            {(q == Question::Fleet).then(|| view! { <Deferred>{lazy_region(sim_check(c))}</Deferred> })}
+            // Below the inputs, the page is drawn a slice at a time (see `Deferred`), from a
+            // piece of the module of its own.
             <Deferred>{lazy_region(below(c))}</Deferred>
             <Deferred>
                 <nav class="size-others" aria-label="Other questions">
@@ -127,18 +127,14 @@ pub fn Calculator(q: Question) -> impl IntoView {
     }
 }
 
-/// The simulator check, a piece of the module of its own: it brings the fleet simulator's
-/// set-up and the engine note, which the rest of the calculator does not need.
-#[lazy]
-fn sim_check(c: Calc) -> AnyView {
-    view! { <SimCheckPanel c=c/> }.into_any()
-}
-
-/// The sensitivity table and the drills, a piece of the module of their own: below the fold,
-/// they need not hold up the inputs and the steps.
+/// What the calculator shows below its inputs and steps, a piece of the module of its own:
+/// the simulator check (the fleet question's; it brings the fleet simulator's set-up and the
+/// engine note), the sensitivity table and the drills, none of which the inputs and the steps
+/// need.
 #[lazy]
 fn below(c: Calc) -> AnyView {
     view! {
+        {(c.q == Question::Fleet).then(|| view! { <Deferred><SimCheckPanel c=c/></Deferred> })}
         <Deferred><Sensitivity c=c/></Deferred>
         <Deferred><Drills c=c/></Deferred>
     }
