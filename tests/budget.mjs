@@ -10,9 +10,10 @@
 // margin, so a change that makes the landing pages heavier fails CI; lower it as the page
 // sheds weight (ARCHITECTURE.md, "The page stays light"). Raised once, from 1,030 to 1,045 KB,
 // for issue 23's fidelity work (22.3 KB gzipped, measured against the commit before it on the
-// same machine); lowered to 990 KB when the TOML parser left the page (981.6 KB measured), and
-// to 680 KB when the page's module was split by page (668.4 KB measured, the lesson):
-// README, "Weight".
+// same machine); lowered to 990 KB when the TOML parser left the page (981.6 KB measured), to
+// 680 KB when the page's module was split by page (668.4 KB measured, the lesson), and to 420 KB
+// when parts of pages became pieces of their own (407.7 KB measured, the calculator): README,
+// "Weight".
 
 import fs from "node:fs";
 import path from "node:path";
@@ -26,7 +27,11 @@ const arg = (name, fallback) => {
 };
 const dist = path.resolve(arg("--dist", path.join(repo, "dist")));
 // Kilobytes (1,000 bytes), gzipped.
-const BUDGET_KB = Number(arg("--budget", process.env.FIRST_LOAD_BUDGET_KB || 680));
+// A page that meets the target is held to it; the others to the ratchet. `--budget` (or
+// FIRST_LOAD_BUDGET_KB) sets one budget for every page.
+const RATCHET_KB = 420;
+const given = arg("--budget", process.env.FIRST_LOAD_BUDGET_KB);
+const budgetOf = (name) => Number(given ?? (name === "calculator" ? RATCHET_KB : TARGET_KB));
 const TARGET_KB = 350;
 // Each landing page's HTML file, the split point of its page (a `#[lazy]` function in
 // app/src/pages/mod.rs): the page's piece of the module and the shared chunks it needs load
@@ -127,7 +132,11 @@ for (const [name, file, splitPoint, afterwards] of LANDING) {
   }
   const then = [...later].reduce((sum, f) => sum + gz(path.join(dist, f)), 0);
   rows.push({ name, total, then, requests: files.length + 1, ...parts });
-  if (total > BUDGET_KB * 1000) over = true;
+  const budget = budgetOf(name);
+  if (total > budget * 1000) {
+    console.error(`budget: ${name} loads ${(total / 1000).toFixed(1)} KB before it is usable, over its ${budget} KB`);
+    over = true;
+  }
 }
 const kb = (b) => `${(b / 1000).toFixed(1)} KB`;
 console.log("first load, gzipped: page, HTML, WebAssembly, JS, CSS, total, requests; then, the regions drawn as their pieces arrive");
@@ -138,7 +147,7 @@ const worker = path.join(dist, "trainer-worker_bg.wasm");
 if (fs.existsSync(worker)) {
   console.log(`  the simulators' worker (after first paint): ${kb(gz(worker))} of WebAssembly`);
 }
-console.log(`budget ${BUDGET_KB} KB (the target is ${TARGET_KB} KB)`);
+console.log(`budgets: ${LANDING.map(([name]) => `${name} ${budgetOf(name)} KB`).join(", ")} (the target is ${TARGET_KB} KB)`);
 if (over) {
   console.error("budget: a landing page's first load is over the budget");
   process.exit(1);

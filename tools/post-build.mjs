@@ -2,6 +2,8 @@
 // page's WebAssembly into the frame and a piece per page (tools/split.mjs) and turns Trunk's
 // one index.html into the site:
 //
+// 0. The page's module is split by page (tools/split.mjs), and the stylesheets become one
+//    minified file.
 // 1. The assets wait for the base. Trunk writes the stylesheets, the module script and the
 //    preload hints as ordinary tags with relative URLs; a browser's preload scanner would fetch
 //    those at once against the page's own URL, before any script runs (on /trainer/size/fleet,

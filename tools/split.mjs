@@ -12,7 +12,9 @@
 // Trunk has already written its own, unsplit, page module and JS; they are replaced under the
 // same names (which index.html's loader and preload hints name, with their integrity hashes
 // recomputed here). The pieces and the loader get content hashes in their names, so a browser
-// never mixes a cached piece of one build with another build's main module.
+// never mixes a cached piece of one build with another build's main module. The loader and the
+// main JS are minified (Terser), and `wasm-pieces.json` lists what each split point fetches
+// (tests/budget.mjs reads it).
 //
 //   split(stagingDir, { wasm, log })   from tools/post-build.mjs
 //   node tools/split.mjs DIR WASM      on a copy of a build, for measuring
