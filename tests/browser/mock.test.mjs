@@ -182,6 +182,8 @@ test("a missed drill is due today on the home page, which takes the learner ther
   await page.click('[data-testid="nav-home"]');
   await page.waitForSelector('[data-testid="due-today"]');
   const item = `[data-testid="due-drill-fleet-${target}"]`;
+  // The labels come from a piece of the module fetched when something is first due.
+  await page.waitForSelector(item);
   assert.equal(await page.locator(item).count(), 1, target);
   assert.equal(await page.getAttribute(item, "data-box"), "1");
   assert.match(await page.textContent(item), /missed last time/);
@@ -458,6 +460,7 @@ for (const [name, viewport] of [["1280", DESKTOP], ["375", PHONE]]) {
     await page.click('[data-testid="nav-home"]');
     await page.waitForSelector('[data-testid="due-today"]');
     const due = '[data-testid="due-step-fleet-cost_per_hour"]';
+    await page.waitForSelector(due);
     assert.equal(await page.locator(due).count(), 1);
     assert.match(await page.textContent(due), /Mock figure: .*cost per hour.*missed last time/);
     assert.equal(await page.locator('[data-testid="due-step-fleet-replicas"]').count(), 0);
