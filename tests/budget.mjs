@@ -27,22 +27,22 @@ const arg = (name, fallback) => {
 };
 const dist = path.resolve(arg("--dist", path.join(repo, "dist")));
 // Kilobytes (1,000 bytes), gzipped.
-// A page that meets the target is held to it; the others to the ratchet. `--budget` (or
-// FIRST_LOAD_BUDGET_KB) sets one budget for every page.
+const TARGET_KB = 350;
+// A page that meets the target is held to it, the others to a ratchet (the last column of
+// LANDING). `--budget` (or FIRST_LOAD_BUDGET_KB) sets one budget for every page.
 const RATCHET_KB = 420;
 const given = arg("--budget", process.env.FIRST_LOAD_BUDGET_KB);
-const budgetOf = (name) => Number(given ?? (name === "calculator" ? RATCHET_KB : TARGET_KB));
-const TARGET_KB = 350;
 // Each landing page's HTML file, the split point of its page (a `#[lazy]` function in
 // app/src/pages/mod.rs): the page's piece of the module and the shared chunks it needs load
 // before the page is drawn, so they count; and the split points of the regions the page draws
 // when their piece arrives (`lazy_region`: below the first screen, or only when the learner
 // has something due), reported apart as what follows the first load.
 const LANDING = [
-  ["home", "index.html", "home_page", ["due_entries"]],
-  ["lesson", "lesson/index.html", "lesson_page", ["widgets"]],
-  ["calculator", "size/fleet/index.html", "size_pages", ["below"]],
+  ["home", "index.html", "home_page", ["due_entries"], TARGET_KB],
+  ["lesson", "lesson/index.html", "lesson_page", ["widgets"], TARGET_KB],
+  ["calculator", "size/fleet/index.html", "size_pages", ["below"], RATCHET_KB],
 ];
+const budgetOf = (own) => Number(given ?? own);
 
 const gz = (file) => zlib.gzipSync(fs.readFileSync(file), { level: 9 }).length;
 
@@ -86,7 +86,7 @@ if (!fs.existsSync(path.join(dist, "index.html"))) {
 const split = manifest();
 let over = false;
 const rows = [];
-for (const [name, file, splitPoint, afterwards] of LANDING) {
+for (const [name, file, splitPoint, afterwards, own] of LANDING) {
   const htmlFile = path.join(dist, file);
   if (!fs.existsSync(htmlFile)) {
     console.error(`budget: ${file} is missing from the build`);
@@ -132,7 +132,7 @@ for (const [name, file, splitPoint, afterwards] of LANDING) {
   }
   const then = [...later].reduce((sum, f) => sum + gz(path.join(dist, f)), 0);
   rows.push({ name, total, then, requests: files.length + 1, ...parts });
-  const budget = budgetOf(name);
+  const budget = budgetOf(own);
   if (total > budget * 1000) {
     console.error(`budget: ${name} loads ${(total / 1000).toFixed(1)} KB before it is usable, over its ${budget} KB`);
     over = true;
@@ -147,7 +147,7 @@ const worker = path.join(dist, "trainer-worker_bg.wasm");
 if (fs.existsSync(worker)) {
   console.log(`  the simulators' worker (after first paint): ${kb(gz(worker))} of WebAssembly`);
 }
-console.log(`budgets: ${LANDING.map(([name]) => `${name} ${budgetOf(name)} KB`).join(", ")} (the target is ${TARGET_KB} KB)`);
+console.log(`budgets: ${LANDING.map(([name, , , , own]) => `${name} ${budgetOf(own)} KB`).join(", ")} (the target is ${TARGET_KB} KB)`);
 if (over) {
   console.error("budget: a landing page's first load is over the budget");
   process.exit(1);

@@ -118,3 +118,15 @@ export async function watchCsp(page) {
 export async function shoot(page, name) {
   await page.screenshot({ path: path.join(shots, `${name}.png`), fullPage: true });
 }
+
+/** On a calculator page: draws a new drill and answers it far outside its band, so it is due
+ * today. Returns the drilled step's id. */
+export async function missDrill(page) {
+  await page.waitForSelector('[data-testid="drill-new"]');
+  await page.click('[data-testid="drill-new"]');
+  const target = await page.getAttribute('[data-testid="drill-card"]', "data-target");
+  await page.fill('[data-testid="drill-answer"]', "0.0000001");
+  await page.click('[data-testid="drill-check"]');
+  await page.waitForSelector('[data-testid="drill-result"][data-correct="false"]');
+  return target;
+}

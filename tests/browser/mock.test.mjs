@@ -8,7 +8,7 @@ import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import fs from "node:fs";
 import path from "node:path";
-import { start, open, shoot, shots, DESKTOP, PHONE } from "./harness.mjs";
+import { start, open, missDrill, shoot, shots, DESKTOP, PHONE } from "./harness.mjs";
 
 let app;
 before(async () => { app = await start({ base: "/trainer/" }); });
@@ -173,12 +173,7 @@ test("a missed drill is due today on the home page, which takes the learner ther
   await open(page, app.url);
   assert.equal(await page.locator('[data-testid="due-none"]').count(), 1);
   await page.goto(app.url + "size/fleet");
-  await page.waitForSelector('[data-testid="drill-new"]');
-  await page.click('[data-testid="drill-new"]');
-  const target = await page.getAttribute('[data-testid="drill-card"]', "data-target");
-  await page.fill('[data-testid="drill-answer"]', "0.0000001");
-  await page.click('[data-testid="drill-check"]');
-  await page.waitForSelector('[data-testid="drill-result"][data-correct="false"]');
+  const target = await missDrill(page);
   await page.click('[data-testid="nav-home"]');
   await page.waitForSelector('[data-testid="due-today"]');
   const item = `[data-testid="due-drill-fleet-${target}"]`;

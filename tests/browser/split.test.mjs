@@ -4,7 +4,7 @@
 
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
-import { start, open, PHONE } from "./harness.mjs";
+import { start, open, missDrill, PHONE } from "./harness.mjs";
 
 let app;
 before(async () => { app = await start({ base: "/trainer/" }); });
@@ -102,11 +102,7 @@ test("the due list reads its labels from a piece fetched only when something is 
   assert.ok(!pieces.includes("due_entries"), "nothing is due on a fresh profile");
   // A drill answered wrong today is due today.
   await open(page, app.url, "size/fleet");
-  await page.click('[data-testid="drill-new"]');
-  const target = await page.getAttribute('[data-testid="drill-card"]', "data-target");
-  await page.fill('[data-testid="drill-answer"]', "0.0000001");
-  await page.click('[data-testid="drill-check"]');
-  await page.waitForSelector('[data-testid="drill-result"][data-correct="false"]');
+  const target = await missDrill(page);
   await page.click('[data-testid="brand"]');
   await page.waitForSelector('[data-testid="due-today"]');
   const item = `[data-testid="due-drill-fleet-${target}"]`;
