@@ -22,6 +22,7 @@ pub mod jobs;
 pub mod lab;
 pub mod mock;
 pub mod moments;
+pub mod precision;
 pub mod probes;
 pub mod sizing;
 pub mod study;

@@ -157,8 +157,10 @@ const NOT_PROSE_KEYS: [&str; 15] = [
 
 /// Files that are data for the simulators, with the only keys in them that hold sentences a
 /// learner reads (the lab shows a scenario's title and description; `/simulator` a
-/// measurement's engine, conditions and reason for exclusion). A source is a citation.
-const PROSE_KEYS_OF_DATA_FILES: [(&str, &[&str]); 3] = [
+/// measurement's engine, conditions and reason for exclusion; the precision notes what a
+/// format changes and its caveat). A source is a citation.
+const PROSE_KEYS_OF_DATA_FILES: [(&str, &[&str]); 4] = [
+    ("precision.toml", &["changes", "caveat"]),
     ("scenarios/", &["title", "description"]),
     ("moments/", &["title", "prompt", "closing", "label", "why"]),
     (

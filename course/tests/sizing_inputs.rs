@@ -3,7 +3,7 @@
 
 use proptest::prelude::*;
 use trainer_course::sizing::{derive, questions, InputKind, Inputs, Question};
-use trainer_engine::catalog::{gpus, models, Dtype};
+use trainer_engine::catalog::{gpus, models, Dtype, WeightFormat};
 
 /// Parses a query and returns the fields its errors name.
 fn error_fields(query: &str) -> Vec<String> {
@@ -166,7 +166,7 @@ fn arb_inputs() -> impl Strategy<Value = (Question, Inputs)> {
         0..questions().len(),
         0..models().len(),
         0..gpus().len(),
-        any::<bool>(),
+        0..WeightFormat::ALL.len(),
         any::<bool>(),
         prop::collection::vec((0..40usize, 0.0..=1.0f64), 0..12),
     )
@@ -176,7 +176,8 @@ fn arb_inputs() -> impl Strategy<Value = (Question, Inputs)> {
             let dtype = |fp8: bool| if fp8 { "fp8" } else { "bf16" };
             inputs.set_choice(q, "model", &models()[mi].id).unwrap();
             inputs.set_choice(q, "gpu", &gpus()[gi].id).unwrap();
-            inputs.set_choice(q, "weight_dtype", dtype(wd)).unwrap();
+            let weights = WeightFormat::ALL[wd].name();
+            inputs.set_choice(q, "weight_dtype", weights).unwrap();
             inputs.set_choice(q, "kv_dtype", dtype(kd)).unwrap();
             let specs: Vec<_> = q
                 .inputs()
@@ -251,4 +252,68 @@ fn preset_figures_are_exactly_the_inputs_a_preset_resets() {
     ] {
         assert!(!is_preset_figure(name), "{name}");
     }
+}
+
+/// The weight format is three choices, not a data type: weight-only FP8 halves the weights'
+/// bytes but keeps the BF16 peak (so the prefill step is BF16's), W8A8 takes the FP8 peak on a
+/// GPU that has one and BF16's on one that does not; an old link's `fp8` is still W8A8; and
+/// each FP8 choice brings its note, none while everything is BF16.
+#[test]
+fn the_weight_format_sets_the_bytes_and_the_peak_apart() {
+    use trainer_course::sizing::precision_notes;
+    let q = Question::Fleet;
+    let parse = |query: &str| {
+        let (_, inputs, errors) = Inputs::from_query(query);
+        assert!(errors.is_empty(), "{query}: {errors:?}");
+        inputs
+    };
+    let step = |inputs: &Inputs, id: &str| {
+        derive(q, inputs)
+            .expect("derives")
+            .step(id)
+            .unwrap_or_else(|| panic!("step {id}"))
+            .value
+    };
+    let bf16 = parse("question=fleet");
+    let w8a16 = parse("question=fleet&weight_dtype=fp8-weight-only");
+    let w8a8 = parse("question=fleet&weight_dtype=fp8");
+    assert_eq!(w8a16.weight_format(), WeightFormat::Fp8WeightOnly);
+    assert_eq!(w8a8.weight_format(), WeightFormat::Fp8);
+    assert_eq!(
+        w8a16.to_query(q),
+        "question=fleet&weight_dtype=fp8-weight-only"
+    );
+    assert_eq!(
+        step(&w8a16, "weight_bytes") * 2.0,
+        step(&bf16, "weight_bytes")
+    );
+    assert_eq!(w8a16.get("peak_tflops"), bf16.get("peak_tflops"));
+    assert_eq!(
+        step(&w8a16, "prefill_per_token"),
+        step(&bf16, "prefill_per_token")
+    );
+    assert!(w8a8.get("peak_tflops") > bf16.get("peak_tflops"));
+    assert!(step(&w8a8, "prefill_per_token") < step(&bf16, "prefill_per_token"));
+    // No FP8 tensor cores on an A100: W8A8 multiplies at the BF16 peak.
+    let a100 = parse("question=fleet&gpu=a100-80gb&weight_dtype=fp8");
+    let a100_bf16 = parse("question=fleet&gpu=a100-80gb");
+    assert_eq!(a100.get("peak_tflops"), a100_bf16.get("peak_tflops"));
+    // The notes: one per FP8 choice.
+    assert!(precision_notes(&bf16).is_empty());
+    let ids = |i: &Inputs| {
+        precision_notes(i)
+            .into_iter()
+            .map(|n| n.id)
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(ids(&w8a16), ["fp8-weight-only"]);
+    assert_eq!(
+        ids(&parse("question=fleet&weight_dtype=fp8&kv_dtype=fp8")),
+        ["fp8", "kv-fp8"]
+    );
+    // A format that does not exist is an error on its field.
+    assert_eq!(
+        error_fields("question=fleet&weight_dtype=int4"),
+        ["weight_dtype"]
+    );
 }

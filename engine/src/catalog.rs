@@ -53,6 +53,79 @@ impl Dtype {
     }
 }
 
+/// How a model's linear layers are stored and run: the three ways vLLM serves them. The
+/// weights' format sets the bytes a decode step streams; the activations' format sets which
+/// tensor cores the matmuls use.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum WeightFormat {
+    /// BF16 weights, BF16 matmuls.
+    Bf16,
+    /// FP8 weights dequantised to BF16 inside the matmul (W8A16, vLLM's FP8 Marlin kernel):
+    /// half the weight bytes, BF16 compute.
+    Fp8WeightOnly,
+    /// FP8 weights and FP8 activations (W8A8): half the weight bytes and FP8 tensor cores
+    /// where the GPU has them (elsewhere vLLM runs such a checkpoint weight-only).
+    Fp8,
+}
+
+impl WeightFormat {
+    pub const ALL: [WeightFormat; 3] = [
+        WeightFormat::Bf16,
+        WeightFormat::Fp8WeightOnly,
+        WeightFormat::Fp8,
+    ];
+
+    /// The id in URLs and forms (`fp8` is W8A8, as a scenario file's `weight_dtype = "fp8"`).
+    pub fn name(self) -> &'static str {
+        match self {
+            WeightFormat::Bf16 => "bf16",
+            WeightFormat::Fp8WeightOnly => "fp8-weight-only",
+            WeightFormat::Fp8 => "fp8",
+        }
+    }
+
+    pub fn label(self) -> &'static str {
+        match self {
+            WeightFormat::Bf16 => "BF16",
+            WeightFormat::Fp8WeightOnly => "FP8 weights only (W8A16)",
+            WeightFormat::Fp8 => "FP8 weights and activations (W8A8)",
+        }
+    }
+
+    pub fn from_name(name: &str) -> Option<WeightFormat> {
+        WeightFormat::ALL
+            .into_iter()
+            .find(|f| f.name().eq_ignore_ascii_case(name.trim()))
+    }
+
+    /// The format the weights are stored in.
+    pub fn weight_dtype(self) -> Dtype {
+        match self {
+            WeightFormat::Bf16 => Dtype::Bf16,
+            _ => Dtype::Fp8,
+        }
+    }
+
+    /// The format the matmuls' inputs are in (their tensor cores, where the GPU has them).
+    pub fn activation_dtype(self) -> Dtype {
+        match self {
+            WeightFormat::Fp8 => Dtype::Fp8,
+            _ => Dtype::Bf16,
+        }
+    }
+
+    /// The format of weights `weights` with activations `activations` (`None`: the weights'
+    /// own). `None` when the pair is not one vLLM runs (FP8 activations need FP8 weights).
+    pub fn of(weights: Dtype, activations: Option<Dtype>) -> Option<WeightFormat> {
+        match (weights, activations.unwrap_or(weights)) {
+            (Dtype::Bf16, Dtype::Bf16) => Some(WeightFormat::Bf16),
+            (Dtype::Fp8, Dtype::Bf16) => Some(WeightFormat::Fp8WeightOnly),
+            (Dtype::Fp8, Dtype::Fp8) => Some(WeightFormat::Fp8),
+            (Dtype::Bf16, Dtype::Fp8) => None,
+        }
+    }
+}
+
 /// The shape of a decoder-only transformer, as its `config.json` gives it.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct ModelSpec {

@@ -8,7 +8,9 @@
 //!
 //! ```text
 //! matmuls = 2 x active_params x new_tokens / (tp x peak x MFU(new_tokens))
-//!           MFU(n) = mfu x n / (n + gemm_half_tokens)     (FP8 matmuls: mfu_fp8 of the FP8 peak)
+//!           MFU(n) = mfu x n / (n + gemm_half_tokens)     (FP8 matmuls: mfu_fp8 of the FP8 peak,
+//!           when the activations are FP8 and the GPU has FP8 tensor cores; FP8 weights with
+//!           BF16 activations stream half the bytes and multiply in BF16)
 //! attention = 4 x layers x q_dim x attended positions / (tp x BF16 peak x mfu)
 //! compute = matmuls + attention
 //! memory  = weight bytes / (tp x HBM bandwidth x mbu)
@@ -35,7 +37,7 @@
 //! cache each at its own share of bandwidth, costs per step, per layer and per sequence, and the
 //! CPU's work per step, per sequence and per request taken in.
 
-use crate::catalog::{Dtype, GpuSpec, ModelSpec};
+use crate::catalog::{Dtype, GpuSpec, ModelSpec, WeightFormat};
 use crate::error::{check_in, check_positive, check_range, ConfigError};
 use serde::{Deserialize, Serialize};
 use std::ops::RangeInclusive;
@@ -49,6 +51,11 @@ pub struct Deployment {
     pub tp: u32,
     pub weight_dtype: Dtype,
     pub kv_dtype: Dtype,
+    /// The matmuls' input format; `None` (the default): the weights' own, so FP8 weights run
+    /// FP8 matmuls (W8A8) where the GPU has FP8 tensor cores. `Some(Bf16)` with FP8 weights is
+    /// weight-only FP8 (W8A16). See [`WeightFormat`].
+    #[serde(default)]
+    pub activation_dtype: Option<Dtype>,
 }
 
 impl Deployment {
@@ -60,6 +67,7 @@ impl Deployment {
             tp: 1,
             weight_dtype: Dtype::Bf16,
             kv_dtype: Dtype::Bf16,
+            activation_dtype: None,
         }
     }
 
@@ -79,7 +87,30 @@ impl Deployment {
             tp,
             weight_dtype,
             kv_dtype,
+            activation_dtype: None,
         })
+    }
+
+    /// How the linear layers are stored and run (an invalid pair reads as its weights'
+    /// format; [`Deployment::validate`] refuses it).
+    pub fn weight_format(&self) -> WeightFormat {
+        WeightFormat::of(self.weight_dtype, self.activation_dtype).unwrap_or(WeightFormat::Bf16)
+    }
+
+    /// The same deployment with its linear layers in format `f`.
+    pub fn with_weight_format(mut self, f: WeightFormat) -> Deployment {
+        self.weight_dtype = f.weight_dtype();
+        self.activation_dtype = match f {
+            WeightFormat::Fp8WeightOnly => Some(Dtype::Bf16),
+            _ => None,
+        };
+        self
+    }
+
+    /// Whether the matmuls run on FP8 tensor cores: FP8 weights and activations on a GPU
+    /// that has them.
+    pub fn fp8_matmuls(&self) -> bool {
+        self.weight_format() == WeightFormat::Fp8 && self.gpu.fp8_flops.is_some()
     }
 
     pub fn validate(&self) -> Result<(), ConfigError> {
@@ -89,6 +120,12 @@ impl Deployment {
             return Err(ConfigError::new(
                 "tp",
                 format!("GPUs per replica must be 1 to 64, got {}", self.tp),
+            ));
+        }
+        if WeightFormat::of(self.weight_dtype, self.activation_dtype).is_none() {
+            return Err(ConfigError::new(
+                "activation_dtype",
+                "FP8 activations need FP8 weights (W8A8): BF16 weights run BF16 matmuls",
             ));
         }
         Ok(())
@@ -331,8 +368,8 @@ pub struct CostModel {
     eff: Efficiency,
     dense_flops_per_token: f64,
     attn_flops_per_position: f64,
-    /// Sustained FLOP/s of large matmuls (FP8 ones where the weights are FP8 and the GPU
-    /// has FP8 tensor cores).
+    /// Sustained FLOP/s of large matmuls (FP8 ones where the weights and activations are FP8
+    /// and the GPU has FP8 tensor cores).
     flops_per_s: f64,
     /// Sustained FLOP/s of attention (BF16).
     attn_flops_per_s: f64,
@@ -354,11 +391,12 @@ impl CostModel {
         eff.validate().map_err(|e| e.within("efficiency"))?;
         let m = &deployment.model;
         let tp = deployment.tp as f64;
-        // FP8 weights run FP8 matmuls where the GPU has them, at their own sustained share of
-        // the FP8 peak; BF16 otherwise.
+        // FP8 weights and activations run FP8 matmuls where the GPU has them, at their own
+        // sustained share of the FP8 peak; everything else (weight-only FP8 included, whose
+        // weights are dequantised inside a BF16 matmul) multiplies in BF16.
         let gpu = &deployment.gpu;
-        let gemm_rate = match (deployment.weight_dtype, gpu.fp8_flops) {
-            (Dtype::Fp8, Some(fp8)) => fp8 * eff.mfu_fp8,
+        let gemm_rate = match (deployment.fp8_matmuls(), gpu.fp8_flops) {
+            (true, Some(fp8)) => fp8 * eff.mfu_fp8,
             _ => gpu.bf16_flops * eff.mfu,
         };
         Ok(CostModel {
@@ -660,6 +698,113 @@ mod tests {
 
     fn close(a: f64, b: f64, tol: f64) -> bool {
         (a - b).abs() <= tol * b.abs()
+    }
+
+    /// The seed replica with its linear layers in `f` and its KV cache in `kv`, on `gpu`.
+    fn formats(gpu: &str, f: WeightFormat, kv: Dtype) -> CostModel {
+        let d = Deployment {
+            gpu: crate::catalog::gpu_by_id(gpu).unwrap(),
+            kv_dtype: kv,
+            ..Deployment::seed()
+        };
+        CostModel::new(d.with_weight_format(f), Efficiency::CALIBRATED).unwrap()
+    }
+
+    #[test]
+    fn fp8_weights_only_halve_the_weight_bytes_and_keep_bf16_matmuls() {
+        let bf16 = formats("h100-sxm", WeightFormat::Bf16, Dtype::Bf16);
+        let w8a16 = formats("h100-sxm", WeightFormat::Fp8WeightOnly, Dtype::Bf16);
+        let w8a8 = formats("h100-sxm", WeightFormat::Fp8, Dtype::Bf16);
+        assert_eq!(w8a16.weight_bytes() * 2.0, bf16.weight_bytes());
+        assert_eq!(w8a8.weight_bytes(), w8a16.weight_bytes());
+        // The matmuls: BF16's rate for weight-only, the FP8 tensor cores' for W8A8.
+        assert_eq!(w8a16.sustained_flops(), bf16.sustained_flops());
+        let h100 = crate::catalog::gpu_by_id("h100-sxm").unwrap();
+        let fp8_rate = h100.fp8_flops.unwrap() * Efficiency::CALIBRATED.mfu_fp8;
+        assert_eq!(w8a8.sustained_flops(), fp8_rate);
+        assert!(w8a8.sustained_flops() > bf16.sustained_flops());
+        // A small decode step: both FP8 formats read the same bytes, and either is faster
+        // than BF16 (whose step is bound by reading its weights).
+        let (small_bf16, small_w8a16, small_w8a8) = (
+            bf16.decode_step(8, 1125),
+            w8a16.decode_step(8, 1125),
+            w8a8.decode_step(8, 1125),
+        );
+        assert!(small_bf16.memory_bound());
+        assert_eq!(small_w8a16.memory_s, small_w8a8.memory_s);
+        assert!(small_w8a16.total_s < small_bf16.total_s);
+        assert!(small_w8a8.total_s <= small_w8a16.total_s);
+        // A long prefill is compute-bound: weight-only FP8 gains nothing there, W8A8 does.
+        let prefill = |c: &CostModel| {
+            c.step(&[BatchItem {
+                new_tokens: 8192,
+                context_len: 8192,
+            }])
+        };
+        let (p_bf16, p_w8a16, p_w8a8) = (prefill(&bf16), prefill(&w8a16), prefill(&w8a8));
+        assert!(!p_bf16.memory_bound() && !p_w8a16.memory_bound());
+        assert_eq!(p_w8a16.compute_s, p_bf16.compute_s);
+        assert_eq!(p_w8a16.total_s, p_bf16.total_s);
+        assert!(p_w8a8.total_s < p_bf16.total_s);
+    }
+
+    #[test]
+    fn w8a8_on_a_gpu_without_fp8_tensor_cores_runs_weight_only() {
+        let w8a8 = formats("a100-80gb", WeightFormat::Fp8, Dtype::Bf16);
+        let w8a16 = formats("a100-80gb", WeightFormat::Fp8WeightOnly, Dtype::Bf16);
+        assert!(!w8a8.deployment().fp8_matmuls());
+        assert_eq!(w8a8.sustained_flops(), w8a16.sustained_flops());
+        for (batch, context) in [(1, 100), (64, 2000), (256, 4000)] {
+            assert_eq!(
+                w8a8.decode_step(batch, context),
+                w8a16.decode_step(batch, context)
+            );
+        }
+    }
+
+    #[test]
+    fn an_fp8_kv_cache_halves_each_tokens_bytes_and_doubles_the_pool() {
+        let bf16 = formats("h100-sxm", WeightFormat::Bf16, Dtype::Bf16);
+        let kv8 = formats("h100-sxm", WeightFormat::Bf16, Dtype::Fp8);
+        assert_eq!(kv8.kv_bytes_per_token() * 2.0, bf16.kv_bytes_per_token());
+        let mem = MemoryConfig::VLLM;
+        // The same bytes for the pool (the weights did not change), each token in half.
+        assert_eq!(kv8.kv_pool_bytes(&mem), bf16.kv_pool_bytes(&mem));
+        let pool = kv8.kv_pool_bytes(&mem);
+        assert_eq!(
+            kv8.kv_pool_tokens(&mem),
+            (pool / kv8.kv_bytes_per_token()).floor()
+        );
+        assert!(kv8.kv_pool_tokens(&mem) >= 2.0 * bf16.kv_pool_tokens(&mem));
+        // The weights and the matmuls are untouched; a decode step reads less cache.
+        assert_eq!(kv8.weight_bytes(), bf16.weight_bytes());
+        assert_eq!(kv8.sustained_flops(), bf16.sustained_flops());
+        let (a, b) = (kv8.decode_step(64, 4000), bf16.decode_step(64, 4000));
+        assert!(a.memory_s < b.memory_s);
+        assert_eq!(a.compute_s, b.compute_s);
+    }
+
+    #[test]
+    fn fp8_activations_need_fp8_weights() {
+        let d = Deployment {
+            activation_dtype: Some(Dtype::Fp8),
+            ..Deployment::seed()
+        };
+        let e = CostModel::new(d, Efficiency::CALIBRATED).unwrap_err();
+        assert_eq!(e.field, "activation_dtype");
+        // Every format round-trips through the deployment's two fields.
+        for f in WeightFormat::ALL {
+            let d = Deployment::seed().with_weight_format(f);
+            assert_eq!(d.weight_format(), f);
+            assert!(d.validate().is_ok());
+            assert_eq!(WeightFormat::from_name(f.name()), Some(f));
+        }
+        // A file's `weight_dtype = "fp8"` without activations is W8A8, as it always was.
+        let d = Deployment {
+            weight_dtype: Dtype::Fp8,
+            ..Deployment::seed()
+        };
+        assert_eq!(d.weight_format(), WeightFormat::Fp8);
     }
 
     #[test]

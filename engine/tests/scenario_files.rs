@@ -43,3 +43,29 @@ fn every_scenario_file_is_a_builtin_of_its_kind() {
         );
     }
 }
+
+/// A pool's number formats as a file writes them: `weight_dtype = "fp8"` alone is FP8 weights
+/// and activations (what such files always meant), `activation_dtype = "bf16"` beside it is
+/// weight-only FP8, and FP8 activations over BF16 weights are refused on their own field.
+#[test]
+fn a_pool_file_sets_each_precision_choice_apart() {
+    use trainer_engine::catalog::{Dtype, WeightFormat};
+    use trainer_engine::scenario::fleet::FleetScenario;
+    let pool = |extra: &str| {
+        let text = format!(
+            "[[pools]]\nname = \"p\"\nmodel = \"llama-3.1-8b\"\ngpu = \"h100-sxm\"\nreplicas = 2\n{extra}\n"
+        );
+        FleetScenario::from_toml(&text).map(|s| s.arms[0].1.pools[0].replica.deployment.clone())
+    };
+    let d = pool("weight_dtype = \"fp8\"").unwrap();
+    assert_eq!(d.weight_format(), WeightFormat::Fp8);
+    let d =
+        pool("weight_dtype = \"fp8\"\nactivation_dtype = \"bf16\"\nkv_dtype = \"fp8\"").unwrap();
+    assert_eq!(d.weight_format(), WeightFormat::Fp8WeightOnly);
+    assert_eq!(d.kv_dtype, Dtype::Fp8);
+    let d = pool("").unwrap();
+    assert_eq!(d.weight_format(), WeightFormat::Bf16);
+    let e = pool("activation_dtype = \"fp8\"").unwrap_err();
+    assert!(e.field.ends_with("activation_dtype"), "{e:?}");
+    assert!(e.message.contains("FP8 weights"), "{e:?}");
+}

@@ -9,7 +9,7 @@
 use super::{query, Question};
 use serde::Serialize;
 use std::collections::BTreeMap;
-use trainer_engine::catalog::{self, Dtype, GpuSpec, ModelSpec};
+use trainer_engine::catalog::{self, Dtype, GpuSpec, ModelSpec, WeightFormat};
 use trainer_engine::cost::Deployment;
 use trainer_engine::error::ConfigError;
 use trainer_engine::format;
@@ -124,7 +124,7 @@ impl InputSpec {
 pub struct Inputs {
     model: String,
     gpu: String,
-    weight_dtype: Dtype,
+    weights: WeightFormat,
     kv_dtype: Dtype,
     values: BTreeMap<String, f64>,
 }
@@ -132,11 +132,11 @@ pub struct Inputs {
 impl Inputs {
     /// The question's default inputs: its presets and every figure at its default.
     pub fn defaults(q: Question) -> Inputs {
-        let (model, gpu, weight_dtype, kv_dtype) = default_choices(q);
+        let (model, gpu, weights, kv_dtype) = default_choices(q);
         let mut inputs = Inputs {
             model: model.to_string(),
             gpu: gpu.to_string(),
-            weight_dtype,
+            weights,
             kv_dtype,
             values: BTreeMap::new(),
         };
@@ -183,7 +183,12 @@ impl Inputs {
 
     /// The number format of the weights.
     pub fn weight_dtype(&self) -> Dtype {
-        self.weight_dtype
+        self.weights.weight_dtype()
+    }
+
+    /// How the linear layers are stored and run (the `weight_dtype` choice).
+    pub fn weight_format(&self) -> WeightFormat {
+        self.weights
     }
 
     /// The number format of the KV cache.
@@ -256,7 +261,8 @@ impl Inputs {
                 &GPU_FIELDS
             }
             "weight_dtype" => {
-                self.weight_dtype = Dtype::from_name(id).ok_or_else(|| unknown_option(name, id))?;
+                self.weights =
+                    WeightFormat::from_name(id).ok_or_else(|| unknown_option(name, id))?;
                 &["peak_tflops"]
             }
             "kv_dtype" => {
@@ -304,7 +310,7 @@ impl Inputs {
         if GPU_FIELDS.contains(&name) {
             let g = catalog::gpu_by_id(&self.gpu)?;
             return Some(match name {
-                "peak_tflops" => g.peak_flops(self.weight_dtype) / 1e12,
+                "peak_tflops" => g.peak_flops(self.matmul_dtype(&g)) / 1e12,
                 "hbm_tb_s" => g.mem_bw / 1e12,
                 _ => g.mem_bytes / 1e9,
             });
@@ -401,7 +407,7 @@ impl Inputs {
         let choices = [
             ("model", self.model.as_str(), model),
             ("gpu", self.gpu.as_str(), gpu),
-            ("weight_dtype", self.weight_dtype.name(), wd.name()),
+            ("weight_dtype", self.weights.name(), wd.name()),
             ("kv_dtype", self.kv_dtype.name(), kd.name()),
         ];
         for (name, value, default) in choices {
@@ -468,13 +474,16 @@ impl Inputs {
     /// `gpus_per_replica` GPUs in the chosen number formats.
     pub(super) fn deployment(&self) -> Result<Deployment, ConfigError> {
         let (model, gpu) = self.hardware()?;
+        let tp = self.get("gpus_per_replica").unwrap_or(0.0) as u32;
         Ok(Deployment {
             model,
             gpu,
-            tp: self.get("gpus_per_replica").unwrap_or(0.0) as u32,
+            tp,
             weight_dtype: self.weight_dtype(),
             kv_dtype: self.kv_dtype(),
-        })
+            activation_dtype: None,
+        }
+        .with_weight_format(self.weights))
     }
 
     pub(super) fn hardware(&self) -> Result<(ModelSpec, GpuSpec), ConfigError> {
@@ -504,12 +513,21 @@ impl Inputs {
         Some(m)
     }
 
-    /// The GPU as the inputs describe it. The peak figure is the one for the weight format, as
+    /// The format the matmuls run in on GPU `g`: FP8 for FP8 weights and activations on a GPU
+    /// with FP8 tensor cores, BF16 otherwise (weight-only FP8 multiplies in BF16).
+    fn matmul_dtype(&self, g: &GpuSpec) -> Dtype {
+        match (self.weights.activation_dtype(), g.fp8_flops) {
+            (Dtype::Fp8, Some(_)) => Dtype::Fp8,
+            _ => Dtype::Bf16,
+        }
+    }
+
+    /// The GPU as the inputs describe it. The peak figure is the one the matmuls run at, as
     /// the cost model reads it.
     pub(super) fn gpu_spec(&self) -> Option<GpuSpec> {
         let mut g = catalog::gpu_by_id(&self.gpu)?;
         let peak = self.get("peak_tflops")? * 1e12;
-        match self.weight_dtype {
+        match self.matmul_dtype(&g) {
             Dtype::Bf16 => g.bf16_flops = peak,
             Dtype::Fp8 => g.fp8_flops = Some(peak),
         }
@@ -615,12 +633,13 @@ const DEFS: &[Def] = &[
 ];
 
 /// The question's default choices: (model, GPU, weight format, KV format).
-fn default_choices(q: Question) -> (&'static str, &'static str, Dtype, Dtype) {
+fn default_choices(q: Question) -> (&'static str, &'static str, WeightFormat, Dtype) {
+    let bf16 = WeightFormat::Bf16;
     match q {
         Question::Fleet | Question::GpuHours | Question::Batch => {
-            ("llama-3.1-8b", "h100-sxm", Dtype::Bf16, Dtype::Bf16)
+            ("llama-3.1-8b", "h100-sxm", bf16, Dtype::Bf16)
         }
-        Question::ChatsPerReplica => ("llama-3.1-70b", "h100-sxm", Dtype::Bf16, Dtype::Bf16),
+        Question::ChatsPerReplica => ("llama-3.1-70b", "h100-sxm", bf16, Dtype::Bf16),
     }
 }
 
@@ -742,7 +761,13 @@ fn choice_specs(q: Question) -> Vec<InputSpec> {
             "weight_dtype",
             "Weight format",
             G::Model,
-            dtypes(),
+            WeightFormat::ALL
+                .iter()
+                .map(|f| ChoiceOption {
+                    id: f.name().to_string(),
+                    label: f.label().to_string(),
+                })
+                .collect(),
             wd.name(),
         ),
         choice(

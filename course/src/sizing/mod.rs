@@ -36,7 +36,7 @@ pub use check::{
     StreamsGap,
 };
 
-pub use derive::{derive, prompt_prefill};
+pub use derive::{derive, precision_notes, prompt_prefill};
 pub use drill::{sensitivity, Drill, EntryUnit, Grade};
 pub use figure::{figure, sizing_figure};
 pub use fit::{misfit, smallest_fitting_tp, Misfit, MisfitKind, FIX_FIELD, TP_SIZES};

@@ -14,7 +14,7 @@ impl Inputs {
             let id = match name {
                 "model" => self.model().to_string(),
                 "gpu" => self.gpu().to_string(),
-                "weight_dtype" => self.weight_dtype().name().to_string(),
+                "weight_dtype" => self.weight_format().name().to_string(),
                 _ => self.kv_dtype().name().to_string(),
             };
             return Some(

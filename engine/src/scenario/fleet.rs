@@ -114,6 +114,9 @@ pub struct PoolSpec {
     pub tp: u32,
     pub weight_dtype: Dtype,
     pub kv_dtype: Dtype,
+    /// The matmuls' input format when it is not the weights' own: `"bf16"` with FP8 weights
+    /// is weight-only FP8 (W8A16). Absent: FP8 weights run FP8 matmuls (W8A8).
+    pub activation_dtype: Option<Dtype>,
     pub replicas: u32,
     /// Defaults to `replicas` (no scaling down) when absent.
     pub min_replicas: Option<u32>,
@@ -169,6 +172,7 @@ impl Default for PoolSpec {
             tp: 1,
             weight_dtype: Dtype::Bf16,
             kv_dtype: Dtype::Bf16,
+            activation_dtype: None,
             replicas: 8,
             min_replicas: None,
             max_replicas: None,
@@ -204,6 +208,7 @@ impl PoolSpec {
             self.weight_dtype,
             self.kv_dtype,
         )?;
+        replica.deployment.activation_dtype = self.activation_dtype;
         replica.efficiency = self.efficiency;
         replica.memory = self.memory;
         replica.scheduler = self.scheduler.clone();

@@ -164,6 +164,9 @@ pub struct ReplicaSpec {
     pub tp: u32,
     pub weight_dtype: Dtype,
     pub kv_dtype: Dtype,
+    /// The matmuls' input format when it is not the weights' own: `"bf16"` with FP8 weights
+    /// is weight-only FP8 (W8A16). Absent: FP8 weights run FP8 matmuls (W8A8).
+    pub activation_dtype: Option<Dtype>,
     /// The named engine: the validated one when absent (what `vllm serve` does, as
     /// calibrated); `"brief"` runs the calculator's assumptions.
     pub engine: Engine,
@@ -215,6 +218,7 @@ impl Default for ReplicaSpec {
             tp: seed.deployment.tp,
             weight_dtype: seed.deployment.weight_dtype,
             kv_dtype: seed.deployment.kv_dtype,
+            activation_dtype: seed.deployment.activation_dtype,
             engine: Engine::Validated,
             efficiency: seed.efficiency,
             memory: seed.memory,
@@ -240,13 +244,16 @@ impl ReplicaSpec {
     /// Looks the model and GPU up in the catalog and builds the replica's configuration.
     pub fn build(&self) -> Result<ReplicaConfig, ConfigError> {
         let cfg = ReplicaConfig {
-            deployment: Deployment::from_ids(
-                &self.model,
-                &self.gpu,
-                self.tp,
-                self.weight_dtype,
-                self.kv_dtype,
-            )?,
+            deployment: Deployment {
+                activation_dtype: self.activation_dtype,
+                ..Deployment::from_ids(
+                    &self.model,
+                    &self.gpu,
+                    self.tp,
+                    self.weight_dtype,
+                    self.kv_dtype,
+                )?
+            },
             efficiency: self.efficiency,
             memory: self.memory,
             scheduler: self.scheduler.clone(),

@@ -1,10 +1,11 @@
 //! The lab's parameter panel: the preset and arm, every knob by section, and the import box.
 
 use super::state::Lab;
-use crate::components::{ChoiceField, FieldMessage, ParamField, ParamKind};
+use crate::components::{ChoiceField, FieldMessage, ParamField, ParamKind, PrecisionNotes};
 use crate::text::format::num;
 use leptos::prelude::*;
 use trainer_course::lab::{presets, Kind, Knob, LabText, Section, Source};
+use trainer_course::precision;
 
 #[component]
 pub fn Panel(lab: Lab, text: LabText) -> impl IntoView {
@@ -70,11 +71,23 @@ pub fn Panel(lab: Lab, text: LabText) -> impl IntoView {
                 .map(|k| view! { <KnobField lab=lab knob=k/> })
                 .collect_view();
             let help = LabText::of(&text.section, sec.id()).to_string();
+            // The replica's number formats, each with what it changes and its caveat.
+            let precision = (sec == Section::Replica).then(|| {
+                let notes = Memo::new(move |_| {
+                    lab.setup.with(|s| {
+                        let r = &s.config.pools[0].replica;
+                        precision::notes(&r.deployment, &r.efficiency, &r.memory)
+                            .unwrap_or_default()
+                    })
+                });
+                view! { <PrecisionNotes testid="lab-precision" notes=notes/> }
+            });
             view! {
                 <details class="lab-section" open data-testid=format!("lab-section-{}", sec.id())>
                     <summary>{sec.label()}</summary>
                     <p class="muted small">{help}</p>
                     <div class="lab-fields">{fields}</div>
+                    {precision}
                 </details>
             }
         })

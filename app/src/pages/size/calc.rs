@@ -7,12 +7,13 @@ use super::sensitivity::Sensitivity;
 use super::simcheck::{words, SimCheckPanel};
 use super::state::Calc;
 use crate::components::{lazy_region, Deferred, Link};
-use crate::components::{ChoiceField, FieldMessage, NumberField, UrlErrors};
+use crate::components::{ChoiceField, FieldMessage, NumberField, PrecisionNotes, UrlErrors};
 use crate::route::Route;
 use crate::text::fill;
 use leptos::prelude::*;
 use trainer_course::sizing::{
-    is_preset_figure, InputGroup, InputKind, InputSpec, Inputs, Pressure, Question, Step,
+    is_preset_figure, precision_notes, InputGroup, InputKind, InputSpec, Inputs, Pressure,
+    Question, Step,
 };
 use trainer_engine::error::sentence;
 
@@ -160,7 +161,7 @@ fn InputsPanel(c: Calc) -> impl IntoView {
             (
                 i.model().to_string(),
                 i.gpu().to_string(),
-                i.weight_dtype(),
+                i.weight_format(),
                 i.kv_dtype(),
             )
         })
@@ -225,6 +226,8 @@ fn InputsPanel(c: Calc) -> impl IntoView {
         (!other.is_empty()).then(|| view! { <p class="field-error" role="alert" data-testid="error-general">{other.join(" ")}</p> })
     };
     let reset = move |_| c.load(Inputs::defaults(q));
+    // What the chosen number formats change, with their caveats (nothing while all is BF16).
+    let precision = Memo::new(move |_| c.inputs.with(precision_notes));
     // One line that says what the folded panel holds (a phone shows the panel folded).
     let summary = move || {
         let w = words();
@@ -235,7 +238,9 @@ fn InputsPanel(c: Calc) -> impl IntoView {
                 .filter(|s| s.kind != InputKind::Choice && !i.is_default(q, s.name))
                 .count()
                 + usize::from(i.model() != Inputs::defaults(q).model())
-                + usize::from(i.gpu() != Inputs::defaults(q).gpu());
+                + usize::from(i.gpu() != Inputs::defaults(q).gpu())
+                + usize::from(i.weight_format() != Inputs::defaults(q).weight_format())
+                + usize::from(i.kv_dtype() != Inputs::defaults(q).kv_dtype());
             (specs.len(), changed)
         });
         let errors = c.errors.with(|e| e.len());
@@ -279,6 +284,7 @@ fn InputsPanel(c: Calc) -> impl IntoView {
                 <button class="link-button reset-inputs" data-testid="reset-inputs" on:click=reset>"Reset to the question"</button>
                 {general}
                 {panel}
+                <PrecisionNotes testid="precision" notes=precision/>
             </details>
         </aside>
     }
@@ -298,7 +304,7 @@ fn Field(c: Calc, spec: InputSpec) -> impl IntoView {
             c.inputs.with(|i| match name {
                 "model" => i.model().to_string(),
                 "gpu" => i.gpu().to_string(),
-                "weight_dtype" => i.weight_dtype().name().to_string(),
+                "weight_dtype" => i.weight_format().name().to_string(),
                 _ => i.kv_dtype().name().to_string(),
             })
         });

@@ -162,7 +162,7 @@ fn given_view(d: &Drill) -> impl IntoView {
     let mut items = vec![
         ("Model".to_string(), choice_label("model", i.model())),
         ("GPU".to_string(), choice_label("gpu", i.gpu())),
-        ("Weights".to_string(), i.weight_dtype().label().to_string()),
+        ("Weights".to_string(), i.weight_format().label().to_string()),
         ("KV cache".to_string(), i.kv_dtype().label().to_string()),
     ];
     for s in specs.iter() {

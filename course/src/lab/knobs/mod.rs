@@ -24,7 +24,7 @@
 
 use std::fmt;
 use std::ops::RangeInclusive;
-use trainer_engine::catalog::{gpus, models};
+use trainer_engine::catalog::{gpus, models, Dtype, WeightFormat};
 use trainer_engine::cost::{Deployment, Efficiency, MemoryConfig};
 use trainer_engine::fleet::{
     AutoscalerConfig, Buffering, FleetConfig, HostedApi, OverflowAction, PoolConfig, RouterConfig,

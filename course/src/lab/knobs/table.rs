@@ -79,6 +79,13 @@ pub const KNOBS: &[Spec] = &[
             set_deployment(c, None, None, tp)
         })
         .errors(&["deployment.tp"]),
+    choice("weights", Replica, "Weights and matmuls", weight_options)
+        .read(|c| rc(c).deployment.weight_format().name().into())
+        .pick(set_weights)
+        .errors(&["activation_dtype"]),
+    choice("kv_format", Replica, "KV cache format", kv_options)
+        .read(|c| rc(c).deployment.kv_dtype.name().into())
+        .pick(set_kv_format),
     number("budget", Replica, "Token budget per step", "tokens",
         whole(&SchedulerConfig::MAX_NUM_BATCHED_TOKENS_RANGE))
         .read(|c| rc(c).scheduler.max_num_batched_tokens.to_string())

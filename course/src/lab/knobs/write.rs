@@ -356,9 +356,42 @@ pub(super) fn set_deployment(
     let tp = if tp == 0 { d.tp } else { tp };
     let model = model.unwrap_or(&d.model.id).to_string();
     let gpu = gpu.unwrap_or(&d.gpu.id).to_string();
+    let activations = d.activation_dtype;
     r.deployment = Deployment::from_ids(&model, &gpu, tp, d.weight_dtype, d.kv_dtype)
         .map_err(|e| e.message)?;
+    r.deployment.activation_dtype = activations;
     Ok(())
+}
+
+/// Sets how the first pool's linear layers are stored and run (a [`WeightFormat`] id).
+pub(super) fn set_weights(c: &mut FleetConfig, id: &str) -> Result<(), String> {
+    let f = WeightFormat::from_name(id).ok_or_else(|| format!("no weight format \"{id}\""))?;
+    let r = rc_mut(c);
+    r.deployment = r.deployment.clone().with_weight_format(f);
+    Ok(())
+}
+
+/// Sets the first pool's KV cache format (a [`Dtype`] id).
+pub(super) fn set_kv_format(c: &mut FleetConfig, id: &str) -> Result<(), String> {
+    rc_mut(c).deployment.kv_dtype =
+        Dtype::from_name(id).ok_or_else(|| format!("no format \"{id}\""))?;
+    Ok(())
+}
+
+/// The choices of [`set_weights`]: every weight format, by id and label.
+pub(super) fn weight_options(_: &FleetConfig) -> Vec<(String, String)> {
+    WeightFormat::ALL
+        .iter()
+        .map(|f| (f.name().into(), f.label().into()))
+        .collect()
+}
+
+/// The choices of [`set_kv_format`].
+pub(super) fn kv_options(_: &FleetConfig) -> Vec<(String, String)> {
+    Dtype::ALL
+        .iter()
+        .map(|d| (d.name().into(), d.label().into()))
+        .collect()
 }
 
 pub(super) fn set_policy(c: &mut FleetConfig, text: &str) -> Result<(), String> {

@@ -291,6 +291,17 @@ pub(super) fn cost_and_memory(
     Ok((cost, memory, tp))
 }
 
+/// What the inputs' number formats change and may cost in quality (one note per format that
+/// is not BF16), at the calculator's own efficiencies and memory split; none while an input
+/// is invalid.
+pub fn precision_notes(inputs: &Inputs) -> Vec<crate::precision::Note> {
+    cost_and_memory(inputs)
+        .and_then(|(cost, memory, _)| {
+            crate::precision::notes(cost.deployment(), cost.efficiency(), &memory)
+        })
+        .unwrap_or_default()
+}
+
 /// The token load of the fleet and batch questions and the prefill work it brings.
 struct Load {
     /// Output tokens per second, tok/s.
