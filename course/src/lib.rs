@@ -10,9 +10,11 @@
 //! - [`validation`]: the engine against published measurements;
 //! - [`jobs`]: what a page asks of the simulators (the app's worker protocol) and the runner
 //!   that does it a slice at a time;
-//! - [`text`]: the engine's template filling and formatting, plus the calculator's figures.
+//! - [`text`]: the engine's template filling and formatting, plus the calculator's figures;
+//! - [`precision`]: what each number format (FP8 weights only, FP8 weights and activations,
+//!   an FP8 KV cache) changes, from the cost model, and its quality caveat with a source.
 //!
-//! Layers, lowest first (`tests/layers.rs` holds them): `text`; `sizing`; `study`, `validation`,
+//! Layers, lowest first (`tests/layers.rs` holds them): `text`, `precision`; `sizing`; `study`, `validation`,
 //! `probes`, `moments`, `buildup`, `lab`; `mock`, `jobs`.
 //!
 //! Like the engine, nothing here knows about the DOM, WASM or a browser.

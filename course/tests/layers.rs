@@ -22,7 +22,7 @@ const ENGINE: [&[&str]; 9] = [
 
 /// Every top-level module of the course, by layer, lowest first.
 const COURSE: [&[&str]; 4] = [
-    &["text"],
+    &["text", "precision"],
     &["sizing"],
     &["study", "validation", "probes", "moments", "buildup", "lab"],
     &["mock", "jobs"],

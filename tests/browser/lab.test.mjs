@@ -391,6 +391,54 @@ test("the presets run the validated engine's fixed costs per step; changing them
   await done(page);
 });
 
+// Issue 25: precision is three choices, each its own knob: FP8 weights only, FP8 weights and
+// activations, an FP8 KV cache. Each changes the run where the cost model says, travels in the
+// link, and brings a note of what it changes and what it may cost in quality, with its source.
+test("each FP8 choice is a knob of its own that changes the run and says what it costs", async () => {
+  const page = await app.page();
+  await openLab(page, "preset=fleet-seed&duration=20");
+  assert.equal(await page.inputValue(tid("param-weights")), "bf16");
+  assert.equal(await page.inputValue(tid("param-kv_format")), "bf16");
+  assert.equal(await page.locator(tid("lab-precision")).count(), 0, "all BF16: no note");
+  const tpot = () => num(page, "lab-fig-tpot_p99");
+  const bf16 = await tpot();
+  // Weight-only FP8: a note with the weights' two sizes and its caveat's source.
+  await page.selectOption(tid("param-weights"), "fp8-weight-only");
+  await page.waitForFunction(() => new URL(location.href).searchParams.get("weights") === "fp8-weight-only");
+  const note = tid("lab-precision-fp8-weight-only");
+  await page.waitForSelector(note);
+  assert.match(await page.textContent(note), /GB of weights instead of .* GB/);
+  assert.match(await page.textContent(note), /Quality:/);
+  assert.match(await page.getAttribute(`${note} a`, "href"), /^https:\/\/github\.com\/vllm-project/);
+  await page.click(tid("lab-run"));
+  await waitDone(page);
+  const w8a16 = await tpot();
+  assert.ok(w8a16 < bf16, `half the weight bytes, faster decode steps (${bf16} -> ${w8a16})`);
+  // FP8 weights and activations: the FP8 tensor cores speed up the compute-bound steps too.
+  await page.selectOption(tid("param-weights"), "fp8");
+  await page.waitForSelector(tid("lab-precision-fp8"));
+  await page.click(tid("lab-run"));
+  await waitDone(page);
+  const w8a8 = await tpot();
+  assert.ok(w8a8 <= w8a16, `FP8 matmuls (${w8a16} -> ${w8a8})`);
+  // An FP8 KV cache: its own note beside the weights'.
+  await page.selectOption(tid("param-kv_format"), "fp8");
+  await page.waitForSelector(tid("lab-precision-kv-fp8"));
+  assert.equal(await page.locator('[data-testid^="lab-precision-"]').count(), 2);
+  assert.match(await page.textContent(tid("lab-precision-kv-fp8")), /KiB a token instead of/);
+  await page.click(tid("lab-run"));
+  await waitDone(page);
+  const both = await figures(page);
+  // The link carries every choice: a reload reruns to the same figures.
+  await page.reload();
+  await page.waitForSelector(tid("lab-panel"));
+  await waitDone(page);
+  assert.equal(await page.inputValue(tid("param-weights")), "fp8");
+  assert.equal(await page.inputValue(tid("param-kv_format")), "fp8");
+  assert.deepEqual(await figures(page), both);
+  await done(page);
+});
+
 // Issue 29: on a phone the set-up panel is long; the controls that start a run and say how it
 // goes stay on screen (a run bar fixed to the bottom), so Run is in the first screenful, beside
 // a knob deep in the panel and at the end of the results alike. On a desktop it is in the

@@ -149,6 +149,30 @@ test("editing an input recomputes the revealed steps and rewrites the URL withou
   await done(page);
 });
 
+// Issue 25: the weight format is three choices. Weight-only FP8 halves the weights' bytes and
+// keeps the BF16 peak; FP8 weights and activations take the FP8 peak; each brings its note.
+test("the weight format's three choices set the bytes and the peak apart, each with its note", async () => {
+  const page = await app.page();
+  await openSize(page, "size/fleet?reveal=all");
+  await page.waitForSelector(step("weight_bytes"));
+  assert.equal(await page.locator('[data-testid="precision"]').count(), 0, "BF16: no note");
+  const bf16 = { bytes: await value(page, "weight_bytes"), prefill: await value(page, "prefill_per_token") };
+  const peak = await page.inputValue('[data-testid="input-peak_tflops"]');
+  await page.selectOption('[data-testid="input-weight_dtype"]', "fp8-weight-only");
+  await page.waitForFunction((b) => Number(document.querySelector('[data-testid="step-weight_bytes"]').dataset.value) === b / 2, bf16.bytes);
+  assert.equal(query(page).get("weight_dtype"), "fp8-weight-only");
+  assert.equal(await page.inputValue('[data-testid="input-peak_tflops"]'), peak, "weight-only keeps the BF16 peak");
+  assert.equal(await value(page, "prefill_per_token"), bf16.prefill);
+  await page.waitForSelector('[data-testid="precision-fp8-weight-only"]');
+  assert.match(await page.textContent('[data-testid="precision-fp8-weight-only"]'), /Quality:/);
+  await page.selectOption('[data-testid="input-weight_dtype"]', "fp8");
+  await page.waitForSelector('[data-testid="precision-fp8"]');
+  assert.ok(Number(await page.inputValue('[data-testid="input-peak_tflops"]')) > Number(peak), "W8A8 takes the FP8 peak");
+  assert.ok((await value(page, "prefill_per_token")) < bf16.prefill);
+  assert.match(await page.textContent('[data-testid="precision-fp8"]'), /99\.5 %/);
+  await done(page);
+});
+
 test("bad input shows a message on its field and the last good result stays, marked stale", async () => {
   const page = await app.page();
   await openSize(page, "size/fleet?reveal=all");
