@@ -18,13 +18,14 @@ use trainer_engine::workload::Arrival;
 
 /// The shipped moments, as (id, text: see [`trainer_engine::files`]), in the order the app
 /// lists them.
-pub const BUILTIN: [(&str, &str); 6] = [
+pub const BUILTIN: [(&str, &str); 7] = [
     ("routing", files::MOMENTS_ROUTING),
     ("autoscaler", files::MOMENTS_AUTOSCALER),
     ("rag", files::MOMENTS_RAG),
     ("self-host", files::MOMENTS_SELF_HOST),
     ("long-prompts", files::MOMENTS_LONG_PROMPTS),
     ("ttft-gap", files::MOMENTS_TTFT_GAP),
+    ("halve-cost", files::MOMENTS_HALVE_COST),
 ];
 
 /// One moment.

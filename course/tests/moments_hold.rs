@@ -110,3 +110,32 @@ fn print_the_default_runs() {
         }
     }
 }
+
+/// The budget-cut moment says the BF16 fleet holds with the least margin of any option, and
+/// that a busier hour eats that margin first: at the scenario's load and at a quarter more, on
+/// either engine and every seed, its p99 time per output token is the highest of the options;
+/// and its KV pool was never short, as the FP8 cache's reason says.
+#[test]
+fn the_bf16_budget_fleet_has_the_least_margin_at_and_above_its_load() {
+    let m = moments()
+        .expect("the moments parse")
+        .into_iter()
+        .find(|m| m.id == "halve-cost")
+        .expect("the budget-cut moment");
+    let bf16 = m.options.iter().position(|o| o.id == "bf16").expect("bf16");
+    let key = m.figure_index("tpot_p99").expect("the key figure");
+    let preempted = m.figure_index("preemptions").expect("preemptions");
+    for engine in Engine::ALL {
+        for load in [1.0, Variant::OTHER_LOADS[1]] {
+            for seed in 0..3 {
+                let v = Variant { engine, load, seed };
+                let o = m.run_options(v).expect("every option runs");
+                let tpot: Vec<f64> = o.iter().map(|x| x.figures[key].unwrap()).collect();
+                let worst = tpot.iter().cloned().fold(f64::MIN, f64::max);
+                assert_eq!(tpot[bf16], worst, "{v:?}: {tpot:?}");
+                // The FP8 cache's reason: the BF16 pool was never short (no preemption).
+                assert_eq!(o[bf16].figures[preempted], Some(0.0), "{v:?}");
+            }
+        }
+    }
+}

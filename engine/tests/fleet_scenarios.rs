@@ -68,6 +68,10 @@ fn every_shipped_scenario_parses_with_its_arms() {
             "fleet-rag-70b",
             vec!["as-is", "more-replicas", "tp8", "fp8", "trim-context"],
         ),
+        (
+            "fleet-halve-cost",
+            vec!["bf16", "fp8-kv", "fp8-weight-only", "fp8"],
+        ),
     ];
     for (name, arms) in want {
         let s = FleetScenario::builtin(name).unwrap();

@@ -33,7 +33,7 @@ use crate::scenario::Scenario;
 use serde::{Deserialize, Serialize};
 
 /// The fleet scenarios shipped with the product, as (file name, text: see [`crate::files`]).
-pub const BUILTIN: [(&str, &str); 8] = [
+pub const BUILTIN: [(&str, &str); 9] = [
     ("fleet-seed.toml", crate::files::SCENARIOS_FLEET_SEED),
     (
         "fleet-ttft-gap.toml",
@@ -59,6 +59,10 @@ pub const BUILTIN: [(&str, &str); 8] = [
     (
         "fleet-follow-one-request.toml",
         crate::files::SCENARIOS_FLEET_FOLLOW_ONE_REQUEST,
+    ),
+    (
+        "fleet-halve-cost.toml",
+        crate::files::SCENARIOS_FLEET_HALVE_COST,
     ),
 ];
 
