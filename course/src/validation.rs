@@ -310,6 +310,7 @@ impl Row {
             kv_blocks_override: None,
             trace_capacity: 0,
             record_token_times: false,
+            speculative: None,
         };
         let n = self.requests.max(1);
         let (arrival, duration_s) = match self.rate {

@@ -519,6 +519,46 @@ pub fn model_by_id(id: &str) -> Option<ModelSpec> {
     models().into_iter().find(|m| m.id == id)
 }
 
+/// Small models that draft tokens for a larger one of the same family (speculative decoding),
+/// not offered as models to serve. Llama 3.2 1B's shape is its published `config.json`
+/// (meta-llama/Llama-3.2-1B): it shares Llama 3.1's tokenizer, so it can draft for the 8B and
+/// the 70B. Its input embedding doubles as its output head.
+pub fn draft_models() -> Vec<ModelSpec> {
+    let mut shape = dense(128_256, 8_192, Bias::None);
+    if let Some(s) = shape.as_mut() {
+        s.tied_embeddings = true;
+    }
+    vec![ModelSpec {
+        id: "llama-3.2-1b".into(),
+        name: "Llama 3.2 1B".into(),
+        params: 1_235_814_400,
+        active_params: 1_235_814_400,
+        layers: 16,
+        hidden: 2048,
+        heads: 32,
+        kv_heads: 8,
+        head_dim: 64,
+        shape,
+    }]
+}
+
+/// The draft model `id` (see [`draft_models`]), or an error on field `model` that lists them.
+pub fn draft_or_error(id: &str) -> Result<ModelSpec, ConfigError> {
+    draft_models()
+        .into_iter()
+        .find(|m| m.id == id)
+        .ok_or_else(|| {
+            let ids: Vec<String> = draft_models().into_iter().map(|m| m.id).collect();
+            ConfigError::new(
+                "model",
+                format!(
+                    "no draft model called {id:?} in the catalog (known: {})",
+                    ids.join(", ")
+                ),
+            )
+        })
+}
+
 pub fn gpu_by_id(id: &str) -> Option<GpuSpec> {
     gpus().into_iter().find(|g| g.id == id)
 }
@@ -557,7 +597,7 @@ mod tests {
 
     #[test]
     fn every_published_parameter_count_matches_its_shape() {
-        for m in models() {
+        for m in models().into_iter().chain(draft_models()) {
             let (total, active) = m.params_from_shape().expect("every preset has its shape");
             assert_eq!(total, m.params, "{} total", m.id);
             assert_eq!(active, m.active_params, "{} active", m.id);

@@ -351,6 +351,9 @@ pub struct StepCost {
     /// CPU time on the critical path: all of it with synchronous scheduling, only the part
     /// that exceeds the GPU's time with async scheduling.
     pub cpu_s: f64,
+    /// GPU time of speculative decoding's proposer (zero without it).
+    #[serde(default)]
+    pub draft_s: f64,
     pub total_s: f64,
 }
 
@@ -523,6 +526,7 @@ impl CostModel {
             comm_s,
             overhead_s,
             cpu_s,
+            draft_s: 0.0,
             total_s: gpu_s + cpu_s,
         }
     }

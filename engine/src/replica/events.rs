@@ -81,6 +81,11 @@ pub struct ReplicaMetrics {
     pub trace_dropped: u64,
     /// Steps run by the exact fast-forward over decode-only runs (included in `steps`).
     pub fast_forward_steps: u64,
+    /// Speculative decoding: guesses verified, and of those, accepted.
+    pub spec_proposed: u64,
+    pub spec_accepted: u64,
+    /// Steps that verified guesses.
+    pub spec_steps: u64,
 }
 
 /// Whether a request's tokens in a step are prompt (or recomputation) or a decode.

@@ -48,6 +48,7 @@ pub mod metrics;
 mod reporting;
 mod scheduler;
 pub mod sim;
+pub mod spec;
 mod step_end;
 
 pub use events::{
@@ -115,6 +116,9 @@ pub struct ReplicaConfig {
     pub trace_capacity: usize,
     /// Keep every token time per request (off for big runs).
     pub record_token_times: bool,
+    /// Speculative decoding (off when absent).
+    #[serde(default)]
+    pub speculative: Option<spec::SpeculativeConfig>,
 }
 
 /// A request as the engine receives it.
@@ -159,6 +163,8 @@ pub struct Replica {
     step_limit: u64,
     /// Whether `metrics.itl` collects samples (a driver with its own ITL record turns it off).
     itl_samples: bool,
+    /// Speculative decoding's proposer, when it is on.
+    proposer: Option<spec::Proposer>,
 }
 
 const GIB: f64 = 1024.0 * 1024.0 * 1024.0;
@@ -251,6 +257,7 @@ impl ReplicaConfig {
             kv_blocks_override: None,
             trace_capacity: 0,
             record_token_times: false,
+            speculative: None,
         }
     }
 
@@ -264,11 +271,23 @@ impl ReplicaConfig {
         self.blocks_and_cost().map(|(b, _)| b)
     }
 
+    /// The proposer speculative decoding runs, if it is on.
+    fn proposer(&self) -> Result<Option<spec::Proposer>, ConfigError> {
+        self.speculative
+            .as_ref()
+            .map(|s| {
+                spec::Proposer::new(s, &self.deployment, &self.efficiency)
+                    .map_err(|e| e.within("speculative"))
+            })
+            .transpose()
+    }
+
     fn blocks_and_cost(&self) -> Result<(u32, CostModel), ConfigError> {
         let cost = CostModel::new(self.deployment.clone(), self.efficiency)
             .map_err(|e| e.within("deployment"))?
             .with_async_scheduling(self.scheduler.async_scheduling);
         self.memory.validate().map_err(|e| e.within("memory"))?;
+        let proposer = self.proposer()?;
         self.scheduler
             .validate()
             .map_err(|e| e.within("scheduler"))?;
@@ -290,7 +309,12 @@ impl ReplicaConfig {
                 n
             }
             None => {
-                let b = (cost.kv_pool_tokens(&self.memory) / bs).floor();
+                // A proposer's weights and cache share the memory with the target's.
+                let tokens = match proposer {
+                    Some(p) => spec::pool_tokens(&cost, &self.memory, &p),
+                    None => cost.kv_pool_tokens(&self.memory),
+                };
+                let b = (tokens / bs).floor();
                 if b < 1.0 {
                     return Err(ConfigError::new(
                         "memory",
@@ -389,7 +413,9 @@ impl Seq {
 impl Replica {
     pub fn new(cfg: ReplicaConfig) -> Result<Replica, ConfigError> {
         let (blocks, cost) = cfg.blocks_and_cost()?;
+        let proposer = cfg.proposer()?;
         Ok(Replica {
+            proposer,
             pool: BlockPool::new(blocks),
             cost,
             seqs: Vec::new(),

@@ -65,6 +65,13 @@ impl Replica {
             if threshold > 0 && new > threshold {
                 new = threshold;
             }
+            // Speculative decoding: a decoding request also verifies its guesses, each counted
+            // against the budget (as vLLM counts `spec_token_ids`), none past its last token.
+            if let Some(p) = &self.proposer {
+                if s.in_decode && new == 1 {
+                    new += p.k.min(s.output_len - s.generated - 1);
+                }
+            }
             new = new.min(budget);
             let target = s.computed + new;
             let mut fits = true;
@@ -115,6 +122,28 @@ impl Replica {
             return;
         }
         self.step_cost = self.cost.step_totals(&totals);
+        if let Some(p) = &self.proposer {
+            // The proposer guesses for every decoding request and, a draft model, sees the
+            // step's prompt tokens too.
+            let (mut decodes, mut prefills) = (BatchTotals::default(), BatchTotals::default());
+            for &(slot, new, prefill) in &self.batch {
+                let s = &self.seqs[slot as usize];
+                if prefill {
+                    prefills.add(BatchItem {
+                        new_tokens: new,
+                        context_len: s.computed + new,
+                    });
+                } else {
+                    decodes.add(BatchItem {
+                        new_tokens: 1,
+                        context_len: s.computed + 1,
+                    });
+                }
+            }
+            let draft = p.time(&decodes, &prefills);
+            self.step_cost.draft_s = draft;
+            self.step_cost.total_s += draft;
+        }
         let mut dur = self.step_cost.total_s;
         if !(dur.is_finite() && dur > 0.0) {
             dur = 1e-9;
@@ -148,7 +177,10 @@ impl Replica {
             return false;
         }
         if self.cfg.scheduler.enable_prefix_caching {
-            let full = bsz.full(target).min(s.hash_blocks);
+            // Only known tokens are cached: a speculative guess may yet be rejected.
+            let full = bsz
+                .full(target.min(s.prompt_len + s.generated))
+                .min(s.hash_blocks);
             if full > s.num_cached {
                 let run = s.num_cached as usize..full as usize;
                 if s.fresh {

@@ -24,19 +24,42 @@ impl Replica {
         let mut first_tokens = 0u32;
         let mut same_itl = 0u64;
         let mut any_finished = false;
+        let mut guessed = 0u32;
+        let mut extra_tokens = 0u32;
         let record = self.cfg.record_token_times;
         for k in 0..self.batch.len() {
             let (slot, new, prefill) = self.batch[k];
             let s = &mut self.seqs[slot as usize];
-            s.computed += new;
+            // Speculative decoding: of a decoding request's guesses, those up to the first
+            // wrong one are kept, with the target's own next token; the rejected guesses' KV
+            // slots are given back, and with them every block that holds nothing else.
+            let mut kept = 0;
+            match &self.proposer {
+                Some(p) if !prefill && new > 1 => {
+                    let guesses = new - 1;
+                    kept = p.accepted(s.id, s.generated, guesses);
+                    s.computed += 1 + kept;
+                    let keep = self.bsz.holding(s.computed) as usize;
+                    if s.blocks.len() > keep {
+                        self.pool.release_table(&s.blocks[keep..]);
+                        s.blocks.truncate(keep);
+                    }
+                    self.metrics.spec_proposed += guesses as u64;
+                    self.metrics.spec_accepted += kept as u64;
+                    guessed += 1;
+                }
+                _ => s.computed += new,
+            }
             if prefill {
                 prefill_tokens += new;
             }
             if s.computed < s.prompt_len + s.generated {
                 continue;
             }
-            // Every known token is computed: sample the next one.
-            s.generated += 1;
+            // Every known token is computed: sample the next one (and keep the accepted
+            // guesses before it).
+            s.generated += 1 + kept;
+            extra_tokens += kept;
             s.in_decode = true;
             if s.has_first_token {
                 decode_tokens += 1;
@@ -57,7 +80,9 @@ impl Replica {
             }
             s.last_token_time = end;
             if record {
-                s.token_times.push(end);
+                for _ in 0..=kept {
+                    s.token_times.push(end);
+                }
             }
             if s.generated >= s.output_len {
                 any_finished = true;
@@ -92,9 +117,16 @@ impl Replica {
         self.metrics.steps += 1;
         self.metrics.busy_time_s += dur;
         self.metrics.prefill_tokens += prefill_tokens as u64;
-        self.metrics.decode_tokens += (self.batch.len() as u64)
-            .saturating_sub(self.batch.iter().filter(|b| b.2).count() as u64);
-        self.metrics.output_tokens += (decode_tokens + first_tokens) as u64;
+        self.metrics.decode_tokens += self
+            .batch
+            .iter()
+            .filter(|b| !b.2)
+            .map(|b| b.1 as u64)
+            .sum::<u64>();
+        self.metrics.output_tokens += (decode_tokens + first_tokens + extra_tokens) as u64;
+        if guessed > 0 {
+            self.metrics.spec_steps += 1;
+        }
         let running = self.running.len() as u32;
         let waiting = (self.waiting.len() + self.pending.len()) as u32;
         let kv_blocks_used = self.pool.num_used();

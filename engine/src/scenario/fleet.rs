@@ -121,6 +121,9 @@ pub struct PoolSpec {
     /// The matmuls' input format when it is not the weights' own: `"bf16"` with FP8 weights
     /// is weight-only FP8 (W8A16). Absent: FP8 weights run FP8 matmuls (W8A8).
     pub activation_dtype: Option<Dtype>,
+    /// Speculative decoding (off when absent): `{ method = { kind = "ngram" },
+    /// num_speculative_tokens = 3, acceptance_rate = 0.6 }`.
+    pub speculative: Option<crate::replica::spec::SpeculativeConfig>,
     pub replicas: u32,
     /// Defaults to `replicas` (no scaling down) when absent.
     pub min_replicas: Option<u32>,
@@ -177,6 +180,7 @@ impl Default for PoolSpec {
             weight_dtype: Dtype::Bf16,
             kv_dtype: Dtype::Bf16,
             activation_dtype: None,
+            speculative: None,
             replicas: 8,
             min_replicas: None,
             max_replicas: None,
@@ -213,6 +217,7 @@ impl PoolSpec {
             self.kv_dtype,
         )?;
         replica.deployment.activation_dtype = self.activation_dtype;
+        replica.speculative = self.speculative.clone();
         replica.efficiency = self.efficiency;
         replica.memory = self.memory;
         replica.scheduler = self.scheduler.clone();

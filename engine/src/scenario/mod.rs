@@ -167,6 +167,9 @@ pub struct ReplicaSpec {
     /// The matmuls' input format when it is not the weights' own: `"bf16"` with FP8 weights
     /// is weight-only FP8 (W8A16). Absent: FP8 weights run FP8 matmuls (W8A8).
     pub activation_dtype: Option<Dtype>,
+    /// Speculative decoding (off when absent): `{ method = { kind = "ngram" },
+    /// num_speculative_tokens = 3, acceptance_rate = 0.6 }`.
+    pub speculative: Option<crate::replica::spec::SpeculativeConfig>,
     /// The named engine: the validated one when absent (what `vllm serve` does, as
     /// calibrated); `"brief"` runs the calculator's assumptions.
     pub engine: Engine,
@@ -219,6 +222,7 @@ impl Default for ReplicaSpec {
             weight_dtype: seed.deployment.weight_dtype,
             kv_dtype: seed.deployment.kv_dtype,
             activation_dtype: seed.deployment.activation_dtype,
+            speculative: None,
             engine: Engine::Validated,
             efficiency: seed.efficiency,
             memory: seed.memory,
@@ -260,6 +264,7 @@ impl ReplicaSpec {
             kv_blocks_override: self.kv_blocks_override,
             trace_capacity: self.trace_capacity,
             record_token_times: self.record_token_times,
+            speculative: self.speculative.clone(),
         };
         cfg.validate()?;
         Ok(cfg)

@@ -1,0 +1,328 @@
+//! Speculative decoding, as vLLM's `--speculative-config` runs it: a proposer guesses `k`
+//! tokens for every decoding sequence, the target model verifies them all in one step (the
+//! sequence's last token plus its `k` guesses, each counted against the step's token budget),
+//! the guesses are accepted up to the first wrong one, the target's own next token comes free
+//! with them, and the KV slots of the rejected guesses are given back.
+//!
+//! What a guess costs and how often it is right are the two things that decide whether it
+//! pays: the proposer's time comes from the one cost model (a draft model's decode steps, an
+//! EAGLE-style head the size of one of the target's layers, or nothing on the GPU for n-gram
+//! lookup), and the acceptance rate is a property of the workload, given here. Acceptance is
+//! drawn per guess from a hash of the request, its position and the guess, so a run is the same
+//! whatever else shares its steps.
+
+use crate::catalog::{draft_or_error, Dtype, ModelSpec};
+use crate::cost::{BatchTotals, CostModel, Deployment, Efficiency, MemoryConfig};
+use crate::error::{check_in, ConfigError};
+use serde::{Deserialize, Serialize};
+use std::ops::RangeInclusive;
+
+/// How the guesses are made.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
+pub enum SpecMethod {
+    /// A small model of the same family (a catalog draft model, by id) decodes `k` tokens ahead.
+    DraftModel { model: String },
+    /// An EAGLE-style head on the target's last hidden state: its cost is one of the target's
+    /// layers per guess.
+    Eagle,
+    /// Prompt lookup: the guesses are copied from an earlier match in the sequence, on the CPU.
+    Ngram,
+}
+
+/// Speculative decoding on a replica.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SpeculativeConfig {
+    pub method: SpecMethod,
+    /// Guesses per sequence per step (vLLM's `num_speculative_tokens`).
+    pub num_speculative_tokens: u32,
+    /// Chance that a guess is right, given that the ones before it were (0-1): a property of
+    /// the workload (code and templated text accept far more than open-ended chat).
+    pub acceptance_rate: f64,
+}
+
+impl SpeculativeConfig {
+    /// Guesses per step.
+    pub const TOKENS_RANGE: RangeInclusive<f64> = 1.0..=16.0;
+    /// The acceptance rate, a fraction.
+    pub const ACCEPTANCE_RANGE: RangeInclusive<f64> = 0.0..=1.0;
+
+    pub fn validate(&self) -> Result<(), ConfigError> {
+        check_in(
+            "num_speculative_tokens",
+            self.num_speculative_tokens as f64,
+            &Self::TOKENS_RANGE,
+        )?;
+        check_in(
+            "acceptance_rate",
+            self.acceptance_rate,
+            &Self::ACCEPTANCE_RANGE,
+        )?;
+        if let SpecMethod::DraftModel { model } = &self.method {
+            draft_or_error(model).map_err(|e| e.within("method"))?;
+        }
+        Ok(())
+    }
+
+    /// Tokens a sequence gains per verifying step on average: the accepted guesses and the
+    /// target's own token, `(1 - a^(k+1)) / (1 - a)` for acceptance `a` and `k` guesses.
+    pub fn expected_tokens_per_step(&self) -> f64 {
+        let (a, k) = (self.acceptance_rate, self.num_speculative_tokens as i32);
+        if a >= 1.0 {
+            (k + 1) as f64
+        } else {
+            (1.0 - a.powi(k + 1)) / (1.0 - a)
+        }
+    }
+}
+
+/// The proposer as the replica runs it: its cost model (none for n-gram lookup), the memory
+/// it takes beside the target, and the draw of acceptances.
+#[derive(Clone, Debug)]
+pub(super) struct Proposer {
+    pub k: u32,
+    acceptance: f64,
+    cost: Option<CostModel>,
+}
+
+impl Proposer {
+    /// The proposer for `cfg` on `target`, at the target's efficiencies.
+    pub fn new(
+        cfg: &SpeculativeConfig,
+        target: &Deployment,
+        eff: &Efficiency,
+    ) -> Result<Proposer, ConfigError> {
+        cfg.validate()?;
+        let model = match &cfg.method {
+            SpecMethod::Ngram => None,
+            SpecMethod::DraftModel { model } => Some(draft_or_error(model)?),
+            SpecMethod::Eagle => Some(one_layer_of(&target.model)),
+        };
+        let cost = match model {
+            None => None,
+            Some(model) => {
+                let d = Deployment {
+                    model,
+                    weight_dtype: Dtype::Bf16,
+                    activation_dtype: None,
+                    ..target.clone()
+                };
+                // Its passes run inside the target's step: each pays its own layers' launch
+                // costs, not the step's fixed costs or the CPU's work, which the target's
+                // step already counts.
+                let passes = Efficiency {
+                    step_overhead_s: 0.0,
+                    cpu_overhead_s: 0.0,
+                    cpu_seq_overhead_s: 0.0,
+                    cpu_admit_s: 0.0,
+                    ..*eff
+                };
+                Some(CostModel::new(d, passes)?)
+            }
+        };
+        Ok(Proposer {
+            k: cfg.num_speculative_tokens,
+            acceptance: cfg.acceptance_rate,
+            cost,
+        })
+    }
+
+    /// GPU time to propose: `k` sequential decode passes of the proposer over the decoding
+    /// sequences (`decodes`), plus one pass over the step's prompt tokens (`prefills`), which a
+    /// draft model must see too.
+    pub fn time(&self, decodes: &BatchTotals, prefills: &BatchTotals) -> f64 {
+        let Some(c) = &self.cost else {
+            return 0.0;
+        };
+        let decode = if decodes.seqs > 0 {
+            self.k as f64 * c.step_totals(decodes).total_s
+        } else {
+            0.0
+        };
+        decode + c.step_totals(prefills).total_s
+    }
+
+    /// Bytes of the proposer's weights on the replica, and of its KV cache per token of
+    /// context (zero for n-gram lookup).
+    pub fn memory(&self) -> (f64, f64) {
+        self.cost
+            .as_ref()
+            .map_or((0.0, 0.0), |c| (c.weight_bytes(), c.kv_bytes_per_token()))
+    }
+
+    /// How many of `k` guesses are accepted for the sequence `id` whose `generated` tokens are
+    /// out: each is right with the acceptance rate, given the ones before it were.
+    pub fn accepted(&self, id: u64, generated: u32, k: u32) -> u32 {
+        let mut n = 0;
+        while n < k && unit(id, generated, n) < self.acceptance {
+            n += 1;
+        }
+        n
+    }
+}
+
+/// The KV pool in tokens when a proposer shares the replica: its weights come out of the
+/// memory for the cache, and each cached token holds the proposer's K and V beside the target's.
+pub(super) fn pool_tokens(cost: &CostModel, memory: &MemoryConfig, proposer: &Proposer) -> f64 {
+    let (weights, kv) = proposer.memory();
+    ((cost.kv_pool_bytes(memory) - weights) / (cost.kv_bytes_per_token() + kv))
+        .floor()
+        .max(0.0)
+}
+
+/// One of the target's decoder layers as a model: what an EAGLE-style head costs to run.
+fn one_layer_of(m: &ModelSpec) -> ModelSpec {
+    let per_layer = |p: u64| (p / m.layers.max(1) as u64).max(1);
+    ModelSpec {
+        id: format!("{}-eagle-head", m.id),
+        name: format!("{} EAGLE head", m.name),
+        params: per_layer(m.params),
+        active_params: per_layer(m.active_params),
+        layers: 1,
+        shape: None,
+        ..m.clone()
+    }
+}
+
+/// A number in [0, 1) from the request, its position and the guess (SplitMix64).
+fn unit(id: u64, generated: u32, guess: u32) -> f64 {
+    let mut z = id
+        .wrapping_mul(0x9E37_79B9_7F4A_7C15)
+        .wrapping_add(((generated as u64) << 8 | guess as u64).wrapping_mul(0xBF58_476D_1CE4_E5B9));
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^= z >> 31;
+    (z >> 11) as f64 / (1u64 << 53) as f64
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn cfg(method: SpecMethod, k: u32, a: f64) -> SpeculativeConfig {
+        SpeculativeConfig {
+            method,
+            num_speculative_tokens: k,
+            acceptance_rate: a,
+        }
+    }
+
+    #[test]
+    fn acceptances_follow_the_rate_and_repeat() {
+        let target = Deployment::seed();
+        let p = Proposer::new(
+            &cfg(SpecMethod::Ngram, 4, 0.7),
+            &target,
+            &Efficiency::CALIBRATED,
+        )
+        .unwrap();
+        let n = 40_000;
+        let total: u32 = (0..n).map(|i| p.accepted(i, (i % 97) as u32, 4)).sum();
+        // The mean of accepted guesses: a + a^2 + ... + a^k.
+        let want: f64 = (1..=4).map(|i| 0.7f64.powi(i)).sum();
+        let got = total as f64 / n as f64;
+        assert!((got - want).abs() < 0.02, "{got} against {want}");
+        assert_eq!(p.accepted(7, 3, 4), p.accepted(7, 3, 4));
+        let none = Proposer::new(
+            &cfg(SpecMethod::Ngram, 4, 0.0),
+            &target,
+            &Efficiency::CALIBRATED,
+        )
+        .unwrap();
+        assert!((0..1000).all(|i| none.accepted(i, 1, 4) == 0));
+        let all = Proposer::new(
+            &cfg(SpecMethod::Ngram, 4, 1.0),
+            &target,
+            &Efficiency::CALIBRATED,
+        )
+        .unwrap();
+        assert!((0..1000).all(|i| all.accepted(i, 1, 4) == 4));
+    }
+
+    #[test]
+    fn expected_tokens_per_step_is_the_geometric_sum() {
+        let c = cfg(SpecMethod::Ngram, 3, 0.5);
+        assert_eq!(c.expected_tokens_per_step(), 1.0 + 0.5 + 0.25 + 0.125);
+        assert_eq!(
+            cfg(SpecMethod::Ngram, 3, 0.0).expected_tokens_per_step(),
+            1.0
+        );
+        assert_eq!(
+            cfg(SpecMethod::Ngram, 3, 1.0).expected_tokens_per_step(),
+            4.0
+        );
+    }
+
+    #[test]
+    fn a_bad_configuration_names_its_field() {
+        let bad = |c: SpeculativeConfig| c.validate().unwrap_err().field;
+        assert_eq!(
+            bad(cfg(SpecMethod::Ngram, 0, 0.5)),
+            "num_speculative_tokens"
+        );
+        assert_eq!(bad(cfg(SpecMethod::Ngram, 3, 1.5)), "acceptance_rate");
+        let unknown = SpecMethod::DraftModel {
+            model: "gpt-9".into(),
+        };
+        assert_eq!(bad(cfg(unknown, 3, 0.5)), "method.model");
+    }
+
+    #[test]
+    fn a_draft_costs_its_own_decode_steps_and_takes_its_memory() {
+        let target = Deployment::seed();
+        let eff = Efficiency::CALIBRATED;
+        let draft = SpecMethod::DraftModel {
+            model: "llama-3.2-1b".into(),
+        };
+        let p = Proposer::new(&cfg(draft, 3, 0.7), &target, &eff).unwrap();
+        let decodes = BatchTotals::of(&[crate::cost::BatchItem {
+            new_tokens: 1,
+            context_len: 1000,
+        }]);
+        let none = BatchTotals::default();
+        let t = p.time(&decodes, &none);
+        let passes = Efficiency {
+            step_overhead_s: 0.0,
+            cpu_overhead_s: 0.0,
+            cpu_seq_overhead_s: 0.0,
+            cpu_admit_s: 0.0,
+            ..eff
+        };
+        let d = CostModel::new(
+            Deployment {
+                model: crate::catalog::draft_models()[0].clone(),
+                ..target.clone()
+            },
+            passes,
+        )
+        .unwrap();
+        // No fixed cost of a step: the draft's pass is its layers' work and launches only.
+        assert!(
+            d.step_totals(&decodes).total_s
+                < CostModel::new(
+                    Deployment {
+                        model: crate::catalog::draft_models()[0].clone(),
+                        ..target.clone()
+                    },
+                    eff
+                )
+                .unwrap()
+                .step_totals(&decodes)
+                .total_s
+        );
+        assert_eq!(t, 3.0 * d.step_totals(&decodes).total_s);
+        let (w, kv) = p.memory();
+        assert_eq!(w, d.weight_bytes());
+        assert_eq!(kv, d.kv_bytes_per_token());
+        // N-gram lookup costs the GPU nothing and takes no memory.
+        let ng = Proposer::new(&cfg(SpecMethod::Ngram, 3, 0.7), &target, &eff).unwrap();
+        assert_eq!(ng.time(&decodes, &decodes), 0.0);
+        assert_eq!(ng.memory(), (0.0, 0.0));
+        // The pool shrinks by the draft's weights and holds its cache beside the target's.
+        let c = CostModel::new(target, eff).unwrap();
+        let m = MemoryConfig::VLLM;
+        assert!(pool_tokens(&c, &m, &p) < pool_tokens(&c, &m, &ng));
+        assert_eq!(pool_tokens(&c, &m, &ng), c.kv_pool_tokens(&m));
+    }
+}
