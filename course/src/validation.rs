@@ -189,6 +189,10 @@ pub struct Row {
     /// Why the row is shown but not held to the band (a mechanism the simulator leaves out).
     #[serde(default)]
     pub excluded: Option<String>,
+    /// Speculative decoding as the source ran it (its acceptance rate from the source's own
+    /// measured mean acceptance length); absent: off.
+    #[serde(default)]
+    pub speculative: Option<trainer_engine::replica::spec::SpeculativeConfig>,
 }
 
 /// Whether a row was used to fit the calibrated efficiencies.
@@ -310,7 +314,7 @@ impl Row {
             kv_blocks_override: None,
             trace_capacity: 0,
             record_token_times: false,
-            speculative: None,
+            speculative: self.speculative.clone(),
         };
         let n = self.requests.max(1);
         let (arrival, duration_s) = match self.rate {

@@ -22,8 +22,10 @@ const WIDGETS: [&str; 6] = [
 
 /// Words with digits that are names, not figures: a model, a GPU or a number format, a status
 /// code, a percentile's name, an engine's version, a checkpoint's id. Matched as whole words.
-const NAMES_WITH_DIGITS: [&str; 27] = [
+const NAMES_WITH_DIGITS: [&str; 29] = [
     "3.1",
+    "3.2",
+    "1B",
     "3.3",
     "8B",
     "70B",

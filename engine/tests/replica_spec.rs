@@ -120,7 +120,10 @@ fn guesses_stop_at_the_last_token() {
         }
     )));
     let m = r.metrics();
-    assert_eq!((m.spec_proposed, m.spec_accepted, m.spec_steps), (3, 3, 1));
+    assert_eq!(
+        (m.spec_proposed, m.spec_accepted, m.spec_verifies),
+        (3, 3, 1)
+    );
 }
 
 #[test]

@@ -439,6 +439,40 @@ test("each FP8 choice is a knob of its own that changes the run and says what it
   await done(page);
 });
 
+// Issue 25: speculative decoding is three knobs (the proposer, guesses per step, the acceptance
+// rate); at a quiet hour a draft model that guesses well shortens every reply, and one that
+// never guesses right only adds its cost. The run says what each verifying step yielded.
+test("speculative decoding: a good draft speeds a quiet fleet, a useless one slows it", async () => {
+  const page = await app.page();
+  await openLab(page, "preset=fleet-seed&duration=20&rate=4");
+  assert.equal(await page.inputValue(tid("param-spec")), "off");
+  assert.ok(await page.isDisabled(tid("param-spec_k")), "no guesses while it is off");
+  assert.equal(await num(page, "lab-fig-spec_tokens_per_step"), 0);
+  const plain = await num(page, "lab-fig-tpot_p99");
+  await page.selectOption(tid("param-spec"), "draft:llama-3.2-1b");
+  await page.waitForFunction(() => new URL(location.href).searchParams.get("spec") === "draft:llama-3.2-1b");
+  assert.ok(!(await page.isDisabled(tid("param-spec_k"))));
+  await typeInto(page, "spec_accept", "80");
+  await page.waitForFunction(() => new URL(location.href).searchParams.get("spec_accept") === "80");
+  await page.click(tid("lab-run"));
+  await waitDone(page);
+  const good = await num(page, "lab-fig-tpot_p99");
+  const perStep = await num(page, "lab-fig-spec_tokens_per_step");
+  assert.ok(perStep > 2, `tokens per decoding step ${perStep}`);
+  assert.ok(good < plain, `a draft that guesses well (${plain} -> ${good})`);
+  await typeInto(page, "spec_accept", "0");
+  await page.waitForFunction(() => new URL(location.href).searchParams.get("spec_accept") === "0");
+  await page.click(tid("lab-run"));
+  await waitDone(page);
+  assert.equal(await num(page, "lab-fig-spec_tokens_per_step"), 1);
+  const useless = await num(page, "lab-fig-tpot_p99");
+  assert.ok(useless > plain, `a draft that never guesses right (${plain} -> ${useless})`);
+  // Out of range: a message on the field, the last run stays.
+  await typeInto(page, "spec_k", "40");
+  await page.waitForSelector(tid("param-spec_k-error"));
+  await done(page);
+});
+
 // Issue 29: on a phone the set-up panel is long; the controls that start a run and say how it
 // goes stay on screen (a run bar fixed to the bottom), so Run is in the first screenful, beside
 // a knob deep in the panel and at the end of the results alike. On a desktop it is in the

@@ -245,6 +245,21 @@ impl LabResult {
                 Dollars,
                 Some(false),
             ),
+            // Speculative decoding (zero when it is off): what each verifying step yields.
+            f(
+                "spec_tokens_per_step",
+                "tokens per decoding step (speculation)",
+                r.pools.first().map_or(0.0, |p| p.spec_tokens_per_step),
+                Count,
+                Some(true),
+            ),
+            f(
+                "spec_acceptance",
+                "guesses accepted (speculation)",
+                r.pools.first().map_or(0.0, |p| p.spec_acceptance),
+                Fraction,
+                Some(true),
+            ),
         ];
         LabResult {
             headline,

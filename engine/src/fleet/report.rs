@@ -243,6 +243,13 @@ pub struct PoolReport {
     pub preemptions: u64,
     /// Prompt tokens found in the prefix cache / prompt tokens looked up.
     pub prefix_hit_rate: f64,
+    /// Speculative decoding: guesses accepted / guesses verified (0 without speculation).
+    #[serde(default)]
+    pub spec_acceptance: f64,
+    /// Tokens a decoding request gains per verifying step: its accepted guesses and the
+    /// target's own token (0 without speculation).
+    #[serde(default)]
+    pub spec_tokens_per_step: f64,
 }
 
 /// What the run cost.
@@ -358,6 +365,7 @@ impl FleetSim {
             let mut busy_s = 0.0;
             let mut hit = 0u64;
             let mut query = 0u64;
+            let (mut proposed, mut accepted, mut verifies) = (0u64, 0u64, 0u64);
             for r in self.replicas.iter().filter(|r| r.pool == p) {
                 let m = r.replica.metrics();
                 let end = r.stopped_at.unwrap_or(self.now);
@@ -369,6 +377,9 @@ impl FleetSim {
                 rep.routed += r.routed;
                 hit += m.prefix_hit_tokens;
                 query += m.prefix_query_tokens;
+                proposed += m.spec_proposed;
+                accepted += m.spec_accepted;
+                verifies += m.spec_verifies;
                 if r.state == ReplicaState::Ready {
                     rep.ready_at_end += 1;
                 }
@@ -382,6 +393,12 @@ impl FleetSim {
             } else {
                 0.0
             };
+            if proposed > 0 {
+                rep.spec_acceptance = accepted as f64 / proposed as f64;
+            }
+            if verifies > 0 {
+                rep.spec_tokens_per_step = 1.0 + accepted as f64 / verifies as f64;
+            }
             gpu_hours += rep.gpu_hours;
             gpu_dollars += rep.gpu_hours * pc.gpu_hour_price;
             pools.push(rep);

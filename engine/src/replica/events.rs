@@ -84,8 +84,8 @@ pub struct ReplicaMetrics {
     /// Speculative decoding: guesses verified, and of those, accepted.
     pub spec_proposed: u64,
     pub spec_accepted: u64,
-    /// Steps that verified guesses.
-    pub spec_steps: u64,
+    /// Verifications: one for each decoding request in each step that checked its guesses.
+    pub spec_verifies: u64,
 }
 
 /// Whether a request's tokens in a step are prompt (or recomputation) or a decode.

@@ -124,9 +124,7 @@ impl Replica {
             .map(|b| b.1 as u64)
             .sum::<u64>();
         self.metrics.output_tokens += (decode_tokens + first_tokens + extra_tokens) as u64;
-        if guessed > 0 {
-            self.metrics.spec_steps += 1;
-        }
+        self.metrics.spec_verifies += guessed as u64;
         let running = self.running.len() as u32;
         let waiting = (self.waiting.len() + self.pending.len()) as u32;
         let kv_blocks_used = self.pool.num_used();

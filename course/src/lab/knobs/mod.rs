@@ -24,12 +24,13 @@
 
 use std::fmt;
 use std::ops::RangeInclusive;
-use trainer_engine::catalog::{gpus, models, Dtype, WeightFormat};
+use trainer_engine::catalog::{draft_models, gpus, models, Dtype, WeightFormat};
 use trainer_engine::cost::{Deployment, Efficiency, MemoryConfig};
 use trainer_engine::fleet::{
     AutoscalerConfig, Buffering, FleetConfig, HostedApi, OverflowAction, PoolConfig, RouterConfig,
     RoutingPolicy, ScaleSignal, SloConfig,
 };
+use trainer_engine::replica::spec::{SpecMethod, SpeculativeConfig};
 use trainer_engine::replica::{ReplicaConfig, SchedulerConfig};
 use trainer_engine::workload::{Arrival, LengthDist, SessionConfig, WorkloadConfig, MAX_LEN};
 

@@ -86,6 +86,24 @@ pub const KNOBS: &[Spec] = &[
     choice("kv_format", Replica, "KV cache format", kv_options)
         .read(|c| rc(c).deployment.kv_dtype.name().into())
         .pick(set_kv_format),
+    choice("spec", Replica, "Speculative decoding", spec_options)
+        .read(spec_name)
+        .pick(set_spec)
+        .errors(&["speculative.method"]),
+    number("spec_k", Replica, "Guesses per step", "tokens",
+        Range { integer: true, ..real(&SpeculativeConfig::TOKENS_RANGE, 1.0) })
+        .read(|c| rc(c).speculative.as_ref().map_or(String::new(), |s| s.num_speculative_tokens.to_string()))
+        .set(|c, v| if let Some(s) = rc_mut(c).speculative.as_mut() { s.num_speculative_tokens = v as u32 })
+        .when(When::Inside(speculating, NO_SPECULATION))
+        .errors(&["num_speculative_tokens"])
+        .context("spec=ngram"),
+    number("spec_accept", Replica, "Acceptance rate per guess", "%",
+        real(&SpeculativeConfig::ACCEPTANCE_RANGE, 100.0))
+        .read(|c| rc(c).speculative.as_ref().map_or(String::new(), |s| num(s.acceptance_rate * 100.0)))
+        .set(|c, v| if let Some(s) = rc_mut(c).speculative.as_mut() { s.acceptance_rate = v / 100.0 })
+        .when(When::Inside(speculating, NO_SPECULATION))
+        .errors(&["acceptance_rate"])
+        .context("spec=ngram"),
     number("budget", Replica, "Token budget per step", "tokens",
         whole(&SchedulerConfig::MAX_NUM_BATCHED_TOKENS_RANGE))
         .read(|c| rc(c).scheduler.max_num_batched_tokens.to_string())

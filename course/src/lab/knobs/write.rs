@@ -529,3 +529,73 @@ pub(super) fn dist_mean(d: &LengthDist) -> f64 {
         LengthDist::Empirical { values } | LengthDist::Sequence { values } => mean(values),
     }
 }
+
+/// The speculative-decoding choices: off, or a proposer (n-gram lookup, an EAGLE-style head,
+/// or each catalog draft model).
+pub(super) fn spec_options(_: &FleetConfig) -> Vec<(String, String)> {
+    let mut out = pairs(&[
+        ("off", "Off"),
+        ("ngram", "N-gram lookup (prompt copy)"),
+        ("eagle", "EAGLE-style head"),
+    ]);
+    for m in draft_models() {
+        out.push((
+            format!("draft:{}", m.id),
+            format!("Draft model: {}", m.name),
+        ));
+    }
+    out
+}
+
+/// The first pool's proposer as [`spec_options`] names it.
+pub(super) fn spec_name(c: &FleetConfig) -> String {
+    match rc(c).speculative.as_ref().map(|s| &s.method) {
+        None => "off".into(),
+        Some(SpecMethod::Ngram) => "ngram".into(),
+        Some(SpecMethod::Eagle) => "eagle".into(),
+        Some(SpecMethod::DraftModel { model }) => format!("draft:{model}"),
+    }
+}
+
+/// Guesses per step and acceptance rate when speculation is switched on from off.
+const SPEC_DEFAULT_TOKENS: u32 = 3;
+const SPEC_DEFAULT_ACCEPTANCE: f64 = 0.6;
+
+/// Switches the first pool's speculative decoding off or to a proposer, keeping the guesses
+/// per step and the acceptance rate already set.
+pub(super) fn set_spec(c: &mut FleetConfig, id: &str) -> Result<(), String> {
+    let method = match id {
+        "off" => {
+            rc_mut(c).speculative = None;
+            return Ok(());
+        }
+        "ngram" => SpecMethod::Ngram,
+        "eagle" => SpecMethod::Eagle,
+        _ => match id.strip_prefix("draft:") {
+            Some(m) if draft_models().iter().any(|d| d.id == m) => SpecMethod::DraftModel {
+                model: m.to_string(),
+            },
+            _ => return Err(format!("no proposer \"{id}\"")),
+        },
+    };
+    let r = rc_mut(c);
+    let (k, a) = r
+        .speculative
+        .as_ref()
+        .map_or((SPEC_DEFAULT_TOKENS, SPEC_DEFAULT_ACCEPTANCE), |s| {
+            (s.num_speculative_tokens, s.acceptance_rate)
+        });
+    r.speculative = Some(SpeculativeConfig {
+        method,
+        num_speculative_tokens: k,
+        acceptance_rate: a,
+    });
+    Ok(())
+}
+
+pub(super) fn speculating(c: &FleetConfig) -> bool {
+    rc(c).speculative.is_some()
+}
+
+pub(super) const NO_SPECULATION: Text =
+    Text::Fixed("speculative decoding is off; choose a proposer first");
