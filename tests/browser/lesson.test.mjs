@@ -222,6 +222,12 @@ test("a probe runs the broken and the fixed design and links into the lab", asyn
   const attn = Number(await page.getAttribute('[data-testid="probe-long-prompt-prefill"]', "data-attention"));
   assert.ok(Math.abs(params - 32000 * per) < 1e-9, `${params} against ${32000 * per}`);
   assert.ok(Math.abs(pre - params - attn) < 1e-12 && attn > 0.4 * params, `${pre} = ${params} + ${attn}`);
+  // The budget-cut probe (issue 25): the same GPUs in BF16 and in FP8 weights and activations.
+  await page.click('[data-testid="probe-budget-cut-run"]');
+  await page.waitForSelector('[data-testid="probe-budget-cut-ratio"]', { timeout: 60000 });
+  const bf16 = Number(await page.getAttribute('[data-testid="probe-budget-cut-broken-tpot_p99"]', "data-value"));
+  const fp8 = Number(await page.getAttribute('[data-testid="probe-budget-cut-fixed-tpot_p99"]', "data-value"));
+  assert.ok(bf16 > 1.5 * fp8, `BF16 ${bf16}, FP8 ${fp8}`);
   await page.click('[data-testid="probe-ttft-gap-lab"]');
   await page.waitForFunction(() => location.pathname.endsWith("/lab"));
   assert.match(await page.evaluate(() => location.search), /preset=fleet-ttft-gap&arm=slow-router-cold-pool/);
