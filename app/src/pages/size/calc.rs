@@ -15,6 +15,7 @@ use trainer_course::sizing::{
     is_preset_figure, precision_notes, InputGroup, InputKind, InputSpec, Inputs, Pressure,
     Question, Step,
 };
+use trainer_engine::catalog::{Dtype, WeightFormat};
 use trainer_engine::error::sentence;
 
 /// Reveals the next step and brings it into view when it lands below the fold.
@@ -128,6 +129,14 @@ pub fn Calculator(q: Question) -> impl IntoView {
     }
 }
 
+/// What the chosen number formats change and may cost in quality, from the cost model at the
+/// inputs (a piece of the module of its own: most learners never leave BF16).
+#[lazy]
+fn precision(c: Calc) -> AnyView {
+    let notes = Memo::new(move |_| c.inputs.with(precision_notes));
+    view! { <PrecisionNotes testid="precision" notes=notes/> }.into_any()
+}
+
 /// What the calculator shows below its inputs and steps, a piece of the module of its own:
 /// the simulator check (the fleet question's; it brings the fleet simulator's set-up and the
 /// engine note), the sensitivity table and the drills, none of which the inputs and the steps
@@ -226,8 +235,12 @@ fn InputsPanel(c: Calc) -> impl IntoView {
         (!other.is_empty()).then(|| view! { <p class="field-error" role="alert" data-testid="error-general">{other.join(" ")}</p> })
     };
     let reset = move |_| c.load(Inputs::defaults(q));
-    // What the chosen number formats change, with their caveats (nothing while all is BF16).
-    let precision = Memo::new(move |_| c.inputs.with(precision_notes));
+    // What the chosen number formats change, with their caveats: drawn from a piece of the
+    // module of its own, fetched the first time a format other than BF16 is chosen.
+    let fp8 = Memo::new(move |_| {
+        c.inputs
+            .with(|i| i.weight_format() != WeightFormat::Bf16 || i.kv_dtype() != Dtype::Bf16)
+    });
     // One line that says what the folded panel holds (a phone shows the panel folded).
     let summary = move || {
         let w = words();
@@ -284,7 +297,7 @@ fn InputsPanel(c: Calc) -> impl IntoView {
                 <button class="link-button reset-inputs" data-testid="reset-inputs" on:click=reset>"Reset to the question"</button>
                 {general}
                 {panel}
-                <PrecisionNotes testid="precision" notes=precision/>
+                {move || fp8.get().then(|| lazy_region(precision(c)))}
             </details>
         </aside>
     }
