@@ -20,6 +20,7 @@ fn speculating() -> FleetConfig {
             method: SpecMethod::Eagle,
             num_speculative_tokens: 3,
             acceptance_rate: 0.6,
+            disable_by_batch_size: None,
         });
     }
     f

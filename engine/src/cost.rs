@@ -324,6 +324,28 @@ impl BatchTotals {
         self.attended_positions += attended_positions(item);
     }
 
+    /// `batch` sequences alike, each `item`.
+    pub fn uniform(batch: u32, item: BatchItem) -> BatchTotals {
+        BatchTotals {
+            seqs: batch as u64,
+            new_tokens: batch as u64 * item.new_tokens as u64,
+            kv_tokens: batch as u64 * item.context_len as u64,
+            attended_positions: batch as f64 * attended_positions(item),
+            admitted: 0,
+        }
+    }
+
+    /// Both batches in one step.
+    pub fn plus(&self, other: &BatchTotals) -> BatchTotals {
+        BatchTotals {
+            seqs: self.seqs + other.seqs,
+            new_tokens: self.new_tokens + other.new_tokens,
+            kv_tokens: self.kv_tokens + other.kv_tokens,
+            attended_positions: self.attended_positions + other.attended_positions,
+            admitted: self.admitted + other.admitted,
+        }
+    }
+
     pub fn of(items: &[BatchItem]) -> BatchTotals {
         let mut t = BatchTotals::default();
         for &i in items {
@@ -586,17 +608,13 @@ impl CostModel {
 
 /// The running sums of a decode step: `batch` sequences, one new token each, at `context`.
 fn decode_totals(batch: u32, context: u32) -> BatchTotals {
-    let item = BatchItem {
-        new_tokens: 1,
-        context_len: context,
-    };
-    BatchTotals {
-        seqs: batch as u64,
-        new_tokens: batch as u64,
-        kv_tokens: batch as u64 * context as u64,
-        attended_positions: batch as f64 * attended_positions(item),
-        admitted: 0,
-    }
+    BatchTotals::uniform(
+        batch,
+        BatchItem {
+            new_tokens: 1,
+            context_len: context,
+        },
+    )
 }
 
 /// How a replica's memory is split (vLLM's `gpu_memory_utilization`, and what activations,

@@ -14,6 +14,7 @@ fn spec(method: SpecMethod, k: u32, acceptance: f64) -> Option<SpeculativeConfig
         method,
         num_speculative_tokens: k,
         acceptance_rate: acceptance,
+        disable_by_batch_size: None,
     })
 }
 
@@ -231,4 +232,51 @@ proptest! {
         prop_assert_eq!(a.allocated, 0);
         prop_assert_eq!(a.free, a.total);
     }
+}
+
+#[test]
+fn speculation_turns_off_while_the_batch_is_large() {
+    // vLLM's `disable_by_batch_size`: with six requests running a step guesses for nobody, and
+    // the proposer costs nothing; as they finish and fewer than four run, guessing resumes.
+    let mut s = spec(SpecMethod::Eagle, 2, 0.5);
+    s.as_mut().unwrap().disable_by_batch_size = Some(4);
+    let mut r = replica(s, 8192);
+    for id in 0..6u64 {
+        r.submit(
+            0.0,
+            EngineRequest {
+                id,
+                prompt: Prompt::unique(id + 1, 8),
+                output_len: 20 * (id as u32 + 1),
+                tenant: 0,
+            },
+        );
+    }
+    let mut events = Vec::new();
+    r.advance_to(f64::INFINITY, &mut events);
+    let (mut quiet, mut busy) = (0, 0);
+    for step in &r.trace()[1..] {
+        let guessed = step.entries.iter().any(|e| e.new_tokens > 1);
+        if step.entries.len() >= 4 {
+            busy += 1;
+            assert!(
+                !guessed,
+                "step {} guessed with {} running",
+                step.index,
+                step.entries.len()
+            );
+            assert_eq!(step.cost.draft_s, 0.0, "step {}", step.index);
+        } else if step
+            .entries
+            .iter()
+            .all(|e| e.context_len + 1 < 8 + 20 * (e.id as u32 + 1))
+        {
+            quiet += 1;
+            assert!(guessed, "step {} did not guess", step.index);
+            assert!(step.cost.draft_s > 0.0, "step {}", step.index);
+        }
+    }
+    assert!(busy > 0 && quiet > 0, "busy {busy}, quiet {quiet}");
+    assert_eq!(r.metrics().output_tokens, 20 * (1..=6).sum::<u64>());
+    assert!(r.audit().consistent);
 }

@@ -56,6 +56,11 @@ impl Replica {
         let prefill_only = separate
             && self.admit_waiting(&mut budget, Chunking::Whole, start, events, &mut totals) > 0;
 
+        // Speculative decoding guesses in this step unless as many requests run as turn it off.
+        let guesses = match &self.proposer {
+            Some(p) if (self.running.len() as u32) < p.off_at => p.k,
+            _ => 0,
+        };
         // Running requests first, in order.
         let mut i = 0;
         while !prefill_only && i < self.running.len() && budget > 0 {
@@ -67,10 +72,8 @@ impl Replica {
             }
             // Speculative decoding: a decoding request also verifies its guesses, each counted
             // against the budget (as vLLM counts `spec_token_ids`), none past its last token.
-            if let Some(p) = &self.proposer {
-                if s.in_decode && new == 1 {
-                    new += p.k.min(s.output_len - s.generated - 1);
-                }
+            if guesses > 0 && s.in_decode && new == 1 {
+                new += guesses.min(s.output_len - s.generated - 1);
             }
             new = new.min(budget);
             let target = s.computed + new;
@@ -122,7 +125,7 @@ impl Replica {
             return;
         }
         self.step_cost = self.cost.step_totals(&totals);
-        if let Some(p) = &self.proposer {
+        if let Some(p) = self.proposer.as_ref().filter(|_| guesses > 0) {
             // The proposer guesses for every decoding request and, a draft model, sees the
             // step's prompt tokens too.
             let (mut decodes, mut prefills) = (BatchTotals::default(), BatchTotals::default());

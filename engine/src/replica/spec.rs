@@ -12,7 +12,9 @@
 //! whatever else shares its steps.
 
 use crate::catalog::{draft_or_error, Dtype, ModelSpec};
-use crate::cost::{BatchTotals, CostModel, Deployment, Efficiency, MemoryConfig};
+use crate::cost::{
+    BatchItem, BatchTotals, CostModel, Deployment, Efficiency, MemoryConfig, StepCost,
+};
 use crate::error::{check_in, ConfigError};
 use serde::{Deserialize, Serialize};
 use std::ops::RangeInclusive;
@@ -40,6 +42,11 @@ pub struct SpeculativeConfig {
     /// Chance that a guess is right, given that the ones before it were (0-1): a property of
     /// the workload (code and templated text accept far more than open-ended chat).
     pub acceptance_rate: f64,
+    /// Speculate only while fewer than this many requests are running (vLLM's
+    /// `disable_by_batch_size`: at or above it, a step guesses for nobody), so a busy replica
+    /// stops paying for guesses its compute-bound steps cannot afford. None: always.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub disable_by_batch_size: Option<u32>,
 }
 
 impl SpeculativeConfig {
@@ -47,6 +54,8 @@ impl SpeculativeConfig {
     pub const TOKENS_RANGE: RangeInclusive<f64> = 1.0..=16.0;
     /// The acceptance rate, a fraction.
     pub const ACCEPTANCE_RANGE: RangeInclusive<f64> = 0.0..=1.0;
+    /// The running-request count that turns speculation off.
+    pub const DISABLE_BY_BATCH_SIZE_RANGE: RangeInclusive<f64> = 1.0..=4096.0;
 
     pub fn validate(&self) -> Result<(), ConfigError> {
         check_in(
@@ -59,6 +68,13 @@ impl SpeculativeConfig {
             self.acceptance_rate,
             &Self::ACCEPTANCE_RANGE,
         )?;
+        if let Some(n) = self.disable_by_batch_size {
+            check_in(
+                "disable_by_batch_size",
+                n as f64,
+                &Self::DISABLE_BY_BATCH_SIZE_RANGE,
+            )?;
+        }
         if let SpecMethod::DraftModel { model } = &self.method {
             draft_or_error(model).map_err(|e| e.within("method"))?;
         }
@@ -82,8 +98,17 @@ impl SpeculativeConfig {
 #[derive(Clone, Debug)]
 pub(super) struct Proposer {
     pub k: u32,
+    /// Running requests at which a step stops guessing.
+    pub off_at: u32,
     acceptance: f64,
+    /// A guess's pass (for an EAGLE head: its layer and the target's output head, since every
+    /// guess is sampled from the whole vocabulary).
     cost: Option<CostModel>,
+    /// The pass over the step's prompt tokens, whose logits nobody samples (an EAGLE head
+    /// without the output head; a draft model's own, as the target's is costed).
+    prompt_cost: Option<CostModel>,
+    /// Bytes of those weights the target already holds (the output head an EAGLE head shares).
+    shared_bytes: f64,
 }
 
 impl Proposer {
@@ -94,37 +119,51 @@ impl Proposer {
         eff: &Efficiency,
     ) -> Result<Proposer, ConfigError> {
         cfg.validate()?;
-        let model = match &cfg.method {
-            SpecMethod::Ngram => None,
-            SpecMethod::DraftModel { model } => Some(draft_or_error(model)?),
-            SpecMethod::Eagle => Some(one_layer_of(&target.model)),
-        };
-        let cost = match model {
-            None => None,
-            Some(model) => {
-                let d = Deployment {
-                    model,
-                    weight_dtype: Dtype::Bf16,
-                    activation_dtype: None,
-                    ..target.clone()
-                };
-                // Its passes run inside the target's step: each pays its own layers' launch
-                // costs, not the step's fixed costs or the CPU's work, which the target's
-                // step already counts.
-                let passes = Efficiency {
-                    step_overhead_s: 0.0,
-                    cpu_overhead_s: 0.0,
-                    cpu_seq_overhead_s: 0.0,
-                    cpu_admit_s: 0.0,
-                    ..*eff
-                };
-                Some(CostModel::new(d, passes)?)
+        let (guess, prompt, shared) = match &cfg.method {
+            SpecMethod::Ngram => (None, None, 0),
+            SpecMethod::DraftModel { model } => {
+                let m = draft_or_error(model)?;
+                (Some(m.clone()), Some(m), 0)
             }
+            SpecMethod::Eagle => {
+                let (head, shared) = eagle_head_of(&target.model);
+                let layer = ModelSpec {
+                    params: head.params - shared,
+                    active_params: head.active_params - shared,
+                    ..head.clone()
+                };
+                (Some(head), Some(layer), shared)
+            }
+        };
+        // Its passes run inside the target's step: each pays its own layers' launch costs,
+        // not the step's fixed costs or the CPU's work, which the target's step already counts.
+        let passes = Efficiency {
+            step_overhead_s: 0.0,
+            cpu_overhead_s: 0.0,
+            cpu_seq_overhead_s: 0.0,
+            cpu_admit_s: 0.0,
+            ..*eff
+        };
+        let cost_of = |model: Option<ModelSpec>| -> Result<Option<CostModel>, ConfigError> {
+            model
+                .map(|model| {
+                    let d = Deployment {
+                        model,
+                        weight_dtype: Dtype::Bf16,
+                        activation_dtype: None,
+                        ..target.clone()
+                    };
+                    CostModel::new(d, passes)
+                })
+                .transpose()
         };
         Ok(Proposer {
             k: cfg.num_speculative_tokens,
+            off_at: cfg.disable_by_batch_size.unwrap_or(u32::MAX),
             acceptance: cfg.acceptance_rate,
-            cost,
+            cost: cost_of(guess)?,
+            prompt_cost: cost_of(prompt)?,
+            shared_bytes: shared as f64 * Dtype::Bf16.bytes(),
         })
     }
 
@@ -132,7 +171,7 @@ impl Proposer {
     /// sequences (`decodes`), plus one pass over the step's prompt tokens (`prefills`), which a
     /// draft model must see too.
     pub fn time(&self, decodes: &BatchTotals, prefills: &BatchTotals) -> f64 {
-        let Some(c) = &self.cost else {
+        let (Some(c), Some(p)) = (&self.cost, &self.prompt_cost) else {
             return 0.0;
         };
         let decode = if decodes.seqs > 0 {
@@ -140,15 +179,15 @@ impl Proposer {
         } else {
             0.0
         };
-        decode + c.step_totals(prefills).total_s
+        decode + p.step_totals(prefills).total_s
     }
 
     /// Bytes of the proposer's weights on the replica, and of its KV cache per token of
     /// context (zero for n-gram lookup).
     pub fn memory(&self) -> (f64, f64) {
-        self.cost
-            .as_ref()
-            .map_or((0.0, 0.0), |c| (c.weight_bytes(), c.kv_bytes_per_token()))
+        self.cost.as_ref().map_or((0.0, 0.0), |c| {
+            (c.weight_bytes() - self.shared_bytes, c.kv_bytes_per_token())
+        })
     }
 
     /// How many of `k` guesses are accepted for the sequence `id` whose `generated` tokens are
@@ -162,6 +201,48 @@ impl Proposer {
     }
 }
 
+/// A steady speculating decode batch as the replica prices it: `batch` sequences whose caches
+/// hold `context` tokens, each verifying its last token and its guesses in one step of the
+/// target beside the step's prompt tokens (`prompt`, as chunked prefill mixes them in), after
+/// the proposer's passes over both. Returns the target's step and the proposer's time, in
+/// seconds, from the one cost model (the proposer at the target's efficiencies).
+pub fn verify_step(
+    cfg: &SpeculativeConfig,
+    target: &CostModel,
+    batch: u32,
+    context: u32,
+    prompt: &BatchTotals,
+) -> Result<(StepCost, f64), ConfigError> {
+    let p = Proposer::new(cfg, target.deployment(), target.efficiency())?;
+    let k = cfg.num_speculative_tokens;
+    let verify = BatchTotals::uniform(
+        batch,
+        BatchItem {
+            new_tokens: k + 1,
+            context_len: context + k,
+        },
+    )
+    .plus(prompt);
+    let guesses = BatchTotals::uniform(
+        batch,
+        BatchItem {
+            new_tokens: 1,
+            context_len: context,
+        },
+    );
+    Ok((target.step_totals(&verify), p.time(&guesses, prompt)))
+}
+
+/// The KV pool in tokens of a replica that speculates as `cfg` says ([`pool_tokens`]).
+pub fn pool_tokens_with(
+    cfg: &SpeculativeConfig,
+    target: &CostModel,
+    memory: &MemoryConfig,
+) -> Result<f64, ConfigError> {
+    let p = Proposer::new(cfg, target.deployment(), target.efficiency())?;
+    Ok(pool_tokens(target, memory, &p))
+}
+
 /// The KV pool in tokens when a proposer shares the replica: its weights come out of the
 /// memory for the cache, and each cached token holds the proposer's K and V beside the target's.
 pub(super) fn pool_tokens(cost: &CostModel, memory: &MemoryConfig, proposer: &Proposer) -> f64 {
@@ -171,18 +252,41 @@ pub(super) fn pool_tokens(cost: &CostModel, memory: &MemoryConfig, proposer: &Pr
         .max(0.0)
 }
 
-/// One of the target's decoder layers as a model: what an EAGLE-style head costs to run.
-fn one_layer_of(m: &ModelSpec) -> ModelSpec {
-    let per_layer = |p: u64| (p / m.layers.max(1) as u64).max(1);
-    ModelSpec {
+/// An EAGLE-style head on `m` as a model, and how many of its parameters the target holds
+/// already: one of the target's decoder layers, the layer that folds the token's embedding into
+/// the hidden state (2 x hidden by hidden), and the target's output head, read by every guess
+/// (as vLLM's EAGLE proposer samples each guess from the target's vocabulary) but not stored
+/// twice. Without the shape's detail, the layer alone.
+fn eagle_head_of(m: &ModelSpec) -> (ModelSpec, u64) {
+    let h = m.hidden as u64;
+    let (per_layer, per_layer_active, head) = match &m.shape {
+        Some(s) => {
+            let embed = s.vocab * h;
+            let head = if s.tied_embeddings {
+                embed
+            } else {
+                s.vocab * h
+            };
+            let fixed = embed + if s.tied_embeddings { 0 } else { head } + h;
+            let per = |p: u64| (p.saturating_sub(fixed) / m.layers.max(1) as u64).max(1);
+            (per(m.params), per(m.active_params), head)
+        }
+        None => {
+            let per = |p: u64| (p / m.layers.max(1) as u64).max(1);
+            (per(m.params), per(m.active_params), 0)
+        }
+    };
+    let fuse = if head > 0 { 2 * h * h } else { 0 };
+    let head_model = ModelSpec {
         id: format!("{}-eagle-head", m.id),
         name: format!("{} EAGLE head", m.name),
-        params: per_layer(m.params),
-        active_params: per_layer(m.active_params),
+        params: per_layer + fuse + head,
+        active_params: per_layer_active + fuse + head,
         layers: 1,
         shape: None,
         ..m.clone()
-    }
+    };
+    (head_model, head)
 }
 
 /// A number in [0, 1) from the request, its position and the guess (SplitMix64).
@@ -205,7 +309,25 @@ mod tests {
             method,
             num_speculative_tokens: k,
             acceptance_rate: a,
+            disable_by_batch_size: None,
         }
+    }
+
+    #[test]
+    fn an_eagle_head_is_a_layer_a_fuse_and_the_shared_output_head() {
+        // Llama 3.1 8B: a decoder layer of 218,112,000 parameters, the 2h x h fuse, and the
+        // 128,256 x 4,096 output head every guess reads; only the first two are held anew.
+        let l8 = crate::catalog::model_by_id("llama-3.1-8b").unwrap();
+        let (head, shared) = eagle_head_of(&l8);
+        assert_eq!(shared, 128_256 * 4096);
+        assert_eq!(head.params, 218_112_000 + 2 * 4096 * 4096 + 128_256 * 4096);
+        let p = Proposer::new(
+            &cfg(SpecMethod::Eagle, 3, 0.6),
+            &Deployment::seed(),
+            &Efficiency::CALIBRATED,
+        )
+        .unwrap();
+        assert_eq!(p.memory().0, (218_112_000.0 + 2.0 * 4096.0 * 4096.0) * 2.0);
     }
 
     #[test]

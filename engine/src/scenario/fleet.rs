@@ -33,7 +33,7 @@ use crate::scenario::Scenario;
 use serde::{Deserialize, Serialize};
 
 /// The fleet scenarios shipped with the product, as (file name, text: see [`crate::files`]).
-pub const BUILTIN: [(&str, &str); 9] = [
+pub const BUILTIN: [(&str, &str); 10] = [
     ("fleet-seed.toml", crate::files::SCENARIOS_FLEET_SEED),
     (
         "fleet-ttft-gap.toml",
@@ -63,6 +63,10 @@ pub const BUILTIN: [(&str, &str); 9] = [
     (
         "fleet-halve-cost.toml",
         crate::files::SCENARIOS_FLEET_HALVE_COST,
+    ),
+    (
+        "fleet-spec-latency.toml",
+        crate::files::SCENARIOS_FLEET_SPEC_LATENCY,
     ),
 ];
 

@@ -104,6 +104,13 @@ pub const KNOBS: &[Spec] = &[
         .when(When::Inside(speculating, NO_SPECULATION))
         .errors(&["acceptance_rate"])
         .context("spec=ngram"),
+    number("spec_off_at", Replica, "Stop guessing at this many running requests (0: never)", "requests",
+        Range { integer: true, min: Bound::Lab(0.0), max: Bound::Engine(*SpeculativeConfig::DISABLE_BY_BATCH_SIZE_RANGE.end()) })
+        .read(|c| rc(c).speculative.as_ref().map_or(String::new(), |s| s.disable_by_batch_size.unwrap_or(0).to_string()))
+        .set(|c, v| if let Some(s) = rc_mut(c).speculative.as_mut() { s.disable_by_batch_size = (v >= 1.0).then_some(v as u32) })
+        .when(When::Inside(speculating, NO_SPECULATION))
+        .errors(&["disable_by_batch_size"])
+        .context("spec=ngram"),
     number("budget", Replica, "Token budget per step", "tokens",
         whole(&SchedulerConfig::MAX_NUM_BATCHED_TOKENS_RANGE))
         .read(|c| rc(c).scheduler.max_num_batched_tokens.to_string())

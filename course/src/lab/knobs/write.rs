@@ -579,16 +579,21 @@ pub(super) fn set_spec(c: &mut FleetConfig, id: &str) -> Result<(), String> {
         },
     };
     let r = rc_mut(c);
-    let (k, a) = r
-        .speculative
-        .as_ref()
-        .map_or((SPEC_DEFAULT_TOKENS, SPEC_DEFAULT_ACCEPTANCE), |s| {
-            (s.num_speculative_tokens, s.acceptance_rate)
-        });
+    let (k, a, off) =
+        r.speculative
+            .as_ref()
+            .map_or((SPEC_DEFAULT_TOKENS, SPEC_DEFAULT_ACCEPTANCE, None), |s| {
+                (
+                    s.num_speculative_tokens,
+                    s.acceptance_rate,
+                    s.disable_by_batch_size,
+                )
+            });
     r.speculative = Some(SpeculativeConfig {
         method,
         num_speculative_tokens: k,
         acceptance_rate: a,
+        disable_by_batch_size: off,
     });
     Ok(())
 }
