@@ -11,6 +11,7 @@ pub struct LessonWords {
     pub estimate_replicas: String,
     pub estimate_open_streams: String,
     pub estimate_kv_in_use: String,
+    pub estimate_speedup: String,
     pub derived_note: String,
     pub sim_replicas_holds: String,
     pub sim_replicas_fewer: String,
@@ -165,6 +166,8 @@ pub struct MomentsWords {
     pub misses: String,
     /// `{factor}`, `{figure}`: how far behind the best an acceptable option may be.
     pub within: String,
+    /// `{peak}`, `{quiet}`: a moment with a quiet hour runs every option at both rates.
+    pub quiet: String,
     pub loads_title: String,
     pub loads_intro: String,
     pub loads_run: String,

@@ -7,6 +7,8 @@
 //! `content` test checks that the option the file calls strong is the one that wins.
 
 use crate::sizing::{derive, Inputs, Question};
+use crate::text::lookup;
+pub use crate::text::{show, UNITS};
 use serde::{Deserialize, Serialize};
 use trainer_engine::cost::{CostModel, Deployment, Efficiency};
 use trainer_engine::engine::Engine;
@@ -18,7 +20,7 @@ use trainer_engine::workload::Arrival;
 
 /// The shipped moments, as (id, text: see [`trainer_engine::files`]), in the order the app
 /// lists them.
-pub const BUILTIN: [(&str, &str); 7] = [
+pub const BUILTIN: [(&str, &str); 8] = [
     ("routing", files::MOMENTS_ROUTING),
     ("autoscaler", files::MOMENTS_AUTOSCALER),
     ("rag", files::MOMENTS_RAG),
@@ -26,6 +28,7 @@ pub const BUILTIN: [(&str, &str); 7] = [
     ("long-prompts", files::MOMENTS_LONG_PROMPTS),
     ("ttft-gap", files::MOMENTS_TTFT_GAP),
     ("halve-cost", files::MOMENTS_HALVE_COST),
+    ("spec-latency", files::MOMENTS_SPEC_LATENCY),
 ];
 
 /// One moment.
@@ -62,6 +65,11 @@ pub struct Moment {
     /// (25 % less to 25 % more traffic); the page then says where, from its runs.
     #[serde(default)]
     pub load_dependent: bool,
+    /// A moment about two times of day: every option also runs at this fraction of the
+    /// scenario's traffic (the quiet hour), and a figure whose path starts with `quiet.` reads
+    /// that run's report.
+    #[serde(default)]
+    pub quiet_load: Option<f64>,
     /// A number the learner estimates before the runs are shown.
     #[serde(default)]
     pub estimate: Option<EstimateSpec>,
@@ -104,7 +112,7 @@ pub struct Figure {
     /// A dotted path into the option's outcome as JSON (`clocks.server_ttft.p99`,
     /// `pools.0.prefix_hit_rate`; for a break-even moment, a field of [`BreakEven`]).
     pub path: String,
-    /// How to show it: `s`, `fraction`, `dollars`, `gpu_hours`, `count` or `rate`.
+    /// How to show it: `s`, `fraction`, `dollars`, `gpu_hours`, `count`, `rate` or `tokens`.
     pub unit: String,
 }
 
@@ -289,6 +297,31 @@ impl Moment {
                 return err(format!("acceptable_within is a factor above 1, not {f}"));
             }
         }
+        if let Some(q) = self.quiet_load {
+            if !(q.is_finite() && q > 0.0 && q < 1.0) {
+                return err(format!("quiet_load is a fraction of the traffic, not {q}"));
+            }
+            if self.scenario.is_none() {
+                return err("only a fleet moment has a quiet hour (quiet_load)".into());
+            }
+        } else if let Some(f) = self.figures.iter().find(|f| f.path.starts_with("quiet.")) {
+            return err(format!(
+                "figure {} reads the quiet hour's run, but the moment sets no quiet_load",
+                f.id
+            ));
+        }
+        if let Some(f) = self
+            .figures
+            .iter()
+            .find(|f| !UNITS.contains(&f.unit.as_str()))
+        {
+            return err(format!(
+                "figure {} has no unit called {:?} ({})",
+                f.id,
+                f.unit,
+                UNITS.join(", ")
+            ));
+        }
         if self.figure_index(&self.key).is_none() {
             return err(format!("its key {:?} is not one of its figures", self.key));
         }
@@ -386,7 +419,8 @@ impl Moment {
             return Ok(Vec::new());
         };
         let s = FleetScenario::builtin(name)?;
-        self.options
+        let mut fleets = self
+            .options
             .iter()
             .map(|o| {
                 let arm = o.arm.as_deref().unwrap_or_default();
@@ -396,6 +430,54 @@ impl Moment {
                 f.truncate(self.horizon_s.unwrap_or(60.0));
                 v.apply(&mut f);
                 Ok(f)
+            })
+            .collect::<Result<Vec<_>, ConfigError>>()?;
+        if let Some(q) = self.quiet_load {
+            // The same options at the quiet hour: the variant's traffic, scaled down again.
+            let quiet = Variant {
+                engine: v.engine,
+                load: q,
+                seed: 0,
+            };
+            let quiet: Vec<FleetConfig> = fleets
+                .iter()
+                .cloned()
+                .map(|mut f| {
+                    quiet.apply(&mut f);
+                    f
+                })
+                .collect();
+            fleets.extend(quiet);
+        }
+        Ok(fleets)
+    }
+
+    /// How many fleets one variant runs ([`Moment::fleets_for`]): one per option, twice over
+    /// for a moment with a quiet hour.
+    pub fn runs_per_variant(&self) -> usize {
+        self.options.len() * if self.quiet_load.is_some() { 2 } else { 1 }
+    }
+
+    /// Every option's figures from the reports of one variant's fleets, in the order
+    /// [`Moment::fleets_for`] gives them (an option's quiet-hour report is read under `quiet.`).
+    pub fn outcomes<'a>(
+        &self,
+        reports: impl IntoIterator<Item = &'a FleetReport>,
+    ) -> Vec<OptionOutcome> {
+        let values: Vec<serde_json::Value> = reports
+            .into_iter()
+            .map(|r| serde_json::to_value(r).unwrap_or_default())
+            .collect();
+        let n = self.options.len();
+        (0..n)
+            .map(|i| {
+                let mut v = values.get(i).cloned().unwrap_or_default();
+                if self.quiet_load.is_some() {
+                    if let (Some(o), Some(q)) = (v.as_object_mut(), values.get(n + i)) {
+                        o.insert("quiet".into(), q.clone());
+                    }
+                }
+                self.read(&v)
             })
             .collect()
     }
@@ -455,11 +537,6 @@ impl Moment {
             .collect()
     }
 
-    /// An option's figures from its fleet run's report.
-    pub fn read_report(&self, report: &FleetReport) -> OptionOutcome {
-        self.read(&serde_json::to_value(report).unwrap_or_default())
-    }
-
     fn read(&self, v: &serde_json::Value) -> OptionOutcome {
         OptionOutcome {
             figures: self.figures.iter().map(|f| lookup(v, &f.path)).collect(),
@@ -467,20 +544,22 @@ impl Moment {
     }
 
     /// Every option's figures under `v`, each option's fleet run to its end here (the app runs
-    /// them in slices instead, and reads each report with [`Moment::read_report`]); a
+    /// them in slices instead, and reads the reports with [`Moment::outcomes`]); a
     /// break-even moment prices its options.
     pub fn run_options(&self, v: Variant) -> Result<Vec<OptionOutcome>, ConfigError> {
         if let Some(priced) = self.break_even_outcomes() {
             return priced;
         }
-        self.fleets_for(v)?
+        let reports = self
+            .fleets_for(v)?
             .into_iter()
             .map(|f| {
                 let mut sim = FleetSim::new(f)?;
                 sim.run();
-                Ok(self.read_report(&sim.report()))
+                Ok(sim.report())
             })
-            .collect()
+            .collect::<Result<Vec<_>, ConfigError>>()?;
+        Ok(self.outcomes(&reports))
     }
 
     /// Every option of a break-even moment, priced (None for a fleet moment).
@@ -652,21 +731,6 @@ impl Moment {
     }
 }
 
-/// A moment's figure in its unit (the moments page, the mock's curveballs and the filled
-/// reasons all show figures this way).
-pub fn show(unit: &str, v: f64) -> String {
-    use trainer_engine::format::{duration, fixed, int, money, percent, sig};
-    match unit {
-        "s" => duration(v, 3),
-        "fraction" => percent(v),
-        "dollars" => money(v),
-        "gpu_hours" => format!("{} GPU-h", fixed(v, 2)),
-        "count" => int(v),
-        "rate" => format!("{} req/s", sig(v, 3)),
-        _ => sig(v, 3),
-    }
-}
-
 /// How a moment's runs are varied to check that a ranking holds (and to show where it does
 /// not): the engine, the traffic as a multiple of the scenario's, and an offset to every seed.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -716,15 +780,6 @@ impl Variant {
 /// two runs that behaved identically tie however their sums were ordered.
 fn same_figure(a: f64, b: f64) -> bool {
     (a - b).abs() <= 1e-9 * a.abs().max(b.abs()).max(1e-12)
-}
-
-fn lookup(v: &serde_json::Value, path: &str) -> Option<f64> {
-    path.split('.')
-        .try_fold(v, |v, k| match k.parse::<usize>() {
-            Ok(i) if v.is_array() => v.get(i),
-            _ => v.get(k),
-        })
-        .and_then(|v| v.as_f64())
 }
 
 #[cfg(test)]

@@ -41,6 +41,21 @@ pub struct ProbeFigure {
     pub label: String,
     /// A dotted path into the report's JSON, e.g. `clocks.server_ttft.p99` (seconds).
     pub path: String,
+    /// How to show it, as a moment's figures are shown ([`crate::text::show`]): seconds
+    /// unless the file says otherwise.
+    #[serde(default = "seconds")]
+    pub unit: String,
+}
+
+fn seconds() -> String {
+    "s".into()
+}
+
+impl ProbeFigure {
+    /// `v` in the figure's unit, a dash when the run has none.
+    pub fn show(&self, v: Option<f64>) -> String {
+        v.map_or("—".to_string(), |v| crate::text::show(&self.unit, v))
+    }
 }
 
 #[derive(Deserialize)]
@@ -57,6 +72,20 @@ pub fn probes() -> Result<Vec<Probe>, ConfigError> {
 /// Reads a probes file.
 pub fn parse(text: &str) -> Result<Vec<Probe>, ConfigError> {
     let f: File = trainer_engine::files::read(text).map_err(|e| ConfigError::new("probes", e))?;
+    for p in &f.probe {
+        for fig in &p.figures {
+            if !crate::text::UNITS.contains(&fig.unit.as_str()) {
+                return Err(ConfigError::new(
+                    format!("probe {}.{}.unit", p.id, fig.id),
+                    format!(
+                        "{:?} is not a unit ({})",
+                        fig.unit,
+                        crate::text::UNITS.join(", ")
+                    ),
+                ));
+            }
+        }
+    }
     Ok(f.probe)
 }
 
@@ -100,8 +129,4 @@ impl Probe {
     }
 }
 
-fn lookup(v: &serde_json::Value, path: &str) -> Option<f64> {
-    path.split('.')
-        .try_fold(v, |v, k| v.get(k))
-        .and_then(|v| v.as_f64())
-}
+use crate::text::lookup;

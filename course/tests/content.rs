@@ -802,9 +802,9 @@ fn the_moments_pages_type_no_figure() {
     use trainer_content::words::MomentsWords;
     let w: MomentsWords = toml::from_str(include_str!("../../content/moments-page.toml"))
         .expect("content/moments-page.toml parses");
-    const FILLED: [&str; 13] = [
+    const FILLED: [&str; 15] = [
         "id", "choice", "run", "runs", "wall", "figure", "max", "estimate", "engine", "option",
-        "rate", "best", "factor",
+        "rate", "best", "factor", "peak", "quiet",
     ];
     check_page_words(
         "content/moments-page.toml",
@@ -876,8 +876,10 @@ fn the_widget_words_type_no_figure() {
         "prompt",
     ];
     // The conclusions core picks from the figures (content/verdict.toml).
-    const VERDICT_FILLED: [&str; 27] = [
+    const VERDICT_FILLED: [&str; 29] = [
         "limits",
+        "crossover",
+        "rate",
         "share",
         "load",
         "total",

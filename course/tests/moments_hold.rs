@@ -6,7 +6,10 @@
 //! in which case the runs must show it change (a stale claim fails as well). At the
 //! scenario's own load, seed and engine, every computed grade is the file's.
 //!
-//! About 400 fleet runs: they are spread over the machine's cores.
+//! Where a moment's reasons claim more than its ranking (the budget-cut and the speculation
+//! moments), the claims are checked on the same runs.
+//!
+//! About 550 fleet runs: they are spread over the machine's cores.
 
 use trainer_course::moments::{moments, Grade, Moment, OptionOutcome, Variant};
 use trainer_engine::engine::Engine;
@@ -50,6 +53,7 @@ fn every_moments_strong_option_wins_beyond_one_run() {
             .flat_map(|h| h.join().expect("a run panicked"))
             .collect()
     });
+    let mut checked = 0;
     for (mi, m) in all.iter().enumerate() {
         let strong = m
             .options
@@ -89,7 +93,22 @@ fn every_moments_strong_option_wins_beyond_one_run() {
                 m.id
             );
         }
+        // What a moment's reasons claim beyond its ranking, on the same runs.
+        let runs: Vec<(Variant, &[OptionOutcome])> = results
+            .iter()
+            .filter(|r| r.0 == mi)
+            .map(|r| (r.1, r.3.as_slice()))
+            .collect();
+        match m.id.as_str() {
+            "halve-cost" => {
+                the_bf16_budget_fleet_has_the_least_margin_at_and_above_its_load(m, &runs)
+            }
+            "spec-latency" => the_speculation_moments_reasons_hold(m, &runs),
+            _ => {}
+        }
+        checked += usize::from(matches!(m.id.as_str(), "halve-cost" | "spec-latency"));
     }
+    assert_eq!(checked, 2, "both moments with reasons to check ran");
 }
 
 /// Prints every fleet moment's figures at its own load, seed and engine (for authors).
@@ -115,27 +134,66 @@ fn print_the_default_runs() {
 /// that a busier hour eats that margin first: at the scenario's load and at a quarter more, on
 /// either engine and every seed, its p99 time per output token is the highest of the options;
 /// and its KV pool was never short, as the FP8 cache's reason says.
-#[test]
-fn the_bf16_budget_fleet_has_the_least_margin_at_and_above_its_load() {
-    let m = moments()
-        .expect("the moments parse")
-        .into_iter()
-        .find(|m| m.id == "halve-cost")
-        .expect("the budget-cut moment");
+fn the_bf16_budget_fleet_has_the_least_margin_at_and_above_its_load(
+    m: &Moment,
+    runs: &[(Variant, &[OptionOutcome])],
+) {
     let bf16 = m.options.iter().position(|o| o.id == "bf16").expect("bf16");
     let key = m.figure_index("tpot_p99").expect("the key figure");
     let preempted = m.figure_index("preemptions").expect("preemptions");
-    for engine in Engine::ALL {
-        for load in [1.0, Variant::OTHER_LOADS[1]] {
-            for seed in 0..3 {
-                let v = Variant { engine, load, seed };
-                let o = m.run_options(v).expect("every option runs");
-                let tpot: Vec<f64> = o.iter().map(|x| x.figures[key].unwrap()).collect();
-                let worst = tpot.iter().cloned().fold(f64::MIN, f64::max);
-                assert_eq!(tpot[bf16], worst, "{v:?}: {tpot:?}");
-                // The FP8 cache's reason: the BF16 pool was never short (no preemption).
-                assert_eq!(o[bf16].figures[preempted], Some(0.0), "{v:?}");
+    let mut seen = 0;
+    for (v, o) in runs.iter().filter(|(v, _)| v.load >= 1.0) {
+        let tpot: Vec<f64> = o.iter().map(|x| x.figures[key].unwrap()).collect();
+        let worst = tpot.iter().cloned().fold(f64::MIN, f64::max);
+        assert_eq!(tpot[bf16], worst, "{v:?}: {tpot:?}");
+        // The FP8 cache's reason: the BF16 pool was never short (no preemption).
+        assert_eq!(o[bf16].figures[preempted], Some(0.0), "{v:?}");
+        seen += 1;
+    }
+    assert_eq!(seen, 2 * 2 * 3, "both engines, two loads, three seeds");
+}
+
+/// The speculation moment's reasons, on either engine and every seed: at the quiet hour every
+/// proposer beats the bigger fleet without one (more GPUs do not shorten a quiet step); the
+/// draft model with a cutoff is the draft model at night and the fleet without guesses at the
+/// peak (its cutoff stays tripped: a slower p50 than the draft's); the EAGLE head has the
+/// lowest p99 at the peak; and a quarter more traffic makes the always-on draft miss the
+/// target while the EAGLE head holds it.
+fn the_speculation_moments_reasons_hold(m: &Moment, runs: &[(Variant, &[OptionOutcome])]) {
+    let opt = |id: &str| m.options.iter().position(|o| o.id == id).expect(id);
+    let fig = |id: &str| m.figure_index(id).expect(id);
+    let (more, draft, cutoff, eagle) = (
+        opt("more-replicas"),
+        opt("draft"),
+        opt("draft-cutoff"),
+        opt("eagle"),
+    );
+    let (quiet, p50, p99) = (
+        fig("quiet_tpot"),
+        fig("peak_tpot_p50"),
+        fig("peak_tpot_p99"),
+    );
+    let limit = m.slo.as_ref().expect("a target").max;
+    let mut seen = 0;
+    for (v, o) in runs {
+        let at = |i: usize, f: usize| o[i].figures[f].expect("a figure");
+        if v.load == 1.0 {
+            for i in 0..o.len() {
+                if i != more {
+                    assert!(at(i, quiet) < at(more, quiet), "{v:?}: option {i} at night");
+                }
+                if i != eagle {
+                    assert!(at(eagle, p99) < at(i, p99), "{v:?}: option {i} at the peak");
+                }
             }
+            assert_eq!(at(cutoff, quiet), at(draft, quiet), "{v:?}");
+            assert!(at(cutoff, p50) > at(draft, p50), "{v:?}");
+            seen += 1;
+        } else if v.load == Variant::OTHER_LOADS[1] {
+            assert!(at(draft, p99) > limit, "{v:?}: {}", at(draft, p99));
+            assert!(at(eagle, p99) <= limit, "{v:?}: {}", at(eagle, p99));
+            seen += 1;
         }
     }
+    assert_eq!(seen, 2 * 2 * 3, "both engines, two loads, three seeds");
 }

@@ -207,8 +207,7 @@ pub fn MomentPage(id: String) -> impl IntoView {
                 }
                 ran_on.set(fleets.first().and_then(Engine::of_fleet));
                 run_fleets(fleets, status, move |done| {
-                    let outcomes: Vec<OptionOutcome> =
-                        done.iter().map(|(_, r)| mm.read_report(r)).collect();
+                    let outcomes = mm.outcomes(done.iter().map(|(_, r)| r));
                     let r = Runs::of(&mm, outcomes);
                     record(&r);
                     let _ = runs.try_set(Some(r));
@@ -269,14 +268,13 @@ pub fn MomentPage(id: String) -> impl IntoView {
                 }
             }
         }
-        let n = mm.options.len();
+        let n = mm.runs_per_variant();
         run_fleets(fleets, loads_status, move |done| {
             let rows = Variant::OTHER_LOADS
                 .iter()
                 .zip(done.chunks(n.max(1)))
                 .map(|(&load, chunk)| {
-                    let outcomes: Vec<OptionOutcome> =
-                        chunk.iter().map(|(_, r)| mm.read_report(r)).collect();
+                    let outcomes = mm.outcomes(chunk.iter().map(|(_, r)| r));
                     LoadRow {
                         load,
                         grades: mm.grades(&outcomes),
@@ -558,6 +556,16 @@ fn results_view(m: &Moment, r: &Runs, choice: &str, estimate: Option<f64>) -> An
             ],
         )
     });
+    let quiet = m.quiet_load.and_then(|q| {
+        let peak = m.peak_rate(1.0)?;
+        Some(fill(
+            &words().quiet,
+            &[
+                ("peak", show("rate", peak)),
+                ("quiet", show("rate", peak * q)),
+            ],
+        ))
+    });
     let lab = m.scenario.as_ref().map(|sc| {
         let arm = m.options.iter().find(|o| o.id == choice).and_then(|o| o.arm.clone()).unwrap_or_default();
         let q = format!("preset={sc}&arm={arm}");
@@ -571,7 +579,7 @@ fn results_view(m: &Moment, r: &Runs, choice: &str, estimate: Option<f64>) -> An
         {est}
         <div class="table-wrap">
             <table class="moment-table" data-testid="moment-results">
-                <caption>{slo.unwrap_or_default()} {within.unwrap_or_default()} {words().caption.clone()}</caption>
+                <caption>{quiet.unwrap_or_default()}{slo.unwrap_or_default()} {within.unwrap_or_default()} {words().caption.clone()}</caption>
                 <thead><tr><th scope="col">{words().approach.clone()}</th>{head}</tr></thead>
                 <tbody>{rows}</tbody>
             </table>

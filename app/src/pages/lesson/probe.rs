@@ -85,12 +85,11 @@ pub fn ProbeRun(id: String) -> impl IntoView {
                 .enumerate()
                 .map(|(i, fig)| {
                     let key = fig.id == p3.key;
-                    let show = crate::text::duration_or_dash;
                     view! {
                         <tr class:key=key data-testid=format!("{tid}-row-{}", fig.id)>
                             <th scope="row">{fig.label.clone()}</th>
-                            <td data-testid=format!("{tid}-broken-{}", fig.id) data-value=format!("{}", b[i].unwrap_or(f64::NAN))>{show(b[i])}</td>
-                            <td data-testid=format!("{tid}-fixed-{}", fig.id) data-value=format!("{}", f[i].unwrap_or(f64::NAN))>{show(f[i])}</td>
+                            <td data-testid=format!("{tid}-broken-{}", fig.id) data-value=format!("{}", b[i].unwrap_or(f64::NAN))>{fig.show(b[i])}</td>
+                            <td data-testid=format!("{tid}-fixed-{}", fig.id) data-value=format!("{}", f[i].unwrap_or(f64::NAN))>{fig.show(f[i])}</td>
                         </tr>
                     }
                 })

@@ -11,7 +11,6 @@ use trainer_course::mock::{
     curveball_inputs, grade_id, grade_option, grade_replicas, mock, replicas_fleet, Curveball,
     Pushback,
 };
-use trainer_course::moments::OptionOutcome;
 use trainer_course::sizing::{Inputs, Question, SimCheck};
 
 /// The mock's load (`[figures] inputs` in `content/mock.toml`: the seed unless it says
@@ -95,8 +94,7 @@ pub fn CurveballAnswer(c: Curveball, result: RwSignal<Option<PushbackRecord>>) -
             };
             match moment.fleets() {
                 Ok(fleets) => run_fleets(fleets, status, move |done| {
-                    let outcomes: Vec<OptionOutcome> =
-                        done.iter().map(|(_, r)| moment.read_report(r)).collect();
+                    let outcomes = moment.outcomes(done.iter().map(|(_, r)| r));
                     let shown = |i: usize, v: Option<f64>| match (moment.figures.get(i), v) {
                         (Some(f), Some(v)) => trainer_course::moments::show(&f.unit, v),
                         _ => "n/a".to_string(),
