@@ -13,7 +13,7 @@ before(async () => { app = await start({ base: "/trainer/" }); });
 after(async () => { await app?.close(); });
 
 const KEY = "serving-trainer.progress";
-const ESTIMATES = ["replicas", "open_streams", "kv_in_use"];
+const ESTIMATES = ["replicas", "open_streams", "kv_in_use", "speedup"];
 
 /** Shows every estimate's answer without estimating, as a reader who skips them would. */
 async function revealAll(page) {
@@ -37,7 +37,7 @@ test("every live figure renders a number and links to a step the calculator show
     const text = (await f.textContent()).trim();
     assert.match(text, /\d/, `${id} shows “${text}”`);
     const href = await f.locator("a").getAttribute("href");
-    assert.match(href, /\/trainer\/size\/fleet\?.*reveal=\d+.*#step-/, `${id} links to ${href}`);
+    assert.match(href, /\/trainer\/size\/(fleet|speculation)\?.*reveal=\d+.*#step-/, `${id} links to ${href}`);
     seen.set(id, href);
   }
   // Each distinct target is a step the calculator reveals, holding the same value.
@@ -190,9 +190,27 @@ test("an estimate stays hidden until committed, then stands beside the derivatio
   const est = Number(await page.getAttribute('[data-testid="estimate-open_streams-derived"]', "data-value"));
   assert.ok(streams > 0 && streams < est, `simulated streams ${streams} against ${est}`);
   assert.match(await page.textContent('[data-testid="estimate-open_streams-gap"]'), /Little's law/);
-  // Both estimates are kept in progress.
+  // The speculation section's estimate (issue 25) hides its own figure, and only its own:
+  // the fleet's verdict shows once the fleet's boxes are answered, the speedup stays hidden
+  // until this box is; there is no simulator button, the section's probe runs the simulator.
+  await page.click('[data-testid="estimate-kv_in_use-peek"]');
+  await page.waitForSelector('[data-testid="verdict-fleet"]');
+  const spec = '[data-testid="estimate-speedup"]';
+  await page.locator(spec).scrollIntoViewIfNeeded();
+  const specFig = (id) => page.locator(`.lesson-article [data-testid="fig-speculation-${id}"]`).first();
+  assert.equal(await specFig("speedup").getAttribute("data-hidden"), "true");
+  assert.equal(await specFig("crossover_batch").getAttribute("data-hidden"), null);
+  await page.fill('[data-testid="estimate-speedup-input"]', "2");
+  await page.click('[data-testid="estimate-speedup-commit"]');
+  await page.waitForSelector('[data-testid="estimate-speedup-derived"]');
+  assert.equal(await page.locator('[data-testid="estimate-speedup-simulate"]').count(), 0);
+  await page.waitForFunction(() => document.querySelector('.lesson-article [data-testid="fig-speculation-speedup"]').dataset.hidden !== "true");
+  const speedup = Number(await specFig("speedup").getAttribute("data-value"));
+  assert.equal(Number(await page.getAttribute('[data-testid="estimate-speedup-derived"]', "data-value")), speedup);
+  assert.ok(speedup > 1 && speedup < 2, `${speedup}`);
+  // Every estimate is kept in progress.
   const stored = await page.evaluate((k) => JSON.parse(localStorage.getItem(k)), KEY);
-  assert.deepEqual(stored.estimates.map((e) => [e.step, e.estimate]), [["replicas", 12], ["open_streams", 250]]);
+  assert.deepEqual(stored.estimates.map((e) => [e.step, e.estimate]), [["replicas", 12], ["open_streams", 250], ["speedup", 2]]);
   assert.deepEqual(page.problems, []);
   await page.context().close();
 });
@@ -228,6 +246,17 @@ test("a probe runs the broken and the fixed design and links into the lab", asyn
   const bf16 = Number(await page.getAttribute('[data-testid="probe-budget-cut-broken-tpot_p99"]', "data-value"));
   const fp8 = Number(await page.getAttribute('[data-testid="probe-budget-cut-fixed-tpot_p99"]', "data-value"));
   assert.ok(bf16 > 1.5 * fp8, `BF16 ${bf16}, FP8 ${fp8}`);
+  // Each figure in its own unit: dollars as money, not as a duration (a regression).
+  assert.match(await page.textContent('[data-testid="probe-budget-cut-fixed-dollars_per_m"]'), /^\$\d/);
+  // The slow-streams probe: the budget fleet without speculation and with an EAGLE-style head.
+  await page.click('[data-testid="probe-slow-streams-run"]');
+  await page.waitForSelector('[data-testid="probe-slow-streams-ratio"]', { timeout: 60000 });
+  const off = Number(await page.getAttribute('[data-testid="probe-slow-streams-broken-tpot_p50"]', "data-value"));
+  const eagle = Number(await page.getAttribute('[data-testid="probe-slow-streams-fixed-tpot_p50"]', "data-value"));
+  assert.ok(off > 1.5 * eagle, `off ${off}, EAGLE ${eagle}`);
+  const gained = Number(await page.getAttribute('[data-testid="probe-slow-streams-fixed-tokens_per_step"]', "data-value"));
+  assert.ok(gained > 1 && gained < 4, `${gained} tokens per verifying step`);
+  assert.match(await page.textContent('[data-testid="probe-slow-streams-fixed-tokens_per_step"]'), /tokens$/);
   await page.click('[data-testid="probe-ttft-gap-lab"]');
   await page.waitForFunction(() => location.pathname.endsWith("/lab"));
   assert.match(await page.evaluate(() => location.search), /preset=fleet-ttft-gap&arm=slow-router-cold-pool/);
@@ -345,7 +374,10 @@ for (const viewport of [DESKTOP, PHONE]) {
     await page.waitForSelector('[data-testid="verdict-fleet"]');
     body = await text();
     for (const [id, t] of Object.entries(shown)) assert.ok(body.includes(t), `${id} (“${t}”) is shown after the estimates`);
-    assert.equal(await page.locator('[data-hidden="true"]').count(), 0);
+    // Only the speculation section's own answer waits now, for its own box.
+    assert.deepEqual(await page.locator('[data-hidden="true"]').evaluateAll((els) => els.map((e) => e.dataset.testid)), ["fig-speculation-speedup"]);
+    await page.click('[data-testid="estimate-speedup-peek"]');
+    await page.waitForFunction(() => !document.querySelector('[data-hidden="true"]'));
     await shoot(page, `lesson-revealed-${viewport.width}`);
     assert.deepEqual(page.problems, []);
     await page.context().close();

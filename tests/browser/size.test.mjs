@@ -215,7 +215,7 @@ test("bad values in a deep link get their messages in their fields", async () =>
 test("the index lists the questions and an unknown question links to them", async () => {
   const page = await app.page();
   await open(page, app.url, "size");
-  assert.equal(await page.locator('[data-testid^="question-"]').count(), 4);
+  assert.equal(await page.locator('[data-testid^="question-"]').count(), 5);
   await page.waitForLoadState("networkidle");
   await open(page, app.url, "size/nope");
   assert.match(await page.textContent("main h1"), /No such question/);
@@ -225,6 +225,29 @@ test("the index lists the questions and an unknown question links to them", asyn
   const thr = await value(page, "decode_throughput");
   const perM = await value(page, "gpu_hours_per_million");
   assert.ok(Math.abs(perM - 1e6 / thr / 3600) / perM < 1e-9, "GPU-hours per million = 10⁶ / throughput / 3,600");
+  await done(page);
+});
+
+// Issue 25: when speculative decoding stops paying. Three guesses right 60 % of the time gain
+// 1 + 0.6 + 0.36 + 0.216 tokens a step; the crossover is where the speedup reaches one, and
+// better guesses push it to a bigger batch.
+test("the speculation question: the gain at a quiet batch, and the batch where it ends", async () => {
+  const page = await app.page();
+  await openSize(page, "size/speculation?reveal=all");
+  assert.ok(Math.abs(await value(page, "tokens_per_step") - 2.176) < 1e-12);
+  const speedup = await value(page, "speedup");
+  assert.ok(speedup > 1.5, `${speedup}`);
+  const spec = await value(page, "spec_step");
+  assert.ok(Math.abs(spec - (await value(page, "verify_step")) - (await value(page, "proposer_time"))) < 1e-12);
+  const b = await value(page, "crossover_batch");
+  assert.ok(b > 8 && b < (await value(page, "pool_batch")), `${b}`);
+  const rate = await value(page, "crossover_rate");
+  assert.ok(Math.abs(rate - b / (250 * (await value(page, "crossover_tpot")))) < 1e-9 * rate);
+  await page.waitForSelector('[data-testid="verdict"]');
+  // Better guesses pay to a bigger batch; the URL keeps the input.
+  await typeInto(page, "acceptance", "80");
+  await page.waitForFunction((old) => Number(document.querySelector('[data-testid="step-crossover_batch"]').dataset.value) > old, b);
+  assert.equal(query(page).get("acceptance"), "0.8");
   await done(page);
 });
 

@@ -278,6 +278,14 @@ fn targets(q: Question) -> &'static [(&'static str, f64)] {
             ("completion_time", 0.25),
             ("streaming_replicas", 0.25),
         ],
+        Question::Speculation => &[
+            ("tokens_per_step", 0.1),
+            ("decode_step", 0.25),
+            ("verify_step", 0.25),
+            ("speedup", 0.25),
+            ("crossover_batch", 0.25),
+            ("crossover_rate", 0.25),
+        ],
     }
 }
 
@@ -356,6 +364,18 @@ fn draw(q: Question, rng: &mut Pcg64) -> Inputs {
             );
             set("price", price);
         }
+        Question::Speculation => {
+            set(
+                "prompt_tokens",
+                pick(rng, &[200.0, 500.0, 1000.0, 2000.0, 4000.0]),
+            );
+            set("output_tokens", pick(rng, &[100.0, 250.0, 500.0, 1000.0]));
+            set("spec_k", pick(rng, &[2.0, 3.0, 4.0, 5.0]));
+            set("acceptance", pick(rng, &[0.5, 0.6, 0.7, 0.8]));
+            set("batch", pick(rng, &[1.0, 4.0, 8.0, 16.0, 32.0]));
+            set("mem_util", pick(rng, &[0.9, 0.92, 0.95]));
+            set("reserve_gb", pick(rng, &[2.0, 3.0, 4.0]));
+        }
     }
     inputs
 }
@@ -385,6 +405,8 @@ fn plausible(q: Question, drawn: &Inputs, rng: &mut Pcg64) -> Option<(Inputs, De
             Question::GpuHours => {
                 d.verdict.pressure(super::Limit::KvCapacity) != Some(Pressure::Binding)
             }
+            // A drill asks for the crossover, so it needs one within what the pool holds.
+            Question::Speculation => value("crossover_batch") < value("pool_batch"),
         };
         if ok {
             return Some((inputs, d));

@@ -630,13 +630,15 @@ const DEFS: &[Def] = &[
     def("mem_util", "GPU memory utilisation", "", (0.05, 1.0, 0.01), K::Percent, G::Memory),
     def("reserve_gb", "Reserve per GPU (activations, overhead)", "GB", (0.0, 1000.0, 0.5), K::Number, G::Memory),
     def("price", "Price per GPU-hour", "$/GPU-h", (0.0, 1000.0, 0.1), K::Number, G::Money),
+    def("spec_k", "Guesses per step", "tokens", (1.0, 16.0, 1.0), K::Integer, G::Engine),
+    def("acceptance", "Acceptance rate per guess", "", (0.0, 1.0, 0.05), K::Percent, G::Engine),
 ];
 
 /// The question's default choices: (model, GPU, weight format, KV format).
 fn default_choices(q: Question) -> (&'static str, &'static str, WeightFormat, Dtype) {
     let bf16 = WeightFormat::Bf16;
     match q {
-        Question::Fleet | Question::GpuHours | Question::Batch => {
+        Question::Fleet | Question::GpuHours | Question::Batch | Question::Speculation => {
             ("llama-3.1-8b", "h100-sxm", bf16, Dtype::Bf16)
         }
         Question::ChatsPerReplica => ("llama-3.1-70b", "h100-sxm", bf16, Dtype::Bf16),
@@ -663,6 +665,10 @@ fn question_inputs(q: Question) -> Vec<(&'static str, Option<f64>)> {
             ("output_tokens", Some(250.0)),
             ("completion_s", Some(60.0)),
             ("tpot_ms", Some(20.0)),
+        ],
+        Question::Speculation => vec![
+            ("prompt_tokens", Some(1000.0)),
+            ("output_tokens", Some(250.0)),
         ],
     };
     v.extend(MODEL_FIELDS.iter().map(|&n| (n, None)));
@@ -695,6 +701,13 @@ fn question_inputs(q: Question) -> Vec<(&'static str, Option<f64>)> {
             ("mem_util", Some(0.92)),
             ("reserve_gb", Some(3.0)),
             ("price", Some(2.5)),
+        ]),
+        Question::Speculation => v.extend([
+            ("spec_k", Some(3.0)),
+            ("acceptance", Some(0.6)),
+            ("batch", Some(8.0)),
+            ("mem_util", Some(0.92)),
+            ("reserve_gb", Some(3.0)),
         ]),
     }
     v

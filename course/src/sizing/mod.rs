@@ -60,6 +60,8 @@ pub enum Question {
     GpuHours,
     /// The seed load as non-streaming batch work, sized beside the streaming fleet.
     Batch,
+    /// At what decode batch, and so at what load, speculative decoding stops paying.
+    Speculation,
 }
 
 /// One step of a derivation, as the learner taps through it.
@@ -242,11 +244,12 @@ pub fn questions() -> Vec<Question> {
 }
 
 impl Question {
-    pub const ALL: [Question; 4] = [
+    pub const ALL: [Question; 5] = [
         Question::Fleet,
         Question::ChatsPerReplica,
         Question::GpuHours,
         Question::Batch,
+        Question::Speculation,
     ];
 
     /// Stable URL-safe identifier.
@@ -256,6 +259,7 @@ impl Question {
             Question::ChatsPerReplica => "chats-per-replica",
             Question::GpuHours => "gpu-hours",
             Question::Batch => "batch",
+            Question::Speculation => "speculation",
         }
     }
 
@@ -298,6 +302,7 @@ impl Question {
             Question::ChatsPerReplica => "chats",
             Question::GpuHours => "gpu_hours_per_million",
             Question::Batch => "replicas",
+            Question::Speculation => "crossover_rate",
         }
     }
 }

@@ -193,6 +193,7 @@ mod tests {
             include_str!("derive/chats.rs"),
             include_str!("derive/gpu_hours.rs"),
             include_str!("derive/batch.rs"),
+            include_str!("derive/speculation.rs"),
             include_str!("mod.rs"),
             include_str!("conclusions.rs"),
         ]

@@ -155,6 +155,24 @@ pub fn Estimate(q: Question, step: String) -> impl IntoView {
     });
     let s7 = step.clone();
     let on_reveal = Callback::new(move |_| lesson.open_estimate(q, &s7));
+    // Only the fleet question's estimates have a simulator check of their own; the others
+    // compare with the derivation (and the section's probe runs the simulator).
+    if q != Question::Fleet {
+        return view! {
+            <EstimateBox
+                testid=format!("estimate-{step}")
+                prompt=prompt
+                unit=unit
+                derived=derived
+                derived_href=derived_href
+                gap=Signal::derive(|| None)
+                on_commit=on_commit
+                reveal_text=words.estimate_peek.clone()
+                on_reveal=on_reveal
+            />
+        }
+        .into_any();
+    }
     view! {
         <EstimateBox
             testid=format!("estimate-{step}")
@@ -170,6 +188,7 @@ pub fn Estimate(q: Question, step: String) -> impl IntoView {
             on_reveal=on_reveal
         />
     }
+    .into_any()
 }
 
 /// The question an estimate box puts for step `step`.
@@ -178,6 +197,7 @@ pub fn prompt(words: &trainer_content::words::LessonWords, step: &str) -> String
         "replicas" => words.estimate_replicas.clone(),
         "open_streams" => words.estimate_open_streams.clone(),
         "kv_in_use" => words.estimate_kv_in_use.clone(),
+        "speedup" => words.estimate_speedup.clone(),
         other => other.to_string(),
     }
 }

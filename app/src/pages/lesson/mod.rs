@@ -64,9 +64,10 @@ impl Lesson {
         })
     }
 
-    /// Whether any estimate box on the page is still open (tracked).
-    pub fn any_pending(&self) -> bool {
-        self.pending.with(|p| !p.is_empty())
+    /// Whether an estimate box of question `q` is still open (tracked): its conclusions would
+    /// give the estimate away.
+    pub fn pending_for(&self, q: Question) -> bool {
+        self.pending.with(|p| p.iter().any(|(pq, _)| *pq == q))
     }
 
     /// The learner committed, or asked to see, the estimate of step `step`.

@@ -122,7 +122,7 @@ fn widget(kind: &str, args: &[String], lesson: Lesson) -> AnyView {
 fn verdict(q: Question, lesson: Lesson) -> AnyView {
     let testid = format!("verdict-{}", q.id());
     (move || {
-        if lesson.any_pending() {
+        if lesson.pending_for(q) {
             let w = lesson.words.get_value();
             return view! { <p class="muted" data-testid=format!("{testid}-hidden")>{w.sheet_hidden}</p> }
                 .into_any();

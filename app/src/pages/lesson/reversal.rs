@@ -77,7 +77,7 @@ pub fn Reversal() -> impl IntoView {
                     <tbody>{rows}</tbody>
                 </table>
             </div>
-            {if lesson.any_pending() {
+            {if lesson.pending_for(Question::Fleet) || lesson.pending_for(Question::Batch) {
                 view! { <p class="muted" data-testid="reversal-hidden">{lesson.words.get_value().sheet_hidden}</p> }.into_any()
             } else {
                 view! { <p class="muted" data-testid="reversal-verdict">{verdict(&b)}</p> }.into_any()

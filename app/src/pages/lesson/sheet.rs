@@ -68,7 +68,7 @@ pub fn CheatSheet() -> impl IntoView {
                 .collect_view();
             view! {
                 <div class="sheet-grid">{groups}</div>
-                {if lesson.any_pending() {
+                {if lesson.pending_for(Question::Fleet) {
                     view! { <p class="sheet-bound muted" data-testid="sheet-hidden">{w.sheet_hidden.clone()}</p> }.into_any()
                 } else {
                     view! { <p class="sheet-bound" data-testid="sheet-bound">{d.verdict.summary.clone()}</p> }.into_any()

@@ -18,6 +18,8 @@ const NEGLIGIBLE: f64 = 0.005;
 fn default_target(q: Question) -> &'static str {
     match q {
         Question::Fleet | Question::Batch => "replicas_exact",
+        // The crossover moves in whole sequences; the speedup shows each input's pull smoothly.
+        Question::Speculation => "speedup",
         other => other.answer_step(),
     }
 }

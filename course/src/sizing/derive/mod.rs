@@ -8,6 +8,7 @@ mod batch;
 mod chats;
 mod fleet;
 mod gpu_hours;
+mod speculation;
 
 use super::{
     conclusions, fit, words, Derivation, Inputs, Limit, LimitReading, Pressure, Question, Said,
@@ -32,6 +33,7 @@ pub fn derive(q: Question, inputs: &Inputs) -> Result<Derivation, Vec<ConfigErro
         Question::ChatsPerReplica => chats::chats_per_replica(&ctx),
         Question::GpuHours => gpu_hours::gpu_hours(&ctx),
         Question::Batch => batch::batch(&ctx),
+        Question::Speculation => speculation::speculation(&ctx),
     };
     // A step's sentence comes from `content/sizing-why.toml`, unless it names a figure of
     // this derivation (then the step composed it from the file's parts).
