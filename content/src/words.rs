@@ -11,7 +11,6 @@ pub struct LessonWords {
     pub estimate_replicas: String,
     pub estimate_open_streams: String,
     pub estimate_kv_in_use: String,
-    pub estimate_speedup: String,
     pub derived_note: String,
     pub sim_replicas_holds: String,
     pub sim_replicas_fewer: String,

@@ -13,7 +13,7 @@ before(async () => { app = await start({ base: "/trainer/" }); });
 after(async () => { await app?.close(); });
 
 const KEY = "serving-trainer.progress";
-const ESTIMATES = ["replicas", "open_streams", "kv_in_use", "speedup"];
+const ESTIMATES = ["replicas", "open_streams", "kv_in_use"];
 
 /** Shows every estimate's answer without estimating, as a reader who skips them would. */
 async function revealAll(page) {
@@ -37,7 +37,7 @@ test("every live figure renders a number and links to a step the calculator show
     const text = (await f.textContent()).trim();
     assert.match(text, /\d/, `${id} shows “${text}”`);
     const href = await f.locator("a").getAttribute("href");
-    assert.match(href, /\/trainer\/size\/(fleet|speculation)\?.*reveal=\d+.*#step-/, `${id} links to ${href}`);
+    assert.match(href, /\/trainer\/size\/fleet\?.*reveal=\d+.*#step-/, `${id} links to ${href}`);
     seen.set(id, href);
   }
   // Each distinct target is a step the calculator reveals, holding the same value.
@@ -190,27 +190,9 @@ test("an estimate stays hidden until committed, then stands beside the derivatio
   const est = Number(await page.getAttribute('[data-testid="estimate-open_streams-derived"]', "data-value"));
   assert.ok(streams > 0 && streams < est, `simulated streams ${streams} against ${est}`);
   assert.match(await page.textContent('[data-testid="estimate-open_streams-gap"]'), /Little's law/);
-  // The speculation section's estimate (issue 25) hides its own figure, and only its own:
-  // the fleet's verdict shows once the fleet's boxes are answered, the speedup stays hidden
-  // until this box is; there is no simulator button, the section's probe runs the simulator.
-  await page.click('[data-testid="estimate-kv_in_use-peek"]');
-  await page.waitForSelector('[data-testid="verdict-fleet"]');
-  const spec = '[data-testid="estimate-speedup"]';
-  await page.locator(spec).scrollIntoViewIfNeeded();
-  const specFig = (id) => page.locator(`.lesson-article [data-testid="fig-speculation-${id}"]`).first();
-  assert.equal(await specFig("speedup").getAttribute("data-hidden"), "true");
-  assert.equal(await specFig("crossover_batch").getAttribute("data-hidden"), null);
-  await page.fill('[data-testid="estimate-speedup-input"]', "2");
-  await page.click('[data-testid="estimate-speedup-commit"]');
-  await page.waitForSelector('[data-testid="estimate-speedup-derived"]');
-  assert.equal(await page.locator('[data-testid="estimate-speedup-simulate"]').count(), 0);
-  await page.waitForFunction(() => document.querySelector('.lesson-article [data-testid="fig-speculation-speedup"]').dataset.hidden !== "true");
-  const speedup = Number(await specFig("speedup").getAttribute("data-value"));
-  assert.equal(Number(await page.getAttribute('[data-testid="estimate-speedup-derived"]', "data-value")), speedup);
-  assert.ok(speedup > 1 && speedup < 2, `${speedup}`);
-  // Every estimate is kept in progress.
+  // Both estimates are kept in progress.
   const stored = await page.evaluate((k) => JSON.parse(localStorage.getItem(k)), KEY);
-  assert.deepEqual(stored.estimates.map((e) => [e.step, e.estimate]), [["replicas", 12], ["open_streams", 250], ["speedup", 2]]);
+  assert.deepEqual(stored.estimates.map((e) => [e.step, e.estimate]), [["replicas", 12], ["open_streams", 250]]);
   assert.deepEqual(page.problems, []);
   await page.context().close();
 });
@@ -374,10 +356,7 @@ for (const viewport of [DESKTOP, PHONE]) {
     await page.waitForSelector('[data-testid="verdict-fleet"]');
     body = await text();
     for (const [id, t] of Object.entries(shown)) assert.ok(body.includes(t), `${id} (“${t}”) is shown after the estimates`);
-    // Only the speculation section's own answer waits now, for its own box.
-    assert.deepEqual(await page.locator('[data-hidden="true"]').evaluateAll((els) => els.map((e) => e.dataset.testid)), ["fig-speculation-speedup"]);
-    await page.click('[data-testid="estimate-speedup-peek"]');
-    await page.waitForFunction(() => !document.querySelector('[data-hidden="true"]'));
+    assert.equal(await page.locator('[data-hidden="true"]').count(), 0);
     await shoot(page, `lesson-revealed-${viewport.width}`);
     assert.deepEqual(page.problems, []);
     await page.context().close();

@@ -36,7 +36,10 @@ pub use check::{
     StreamsGap,
 };
 
-pub use derive::{derive, precision_notes, prompt_prefill};
+pub use derive::{
+    derive, enable_speculation, precision_notes, prompt_prefill, speculation_ready,
+    SPECULATION_LOADING,
+};
 pub use drill::{sensitivity, Drill, EntryUnit, Grade};
 pub use figure::{figure, sizing_figure};
 pub use fit::{misfit, smallest_fitting_tp, Misfit, MisfitKind, FIX_FIELD, TP_SIZES};

@@ -197,7 +197,6 @@ pub fn prompt(words: &trainer_content::words::LessonWords, step: &str) -> String
         "replicas" => words.estimate_replicas.clone(),
         "open_streams" => words.estimate_open_streams.clone(),
         "kv_in_use" => words.estimate_kv_in_use.clone(),
-        "speedup" => words.estimate_speedup.clone(),
         other => other.to_string(),
     }
 }

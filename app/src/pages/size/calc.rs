@@ -143,6 +143,11 @@ fn precision(c: Calc) -> AnyView {
 /// need.
 #[lazy]
 fn below(c: Calc) -> AnyView {
+    // This piece also carries the derivations the first load leaves out.
+    if !trainer_course::sizing::speculation_ready() {
+        trainer_course::sizing::enable_speculation();
+        c.linked.set(true);
+    }
     view! {
         {(c.q == Question::Fleet).then(|| view! { <Deferred><SimCheckPanel c=c/></Deferred> })}
         <Deferred><Sensitivity c=c/></Deferred>

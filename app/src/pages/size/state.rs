@@ -27,6 +27,9 @@ pub struct Calc {
     parse_errors: RwSignal<BTreeMap<String, String>>,
     /// The derivation of the current inputs, or what is wrong with them.
     result: Memo<Result<Derivation, Vec<ConfigError>>>,
+    /// Set once the piece below the steps has linked in the derivations the first load leaves
+    /// out (`trainer_course::sizing::enable_speculation`): the derivation reruns then.
+    pub linked: RwSignal<bool>,
     /// The last inputs that derived, with their derivation: what the steps show. A memo over
     /// its own previous value, so bad input keeps the last good result.
     pub good: Memo<Option<(Inputs, Derivation)>>,
@@ -84,7 +87,11 @@ impl Calc {
             .collect();
         let (inputs, revealed) = (page.inputs, page.reveal);
         let inputs = RwSignal::new(inputs);
-        let result = Memo::new(move |_| inputs.with(|i| derive(q, i)));
+        let linked = RwSignal::new(false);
+        let result = Memo::new(move |_| {
+            linked.track();
+            inputs.with(|i| derive(q, i))
+        });
         let good =
             Memo::new(
                 move |prev: Option<&Option<(Inputs, Derivation)>>| match result.get() {
@@ -128,6 +135,7 @@ impl Calc {
             texts: RwSignal::new(texts),
             parse_errors,
             result,
+            linked,
             good,
             errors,
             revealed: RwSignal::new(revealed),

@@ -33,7 +33,10 @@ pub fn derive(q: Question, inputs: &Inputs) -> Result<Derivation, Vec<ConfigErro
         Question::ChatsPerReplica => chats::chats_per_replica(&ctx),
         Question::GpuHours => gpu_hours::gpu_hours(&ctx),
         Question::Batch => batch::batch(&ctx),
-        Question::Speculation => speculation::speculation(&ctx),
+        Question::Speculation => match speculation_fn() {
+            Some(f) => f(&ctx),
+            None => return Err(vec![ConfigError::new("question", SPECULATION_LOADING)]),
+        },
     };
     // A step's sentence comes from `content/sizing-why.toml`, unless it names a figure of
     // this derivation (then the step composed it from the file's parts).
@@ -43,6 +46,39 @@ pub fn derive(q: Question, inputs: &Inputs) -> Result<Derivation, Vec<ConfigErro
         }
     }
     Ok(d)
+}
+
+/// What `derive` answers for the speculation question on the page before its piece is there.
+pub const SPECULATION_LOADING: &str = "is still loading";
+
+/// The speculation question's derivation as the program links it. On the page (wasm32) its code
+/// (and the engine's proposer pricing under it) is a piece of the module of its own, so the
+/// pages that load first do not carry it: the app fetches the piece when the question is needed
+/// and calls [`enable_speculation`] from it; until then [`derive`] answers
+/// [`SPECULATION_LOADING`]. Natively it is always there.
+#[cfg(target_arch = "wasm32")]
+static SPECULATION: std::sync::OnceLock<fn(&Ctx<'_>) -> Derivation> = std::sync::OnceLock::new();
+
+#[cfg(target_arch = "wasm32")]
+fn speculation_fn() -> Option<fn(&Ctx<'_>) -> Derivation> {
+    SPECULATION.get().copied()
+}
+
+#[cfg(not(target_arch = "wasm32"))]
+fn speculation_fn() -> Option<fn(&Ctx<'_>) -> Derivation> {
+    Some(speculation::speculation)
+}
+
+/// Links the speculation question's derivation in (see [`SPECULATION_LOADING`]): called from
+/// the piece that carries it.
+pub fn enable_speculation() {
+    #[cfg(target_arch = "wasm32")]
+    let _ = SPECULATION.set(speculation::speculation);
+}
+
+/// Whether [`derive`] can work the speculation question through yet.
+pub fn speculation_ready() -> bool {
+    speculation_fn().is_some()
 }
 
 /// One prompt of `tokens` at question `q`'s inputs: its prefill compute from the parameter

@@ -6,11 +6,47 @@
 //! one the replica simulator runs into.
 
 use super::*;
+use serde::Deserialize;
+use std::collections::BTreeMap;
+use std::sync::OnceLock;
 use trainer_engine::cost::{BatchItem, BatchTotals};
 use trainer_engine::replica::spec::{pool_tokens_with, verify_step, SpecMethod, SpeculativeConfig};
 
 /// The largest decode batch the crossover is looked for in (vLLM's `max_num_seqs` range).
 pub const MAX_BATCH: u32 = 4096;
+
+/// `content/sizing-speculation.toml`: why each step comes out as it does, and the readings.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Words {
+    why: BTreeMap<String, String>,
+    readings: BTreeMap<String, String>,
+}
+
+fn words() -> &'static Words {
+    static WORDS: OnceLock<Words> = OnceLock::new();
+    WORDS.get_or_init(|| {
+        trainer_engine::files::read(trainer_engine::files::SIZING_SPECULATION).unwrap_or_default()
+    })
+}
+
+/// The reading `case` of `limit`, its `{name}`s filled.
+fn reading(
+    limit: Limit,
+    pressure: Pressure,
+    case: &str,
+    values: &[(&str, String)],
+) -> LimitReading {
+    let mut reason = words().readings.get(case).cloned().unwrap_or_default();
+    for (k, v) in values {
+        reason = reason.replace(&format!("{{{k}}}"), v);
+    }
+    LimitReading {
+        limit,
+        pressure,
+        reason,
+    }
+}
 
 /// The speculation the inputs describe: an EAGLE-style head guessing `spec_k` tokens, each right
 /// with probability `acceptance`.
@@ -259,8 +295,7 @@ pub(super) fn speculation(c: &Ctx) -> Derivation {
     ];
     let mut readings = Vec::new();
     if found {
-        readings.push(read(
-            "speculation",
+        readings.push(reading(
             Limit::Compute,
             Pressure::binding_if(bound),
             if bound {
@@ -270,16 +305,14 @@ pub(super) fn speculation(c: &Ctx) -> Derivation {
             },
             &times,
         ));
-        readings.push(read(
-            "speculation",
+        readings.push(reading(
             Limit::HbmBandwidth,
             Pressure::binding_if(!bound),
             if bound { "hbm_room" } else { "hbm_guesses" },
             &times,
         ));
         let over = batch as f64 > most;
-        readings.push(read(
-            "speculation",
+        readings.push(reading(
             Limit::KvCapacity,
             if over {
                 Pressure::Secondary
@@ -294,20 +327,53 @@ pub(super) fn speculation(c: &Ctx) -> Derivation {
             ],
         ));
     } else {
-        readings.push(read(
-            "speculation",
+        readings.push(reading(
             Limit::Compute,
             Pressure::Slack,
             "compute_never",
             &[("pool", int(most))],
         ));
-        readings.push(read(
-            "speculation",
+        readings.push(reading(
             Limit::KvCapacity,
             Pressure::Binding,
             "kv_full",
             &[("pool", int(most)), ("rate", sig(rate, 3))],
         ));
     }
+    // Each step's sentence from this question's own words (the shared average context's comes
+    // from sizing-why.toml, as for every question).
+    for step in &mut s {
+        if let Some(w) = words().why.get(step.id) {
+            step.why = w.clone();
+        }
+    }
     finish(Question::Speculation, s, readings)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every sentence of the question's file is used: each `why` names a step the derivation
+    /// has, each reading a case this code picks; and every step has a sentence.
+    #[test]
+    fn every_sentence_is_used_and_every_step_has_one() {
+        let w: Words = toml::from_str(include_str!("../../../../content/sizing-speculation.toml"))
+            .expect("content/sizing-speculation.toml parses");
+        let q = Question::Speculation;
+        let d = crate::sizing::derive(q, &Inputs::defaults(q)).expect("derives");
+        for id in w.why.keys() {
+            assert!(d.step(id).is_some(), "why.{id} names no step");
+        }
+        for s in &d.steps {
+            assert!(!s.why.trim().is_empty(), "step {} has no sentence", s.id);
+        }
+        let code = include_str!("speculation.rs");
+        for case in w.readings.keys() {
+            assert!(
+                code.contains(&format!("\"{case}\"")),
+                "readings.{case} is never picked"
+            );
+        }
+    }
 }
