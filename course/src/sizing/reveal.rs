@@ -32,9 +32,6 @@ pub fn gives_away(q: Question, step: &str) -> &'static [&'static str] {
             "kv_share",
         ],
         (Question::Fleet, "kv_in_use") => &["kv_in_use", "kv_share"],
-        // No later step reads the speedup at the learner's batch: the crossover is searched
-        // for on its own.
-        (Question::Speculation, "speedup") => &["speedup"],
         _ => &[],
     }
 }

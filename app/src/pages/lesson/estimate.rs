@@ -155,24 +155,6 @@ pub fn Estimate(q: Question, step: String) -> impl IntoView {
     });
     let s7 = step.clone();
     let on_reveal = Callback::new(move |_| lesson.open_estimate(q, &s7));
-    // Only the fleet question's estimates have a simulator check of their own; the others
-    // compare with the derivation (and the section's probe runs the simulator).
-    if q != Question::Fleet {
-        return view! {
-            <EstimateBox
-                testid=format!("estimate-{step}")
-                prompt=prompt
-                unit=unit
-                derived=derived
-                derived_href=derived_href
-                gap=Signal::derive(|| None)
-                on_commit=on_commit
-                reveal_text=words.estimate_peek.clone()
-                on_reveal=on_reveal
-            />
-        }
-        .into_any();
-    }
     view! {
         <EstimateBox
             testid=format!("estimate-{step}")
@@ -188,7 +170,6 @@ pub fn Estimate(q: Question, step: String) -> impl IntoView {
             on_reveal=on_reveal
         />
     }
-    .into_any()
 }
 
 /// The question an estimate box puts for step `step`.
