@@ -154,7 +154,16 @@ pub(super) fn speculation(c: &Ctx) -> Derivation {
                     duration(plain.memory_s, 2)
                 ),
             )
-            .value(plain.total_s, "s", duration(plain.total_s, 2)),
+            .value(plain.total_s, "s", duration(plain.total_s, 2))
+            // Memory-bound or not is read from this step's figures, as every question reads it.
+            .why(words::part(
+                if plain.memory_bound() {
+                    "decode_memory_bound"
+                } else {
+                    "decode_compute_bound"
+                },
+                &[],
+            )),
     );
     s.push(
         Step::new("verify_step", "Verifying step of the target")
