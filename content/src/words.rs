@@ -80,6 +80,8 @@ pub struct SizeWords {
     pub shortfall_stopped: String,
     pub shortfall_end: String,
     pub verdict_both: String,
+    /// `verdict_both` for the halve-the-cost question, whose replica count is a budget.
+    pub verdict_both_budget: String,
     pub verdict_smallest: String,
     pub verdict_even: String,
     pub itl_note: String,

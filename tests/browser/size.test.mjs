@@ -251,6 +251,42 @@ test("the speculation question: the gain at a quiet batch, and the batch where i
   await done(page);
 });
 
+// Issue 25: the budget is cut to half the replicas. Each replica settles at the batch whose
+// output keeps pace (Little's law), FP8 weights and activations shorten the step against BF16,
+// a tighter target parts the two, and the simulator runs the budget in the learner's formats.
+test("the halve-cost question: BF16 against your formats on half the replicas, then the simulator", async () => {
+  const page = await app.page();
+  await openSize(page, "size/halve-cost?reveal=all");
+  assert.equal(await value(page, "cost_after") * 2, await value(page, "cost_before"));
+  assert.equal(await value(page, "replica_rate"), 50 * 250 / 4);
+  for (const [batch, tpot] of [["bf16_batch", "bf16_tpot"], ["chosen_batch", "budget_tpot"]]) {
+    const b = await value(page, batch);
+    const t = await value(page, tpot);
+    assert.ok(b >= 3125 * t && b - 1 < 3125 * t, `${batch} ${b} at ${t}`);
+  }
+  const bf16 = await value(page, "bf16_tpot");
+  assert.ok((await value(page, "budget_tpot")) < 0.6 * bf16);
+  // Back to BF16: the proposal is the baseline itself.
+  await page.selectOption('[data-testid="input-weight_dtype"]', "bf16");
+  await page.waitForFunction((b) => Number(document.querySelector('[data-testid="step-budget_tpot"]').dataset.value) === b, bf16);
+  assert.equal(query(page).get("weight_dtype"), "bf16");
+  await page.selectOption('[data-testid="input-weight_dtype"]', "fp8");
+  // A 6 ms target: BF16 misses, FP8 weights and activations hold.
+  await typeInto(page, "tpot_ms", "6");
+  await page.waitForFunction(() => /inside the 6 ms target/.test(document.querySelector('[data-testid="verdict"]')?.textContent ?? ""));
+  assert.match(await page.textContent('[data-testid="step-bf16_check"]'), /fails/);
+  assert.match(await page.textContent('[data-testid="step-budget_check"]'), /passes/);
+  // The simulator runs the budget (4 replicas) and one fewer, in these formats.
+  await typeInto(page, "tpot_ms", "20");
+  await page.click('[data-testid="check-sim"]');
+  await page.waitForSelector('[data-testid="sim-results"]', { timeout: 60000 });
+  assert.equal(await page.locator('[data-testid="sim-row-4"]').count(), 1);
+  assert.equal(await page.locator('[data-testid="sim-row-3"]').count(), 1);
+  const tpot4 = Number(await page.getAttribute('[data-testid="sim-tpot-4"]', "data-value"));
+  assert.ok(tpot4 > 0 && tpot4 < 0.02, `p99 TPOT at 4 replicas ${tpot4}`);
+  await done(page);
+});
+
 test("the chats question: 320 KiB per token on the 70B replica", async () => {
   const page = await app.page();
   await openSize(page, "size/chats-per-replica?reveal=all");

@@ -86,7 +86,17 @@ pub fn fleet_config(
     replicas: u32,
     cfg: &SimCheckConfig,
 ) -> Result<FleetConfig, ConfigError> {
-    let q = Question::Fleet;
+    fleet_config_for(Question::Fleet, inputs, replicas, cfg)
+}
+
+/// [`fleet_config`] for question `q`'s inputs: the fleet question's, or another question's that
+/// describe the same traffic and replica (the halve-the-cost question's).
+pub fn fleet_config_for(
+    q: Question,
+    inputs: &Inputs,
+    replicas: u32,
+    cfg: &SimCheckConfig,
+) -> Result<FleetConfig, ConfigError> {
     if let Some(e) = inputs.validate(q).into_iter().next() {
         return Err(e);
     }
@@ -169,6 +179,16 @@ pub fn check_fleets(
     replicas: u32,
     cfg: &SimCheckConfig,
 ) -> Result<Vec<FleetConfig>, ConfigError> {
+    check_fleets_for(Question::Fleet, inputs, replicas, cfg)
+}
+
+/// [`check_fleets`] for question `q`'s inputs (see [`fleet_config_for`]).
+pub fn check_fleets_for(
+    q: Question,
+    inputs: &Inputs,
+    replicas: u32,
+    cfg: &SimCheckConfig,
+) -> Result<Vec<FleetConfig>, ConfigError> {
     let counts = if replicas > 1 {
         vec![replicas, replicas - 1]
     } else {
@@ -176,7 +196,7 @@ pub fn check_fleets(
     };
     counts
         .into_iter()
-        .map(|n| fleet_config(inputs, n, cfg))
+        .map(|n| fleet_config_for(q, inputs, n, cfg))
         .collect()
 }
 
@@ -188,6 +208,44 @@ pub fn check_fleets(
 /// with none), and the batch limit (vLLM's `max_num_seqs` against the inputs' batch). Only
 /// assumptions whose figures differ by more than half a percent are listed.
 pub fn assumptions(inputs: &Inputs, fleet: &FleetConfig) -> Vec<Assumption> {
+    let batch = inputs.get("batch").unwrap_or(0.0);
+    assumptions_at(inputs, fleet, batch, true)
+}
+
+/// [`assumptions`] for question `q`'s derivation `d`: the halve-the-cost question assumes no
+/// batch but settles at one (`chosen_batch`), so its decode step is compared there and no batch
+/// limit is set beside `max_num_seqs`.
+pub fn assumptions_for(
+    q: Question,
+    inputs: &Inputs,
+    fleet: &FleetConfig,
+    d: &super::Derivation,
+) -> Vec<Assumption> {
+    match q {
+        Question::HalveCost => {
+            let batch = d.step("chosen_batch").map_or(1.0, |s| s.value);
+            assumptions_at(inputs, fleet, batch, false)
+        }
+        _ => assumptions(inputs, fleet),
+    }
+}
+
+/// The replica count a simulator check of question `q` runs (and one fewer): the fleet
+/// question's answer, or the halve-the-cost question's budget.
+pub fn check_replicas(q: Question, inputs: &Inputs, d: &super::Derivation) -> u32 {
+    let n = match q {
+        Question::HalveCost => inputs.get("replicas").unwrap_or(1.0),
+        _ => d.step("replicas").map_or(1.0, |s| s.value),
+    };
+    n.clamp(1.0, u32::MAX as f64) as u32
+}
+
+fn assumptions_at(
+    inputs: &Inputs,
+    fleet: &FleetConfig,
+    batch: f64,
+    batch_limit: bool,
+) -> Vec<Assumption> {
     let Some(pool) = fleet.pools.first() else {
         return Vec::new();
     };
@@ -206,7 +264,7 @@ pub fn assumptions(inputs: &Inputs, fleet: &FleetConfig) -> Vec<Assumption> {
         return Vec::new();
     };
     let sim = sim.with_async_scheduling(r.scheduler.async_scheduling);
-    let batch = v("batch").clamp(1.0, u32::MAX as f64) as u32;
+    let batch = batch.clamp(1.0, u32::MAX as f64) as u32;
     let context = (v("prompt_tokens") + v("output_tokens") / 2.0)
         .round()
         .clamp(1.0, u32::MAX as f64) as u32;
@@ -231,6 +289,7 @@ pub fn assumptions(inputs: &Inputs, fleet: &FleetConfig) -> Vec<Assumption> {
         },
     ];
     all.into_iter()
+        .filter(|a| batch_limit || a.id != "max_num_seqs")
         .filter(|a| (a.simulator - a.estimate).abs() > 0.005 * a.estimate.abs())
         .collect()
 }

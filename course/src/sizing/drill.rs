@@ -5,7 +5,7 @@ use super::{derive, Derivation, InputKind, Inputs, Pressure, Question, Step};
 use rand::{Rng, SeedableRng};
 use rand_pcg::Pcg64;
 use serde::Serialize;
-use trainer_engine::catalog;
+use trainer_engine::catalog::{self, WeightFormat};
 use trainer_engine::error::ConfigError;
 use trainer_engine::format::round_sig;
 
@@ -286,6 +286,14 @@ fn targets(q: Question) -> &'static [(&'static str, f64)] {
             ("crossover_batch", 0.25),
             ("crossover_rate", 0.25),
         ],
+        Question::HalveCost => &[
+            ("cost_after", 0.1),
+            ("replica_rate", 0.1),
+            ("weight_bytes", 0.1),
+            ("kv_per_token", 0.1),
+            ("bf16_tpot", 0.25),
+            ("budget_tpot", 0.25),
+        ],
     }
 }
 
@@ -376,6 +384,27 @@ fn draw(q: Question, rng: &mut Pcg64) -> Inputs {
             set("mem_util", pick(rng, &[0.9, 0.92, 0.95]));
             set("reserve_gb", pick(rng, &[2.0, 3.0, 4.0]));
         }
+        Question::HalveCost => {
+            // Any of the three weight formats is the proposal under test.
+            let wf = pick(rng, &WeightFormat::ALL);
+            let _ = inputs.set_choice(q, "weight_dtype", wf.name());
+            let mut set = |name: &str, v: f64| {
+                let _ = inputs.set(q, name, v);
+            };
+            set("rate", pick(rng, &[10.0, 20.0, 50.0, 100.0, 200.0]));
+            set(
+                "prompt_tokens",
+                pick(rng, &[200.0, 500.0, 1000.0, 2000.0, 4000.0]),
+            );
+            set("output_tokens", pick(rng, &[100.0, 250.0, 500.0, 1000.0]));
+            set("tpot_ms", pick(rng, &[15.0, 20.0, 30.0, 50.0]));
+            let before = pick(rng, &[4.0, 6.0, 8.0, 12.0, 16.0, 24.0]);
+            set("replicas_before", before);
+            set("replicas", before / 2.0);
+            set("mem_util", pick(rng, &[0.9, 0.92, 0.95]));
+            set("reserve_gb", pick(rng, &[2.0, 3.0, 4.0]));
+            set("price", price);
+        }
     }
     inputs
 }
@@ -407,6 +436,12 @@ fn plausible(q: Question, drawn: &Inputs, rng: &mut Pcg64) -> Option<(Inputs, De
             }
             // A drill asks for the crossover, so it needs one within what the pool holds.
             Question::Speculation => value("crossover_batch") < value("pool_batch"),
+            // Both formats keep up with the traffic inside the pool (a drill asks for both
+            // per-token times).
+            Question::HalveCost => {
+                d.step("bf16_batch").is_some()
+                    && value("chosen_batch") * value("avg_context") < value("kv_pool")
+            }
         };
         if ok {
             return Some((inputs, d));

@@ -630,6 +630,8 @@ const DEFS: &[Def] = &[
     def("mem_util", "GPU memory utilisation", "", (0.05, 1.0, 0.01), K::Percent, G::Memory),
     def("reserve_gb", "Reserve per GPU (activations, overhead)", "GB", (0.0, 1000.0, 0.5), K::Number, G::Memory),
     def("price", "Price per GPU-hour", "$/GPU-h", (0.0, 1000.0, 0.1), K::Number, G::Money),
+    def("replicas_before", "Replicas before the cut", "replicas", (1.0, 4096.0, 1.0), K::Integer, G::Money),
+    def("replicas", "Replicas after the cut", "replicas", (1.0, 4096.0, 1.0), K::Integer, G::Money),
     def("spec_k", "Guesses per step", "tokens", (1.0, 16.0, 1.0), K::Integer, G::Engine),
     def("acceptance", "Acceptance rate per guess", "", (0.0, 1.0, 0.05), K::Percent, G::Engine),
 ];
@@ -642,6 +644,8 @@ fn default_choices(q: Question) -> (&'static str, &'static str, WeightFormat, Dt
             ("llama-3.1-8b", "h100-sxm", bf16, Dtype::Bf16)
         }
         Question::ChatsPerReplica => ("llama-3.1-70b", "h100-sxm", bf16, Dtype::Bf16),
+        // The proposal under test: FP8 weights and activations, the cache left in BF16.
+        Question::HalveCost => ("llama-3.1-8b", "h100-sxm", WeightFormat::Fp8, Dtype::Bf16),
     }
 }
 
@@ -669,6 +673,12 @@ fn question_inputs(q: Question) -> Vec<(&'static str, Option<f64>)> {
         Question::Speculation => vec![
             ("prompt_tokens", Some(1000.0)),
             ("output_tokens", Some(250.0)),
+        ],
+        Question::HalveCost => vec![
+            ("rate", Some(50.0)),
+            ("prompt_tokens", Some(1000.0)),
+            ("output_tokens", Some(250.0)),
+            ("tpot_ms", Some(20.0)),
         ],
     };
     v.extend(MODEL_FIELDS.iter().map(|&n| (n, None)));
@@ -708,6 +718,13 @@ fn question_inputs(q: Question) -> Vec<(&'static str, Option<f64>)> {
             ("batch", Some(8.0)),
             ("mem_util", Some(0.92)),
             ("reserve_gb", Some(3.0)),
+        ]),
+        Question::HalveCost => v.extend([
+            ("mem_util", Some(0.92)),
+            ("reserve_gb", Some(3.0)),
+            ("price", Some(2.5)),
+            ("replicas_before", Some(8.0)),
+            ("replicas", Some(4.0)),
         ]),
     }
     v

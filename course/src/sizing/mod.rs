@@ -32,8 +32,8 @@ mod shown;
 mod words;
 
 pub use check::{
-    assumptions, check_fleets, fleet_config, Assumption, Fewer, SimCheck, SimCheckConfig,
-    StreamsGap,
+    assumptions, assumptions_for, check_fleets, check_fleets_for, check_replicas, fleet_config,
+    fleet_config_for, Assumption, Fewer, SimCheck, SimCheckConfig, StreamsGap,
 };
 
 pub use derive::{
@@ -65,6 +65,9 @@ pub enum Question {
     Batch,
     /// At what decode batch, and so at what load, speculative decoding stops paying.
     Speculation,
+    /// Half the replicas for the same traffic: which number formats still hold the per-token
+    /// target.
+    HalveCost,
 }
 
 /// One step of a derivation, as the learner taps through it.
@@ -247,12 +250,13 @@ pub fn questions() -> Vec<Question> {
 }
 
 impl Question {
-    pub const ALL: [Question; 5] = [
+    pub const ALL: [Question; 6] = [
         Question::Fleet,
         Question::ChatsPerReplica,
         Question::GpuHours,
         Question::Batch,
         Question::Speculation,
+        Question::HalveCost,
     ];
 
     /// Stable URL-safe identifier.
@@ -263,6 +267,7 @@ impl Question {
             Question::GpuHours => "gpu-hours",
             Question::Batch => "batch",
             Question::Speculation => "speculation",
+            Question::HalveCost => "halve-cost",
         }
     }
 
@@ -306,6 +311,7 @@ impl Question {
             Question::GpuHours => "gpu_hours_per_million",
             Question::Batch => "replicas",
             Question::Speculation => "crossover_rate",
+            Question::HalveCost => "budget_tpot",
         }
     }
 }

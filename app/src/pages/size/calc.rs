@@ -149,7 +149,7 @@ fn below(c: Calc) -> AnyView {
         c.linked.set(true);
     }
     view! {
-        {(c.q == Question::Fleet).then(|| view! { <Deferred><SimCheckPanel c=c/></Deferred> })}
+        {matches!(c.q, Question::Fleet | Question::HalveCost).then(|| view! { <Deferred><SimCheckPanel c=c/></Deferred> })}
         <Deferred><Sensitivity c=c/></Deferred>
         <Deferred><Drills c=c/></Deferred>
     }

@@ -10,7 +10,8 @@ use crate::text::format::{duration, fixed, int, percent, sig};
 use leptos::prelude::*;
 use trainer_content::words::SizeWords;
 use trainer_course::sizing::{
-    assumptions, check_fleets, Assumption, SimCheck, SimCheckConfig, StreamsGap,
+    assumptions_for, check_fleets_for, check_replicas, Assumption, SimCheck, SimCheckConfig,
+    StreamsGap,
 };
 
 /// The calculator's sentences (the check's, the misfit banner's, the inputs' summary), parsed from `content/size-words.toml` at build time (the build
@@ -27,6 +28,8 @@ pub(super) fn words() -> &'static SizeWords {
 #[derive(Clone, Debug, PartialEq)]
 struct Outcome {
     query: String,
+    /// The replica count checked is a budget (the halve-the-cost question), not an answer.
+    budget: bool,
     rate: f64,
     output_tokens: f64,
     tpot_s: f64,
@@ -47,8 +50,9 @@ pub fn SimCheckPanel(c: Calc) -> impl IntoView {
         if matches!(status.get_untracked(), Status::Running { .. }) {
             return;
         }
-        let replicas = d.step("replicas").map_or(1.0, |s| s.value) as u32;
-        let fleets = match check_fleets(&inputs, replicas, &SimCheckConfig::DEFAULT) {
+        let q = c.q;
+        let replicas = check_replicas(q, &inputs, &d);
+        let fleets = match check_fleets_for(q, &inputs, replicas, &SimCheckConfig::DEFAULT) {
             Ok(f) => f,
             Err(e) => {
                 status.set(Status::Failed(format!(
@@ -61,14 +65,19 @@ pub fn SimCheckPanel(c: Calc) -> impl IntoView {
         let v = |n: &str| inputs.get(n).unwrap_or(0.0);
         let mut meta = Outcome {
             query: c.query_without_reveal(),
+            budget: q == trainer_course::sizing::Question::HalveCost,
             rate: v("rate"),
             output_tokens: v("output_tokens"),
             tpot_s: v("tpot_ms") / 1e3,
-            batch: v("batch"),
+            // The batch the estimate assumed, or (halving the cost) the one it settled at.
+            batch: inputs
+                .get("batch")
+                .or_else(|| d.step("chosen_batch").map(|s| s.value))
+                .unwrap_or(0.0),
             checks: Vec::new(),
             assumptions: fleets
                 .first()
-                .map(|f| assumptions(&inputs, f))
+                .map(|f| assumptions_for(q, &inputs, f, &d))
                 .unwrap_or_default(),
         };
         outcome.set(None);
@@ -248,7 +257,11 @@ fn results_view(o: Outcome) -> impl IntoView {
         .collect_view();
     let verdict_note = match (o.checks.first(), o.checks.get(1)) {
         (Some(a), Some(b)) if a.passes() && b.passes() => Some(fill(
-            &words().verdict_both,
+            if o.budget {
+                &words().verdict_both_budget
+            } else {
+                &words().verdict_both
+            },
             &[("fewer", b.replicas.to_string())],
         )),
         (Some(a), Some(b)) if a.passes() => Some(fill(

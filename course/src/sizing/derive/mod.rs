@@ -8,13 +8,16 @@ mod batch;
 mod chats;
 mod fleet;
 mod gpu_hours;
+mod halve_cost;
 mod speculation;
 
 use super::{
     conclusions, fit, words, Derivation, Inputs, Limit, LimitReading, Pressure, Question, Said,
     Step, Verdict,
 };
-use trainer_engine::cost::{CostModel, Efficiency, MemoryConfig, StepCost};
+use serde::Deserialize;
+use std::collections::BTreeMap;
+use trainer_engine::cost::{BatchTotals, CostModel, Efficiency, MemoryConfig, StepCost};
 use trainer_engine::error::ConfigError;
 use trainer_engine::format::{self, duration, fixed, gb, int, money, num, percent, sig};
 
@@ -33,7 +36,7 @@ pub fn derive(q: Question, inputs: &Inputs) -> Result<Derivation, Vec<ConfigErro
         Question::ChatsPerReplica => chats::chats_per_replica(&ctx),
         Question::GpuHours => gpu_hours::gpu_hours(&ctx),
         Question::Batch => batch::batch(&ctx),
-        Question::Speculation => match speculation_fn() {
+        Question::Speculation | Question::HalveCost => match followup_fn(q) {
             Some(f) => f(&ctx),
             None => return Err(vec![ConfigError::new("question", SPECULATION_LOADING)]),
         },
@@ -48,37 +51,106 @@ pub fn derive(q: Question, inputs: &Inputs) -> Result<Derivation, Vec<ConfigErro
     Ok(d)
 }
 
-/// What `derive` answers for the speculation question on the page before its piece is there.
+/// What `derive` answers for a follow-up question (speculation, halving the cost) on the page
+/// before its piece is there.
 pub const SPECULATION_LOADING: &str = "is still loading";
 
-/// The speculation question's derivation as the program links it. On the page (wasm32) its code
-/// (and the engine's proposer pricing under it) is a piece of the module of its own, so the
-/// pages that load first do not carry it: the app fetches the piece when the question is needed
+/// A derivation as the program links it.
+type DeriveFn = fn(&Ctx<'_>) -> Derivation;
+
+/// The follow-up questions' derivations as the program links them. On the page (wasm32) their
+/// code (and the engine's proposer pricing under it) is a piece of the module of its own, so the
+/// pages that load first do not carry it: the app fetches the piece when a question is needed
 /// and calls [`enable_speculation`] from it; until then [`derive`] answers
-/// [`SPECULATION_LOADING`]. Natively it is always there.
+/// [`SPECULATION_LOADING`]. Natively they are always there.
 #[cfg(target_arch = "wasm32")]
-static SPECULATION: std::sync::OnceLock<fn(&Ctx<'_>) -> Derivation> = std::sync::OnceLock::new();
+static FOLLOWUPS: std::sync::OnceLock<(DeriveFn, DeriveFn)> = std::sync::OnceLock::new();
 
 #[cfg(target_arch = "wasm32")]
-fn speculation_fn() -> Option<fn(&Ctx<'_>) -> Derivation> {
-    SPECULATION.get().copied()
+fn followups() -> Option<(DeriveFn, DeriveFn)> {
+    FOLLOWUPS.get().copied()
 }
 
 #[cfg(not(target_arch = "wasm32"))]
-fn speculation_fn() -> Option<fn(&Ctx<'_>) -> Derivation> {
-    Some(speculation::speculation)
+fn followups() -> Option<(DeriveFn, DeriveFn)> {
+    Some((speculation::speculation, halve_cost::halve_cost))
 }
 
-/// Links the speculation question's derivation in (see [`SPECULATION_LOADING`]): called from
-/// the piece that carries it.
+/// The derivation of follow-up question `q`, once linked.
+fn followup_fn(q: Question) -> Option<DeriveFn> {
+    let (spec, halve) = followups()?;
+    match q {
+        Question::HalveCost => Some(halve),
+        _ => Some(spec),
+    }
+}
+
+/// Links the follow-up questions' derivations in (see [`SPECULATION_LOADING`]): called from
+/// the piece that carries them.
 pub fn enable_speculation() {
     #[cfg(target_arch = "wasm32")]
-    let _ = SPECULATION.set(speculation::speculation);
+    let _ = FOLLOWUPS.set((speculation::speculation, halve_cost::halve_cost));
 }
 
-/// Whether [`derive`] can work the speculation question through yet.
+/// Whether [`derive`] can work the follow-up questions through yet.
 pub fn speculation_ready() -> bool {
-    speculation_fn().is_some()
+    followups().is_some()
+}
+
+/// A follow-up question's own words file: why each step comes out as it does, by step id, and
+/// the verdict's readings, by the case the code picks. Kept apart from `sizing-why.toml` and
+/// `verdict.toml` because the question's code is a piece of the page's module of its own.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct OwnWords {
+    why: BTreeMap<String, String>,
+    readings: BTreeMap<String, String>,
+}
+
+impl OwnWords {
+    /// The reading `case` of `limit`, its `{name}`s filled.
+    fn reading(
+        &self,
+        limit: Limit,
+        pressure: Pressure,
+        case: &str,
+        values: &[(&str, String)],
+    ) -> LimitReading {
+        let mut reason = self.readings.get(case).cloned().unwrap_or_default();
+        for (k, v) in values {
+            reason = reason.replace(&format!("{{{k}}}"), v);
+        }
+        LimitReading {
+            limit,
+            pressure,
+            reason,
+        }
+    }
+
+    /// Gives each step the file's sentence for it (the shared steps' sentences, such as the
+    /// average context's, come from `sizing-why.toml` in [`derive`]).
+    fn fill_why(&self, steps: &mut [Step]) {
+        for step in steps {
+            if let Some(w) = self.why.get(step.id) {
+                step.why = w.clone();
+            }
+        }
+    }
+}
+
+/// The prompt tokens one step carries beside `batch` decoding sequences when chunked prefill
+/// spreads every prompt over the replies in flight: each reply brings its prompt once and
+/// lasts `output / gained` steps, so a step holds `batch × prompt × gained / output` of them
+/// (one chunk; each of its tokens attends on average to half a prompt).
+fn prompt_chunk(batch: u32, prompt: f64, output: f64, gained: f64) -> BatchTotals {
+    let tokens = (batch as f64 * prompt * gained / output).round();
+    BatchTotals {
+        seqs: u64::from(tokens > 0.0),
+        new_tokens: tokens as u64,
+        kv_tokens: prompt as u64,
+        attended_positions: tokens * (prompt + 1.0) / 2.0,
+        admitted: 0,
+    }
 }
 
 /// One prompt of `tokens` at question `q`'s inputs: its prefill compute from the parameter

@@ -6,8 +6,6 @@
 //! one the replica simulator runs into.
 
 use super::*;
-use serde::Deserialize;
-use std::collections::BTreeMap;
 use std::sync::OnceLock;
 use trainer_engine::cost::{BatchItem, BatchTotals};
 use trainer_engine::replica::spec::{pool_tokens_with, verify_step, SpecMethod, SpeculativeConfig};
@@ -16,36 +14,11 @@ use trainer_engine::replica::spec::{pool_tokens_with, verify_step, SpecMethod, S
 pub const MAX_BATCH: u32 = 4096;
 
 /// `content/sizing-speculation.toml`: why each step comes out as it does, and the readings.
-#[derive(Debug, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct Words {
-    why: BTreeMap<String, String>,
-    readings: BTreeMap<String, String>,
-}
-
-fn words() -> &'static Words {
-    static WORDS: OnceLock<Words> = OnceLock::new();
+fn words() -> &'static OwnWords {
+    static WORDS: OnceLock<OwnWords> = OnceLock::new();
     WORDS.get_or_init(|| {
         trainer_engine::files::read(trainer_engine::files::SIZING_SPECULATION).unwrap_or_default()
     })
-}
-
-/// The reading `case` of `limit`, its `{name}`s filled.
-fn reading(
-    limit: Limit,
-    pressure: Pressure,
-    case: &str,
-    values: &[(&str, String)],
-) -> LimitReading {
-    let mut reason = words().readings.get(case).cloned().unwrap_or_default();
-    for (k, v) in values {
-        reason = reason.replace(&format!("{{{k}}}"), v);
-    }
-    LimitReading {
-        limit,
-        pressure,
-        reason,
-    }
 }
 
 /// The speculation the inputs describe: an EAGLE-style head guessing `spec_k` tokens, each right
@@ -56,21 +29,6 @@ fn config(c: &Ctx) -> SpeculativeConfig {
         num_speculative_tokens: c.v("spec_k") as u32,
         acceptance_rate: c.v("acceptance"),
         disable_by_batch_size: None,
-    }
-}
-
-/// The prompt tokens one step carries beside `batch` decoding sequences when chunked prefill
-/// spreads every prompt over the replies in flight: each reply brings its prompt once and
-/// lasts `output / gained` steps, so a step holds `batch × prompt × gained / output` of them
-/// (one chunk; each of its tokens attends on average to half a prompt).
-fn prompt_chunk(batch: u32, prompt: f64, output: f64, gained: f64) -> BatchTotals {
-    let tokens = (batch as f64 * prompt * gained / output).round();
-    BatchTotals {
-        seqs: u64::from(tokens > 0.0),
-        new_tokens: tokens as u64,
-        kv_tokens: prompt as u64,
-        attended_positions: tokens * (prompt + 1.0) / 2.0,
-        admitted: 0,
     }
 }
 
@@ -304,7 +262,7 @@ pub(super) fn speculation(c: &Ctx) -> Derivation {
     ];
     let mut readings = Vec::new();
     if found {
-        readings.push(reading(
+        readings.push(words().reading(
             Limit::Compute,
             Pressure::binding_if(bound),
             if bound {
@@ -314,14 +272,14 @@ pub(super) fn speculation(c: &Ctx) -> Derivation {
             },
             &times,
         ));
-        readings.push(reading(
+        readings.push(words().reading(
             Limit::HbmBandwidth,
             Pressure::binding_if(!bound),
             if bound { "hbm_room" } else { "hbm_guesses" },
             &times,
         ));
         let over = batch as f64 > most;
-        readings.push(reading(
+        readings.push(words().reading(
             Limit::KvCapacity,
             if over {
                 Pressure::Secondary
@@ -336,13 +294,13 @@ pub(super) fn speculation(c: &Ctx) -> Derivation {
             ],
         ));
     } else {
-        readings.push(reading(
+        readings.push(words().reading(
             Limit::Compute,
             Pressure::Slack,
             "compute_never",
             &[("pool", int(most))],
         ));
-        readings.push(reading(
+        readings.push(words().reading(
             Limit::KvCapacity,
             Pressure::Binding,
             "kv_full",
@@ -351,11 +309,7 @@ pub(super) fn speculation(c: &Ctx) -> Derivation {
     }
     // Each step's sentence from this question's own words (the shared average context's comes
     // from sizing-why.toml, as for every question).
-    for step in &mut s {
-        if let Some(w) = words().why.get(step.id) {
-            step.why = w.clone();
-        }
-    }
+    words().fill_why(&mut s);
     finish(Question::Speculation, s, readings)
 }
 
@@ -367,8 +321,9 @@ mod tests {
     /// has, each reading a case this code picks; and every step has a sentence.
     #[test]
     fn every_sentence_is_used_and_every_step_has_one() {
-        let w: Words = toml::from_str(include_str!("../../../../content/sizing-speculation.toml"))
-            .expect("content/sizing-speculation.toml parses");
+        let w: OwnWords =
+            toml::from_str(include_str!("../../../../content/sizing-speculation.toml"))
+                .expect("content/sizing-speculation.toml parses");
         let q = Question::Speculation;
         let d = crate::sizing::derive(q, &Inputs::defaults(q)).expect("derives");
         for id in w.why.keys() {
