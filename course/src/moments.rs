@@ -16,7 +16,6 @@ use trainer_engine::error::ConfigError;
 use trainer_engine::files;
 use trainer_engine::fleet::{FleetConfig, FleetReport, FleetSim};
 use trainer_engine::scenario::fleet::FleetScenario;
-use trainer_engine::workload::Arrival;
 
 /// The shipped moments, as (id, text: see [`trainer_engine::files`]), in the order the app
 /// lists them.
@@ -486,15 +485,7 @@ impl Moment {
     /// once, at `load` times its rate): what the page names a variant's load by.
     pub fn peak_rate(&self, load: f64) -> Option<f64> {
         let f = self.fleets().ok()?.into_iter().next()?;
-        let rate = f
-            .traffic
-            .iter()
-            .map(|t| match t.workload.arrival {
-                Arrival::Poisson { rate } | Arrival::Constant { rate } => rate,
-                Arrival::Gamma { rate, .. } => rate,
-                Arrival::Trace { .. } => 0.0,
-            })
-            .sum::<f64>();
+        let rate = f.offered_rate();
         (rate > 0.0).then_some(rate * load)
     }
 
@@ -766,13 +757,8 @@ impl Variant {
                 .workload
                 .seed
                 .wrapping_add(self.seed.wrapping_mul(104_729));
-            match &mut t.workload.arrival {
-                Arrival::Poisson { rate } | Arrival::Constant { rate } => *rate *= self.load,
-                Arrival::Gamma { rate, .. } => *rate *= self.load,
-                // A trace is its own load: its times stay as recorded.
-                Arrival::Trace { .. } => {}
-            }
         }
+        f.scale_load(self.load);
     }
 }
 

@@ -525,3 +525,30 @@ for (const viewport of [DESKTOP, PHONE]) {
     await done(page);
   });
 }
+
+// Issue 25: a set-up that speculates can be swept across load, with and without speculation;
+// the tokens per step follow the acceptance rate, and the speedup is drawn against the rate.
+test("a speculating set-up sweeps the load: tokens per step and the speedup, drawn and tabled", async () => {
+  const page = await app.page();
+  await openLab(page, "preset=fleet-spec-latency&arm=eagle&duration=30");
+  // A set-up without speculation offers no sweep (the seed's, below, after this one).
+  await page.click(tid("sweep-run"));
+  await page.waitForSelector(tid("sweep-reading"), { timeout: 120000 });
+  const rows = await page.$$eval(tid("sweep-row"), (els) => els.map((e) => ({
+    rate: Number(e.dataset.rate), speedup: Number(e.dataset.speedup), tokens: Number(e.dataset.tokens),
+  })));
+  // Two tables (one per chart), seven levels each.
+  assert.equal(rows.length, 14);
+  for (const r of rows) assert.ok(Math.abs(r.tokens / 2.176 - 1) < 0.05, JSON.stringify(r));
+  assert.ok(rows[0].speedup > 1.3, JSON.stringify(rows[0]));
+  assert.ok(rows[1].rate > rows[0].rate);
+  for (const id of ["plot-sweep-tokens-canvas", "plot-sweep-speedup-canvas"]) {
+    await page.waitForFunction((id) => Number(document.querySelector(`[data-testid="${id}"]`)?.dataset.drawn) > 0, id);
+    assert.ok((await inkedPixels(page, id)) > 100, id);
+  }
+  assert.match(await page.textContent(tid("sweep-reading")), /requests a second/);
+  // The seed does not speculate: no sweep to offer.
+  await openLab(page, "preset=fleet-seed&duration=5");
+  assert.equal(await page.locator(tid("lab-sweep")).count(), 0);
+  await done(page);
+});

@@ -407,6 +407,33 @@ impl FleetScenario {
 }
 
 impl FleetConfig {
+    /// Scales every traffic source's rate by `load` (a trace is its own load: its times stay
+    /// as recorded).
+    pub fn scale_load(&mut self, load: f64) {
+        use crate::workload::Arrival;
+        for t in &mut self.traffic {
+            match &mut t.workload.arrival {
+                Arrival::Poisson { rate } | Arrival::Constant { rate } => *rate *= load,
+                Arrival::Gamma { rate, .. } => *rate *= load,
+                Arrival::Trace { .. } => {}
+            }
+        }
+    }
+
+    /// Requests a second the traffic sources offer together at their rates (a trace counts
+    /// nothing).
+    pub fn offered_rate(&self) -> f64 {
+        use crate::workload::Arrival;
+        self.traffic
+            .iter()
+            .map(|t| match t.workload.arrival {
+                Arrival::Poisson { rate } | Arrival::Constant { rate } => rate,
+                Arrival::Gamma { rate, .. } => rate,
+                Arrival::Trace { .. } => 0.0,
+            })
+            .sum()
+    }
+
     /// Stops every traffic source at `horizon_s` (for short tests and previews).
     pub fn truncate(&mut self, horizon_s: f64) {
         for s in &mut self.traffic {

@@ -8,6 +8,7 @@
 mod panel;
 mod results;
 mod state;
+mod sweep;
 
 use leptos::prelude::*;
 use state::Lab;

@@ -80,6 +80,7 @@ pub fn Controls(lab: Lab) -> impl IntoView {
 /// Headline figures, compare, plots, tables and exports.
 #[component]
 pub fn Results(lab: Lab, text: LabText) -> impl IntoView {
+    let sweep_text = text.sweep.clone();
     let caption = move |id: &str| LabText::of(&text.plot, id).to_string();
     let compare_text = text.compare.clone();
     // Each region reads its own copy of the result (`Lab::staged`), so a new result is drawn
@@ -234,6 +235,7 @@ pub fn Results(lab: Lab, text: LabText) -> impl IntoView {
                     {move || staged[8].get().map(|r| series_table("fleet", &r, &[("paid for", |p| p.provisioned_replicas as f64), ("ready", |p| p.ready_replicas as f64)], int))}
                 </Chart>
             </div>
+            <super::sweep::SpecSweep lab=lab text=sweep_text/>
         </section>
     }
 }

@@ -38,6 +38,8 @@ struct Held {
     pool_batch: u32,
     /// The pool, tokens.
     pool: f64,
+    /// The average context, tokens.
+    context: u32,
 }
 
 impl Held {
@@ -96,6 +98,7 @@ fn settle(
         compute_short: found.is_none() && !(most > 0.0 && MAX_BATCH as f64 / most >= need),
         pool_batch,
         pool,
+        context,
     }
 }
 
@@ -168,6 +171,9 @@ fn target_check(
     let ok = held.keeps_up && held.step.total_s <= target;
     let behind = if held.keeps_up {
         0.0
+    } else if held.pool_batch == 0 {
+        // Not one sequence of the average context fits: the share is of the pool it needs.
+        held.context as f64 / held.pool.max(1.0)
     } else {
         need / held.throughput().max(f64::MIN_POSITIVE)
     };
