@@ -845,6 +845,27 @@ fn input_field(field: &str) -> &str {
     }
 }
 
+/// A follow-up question's own words file (`toml`) against its derivation and its code: each
+/// `why` names a step the derivation has, each reading a case the code picks, and every step has
+/// a sentence.
+#[cfg(test)]
+fn own_words_are_all_used(q: Question, toml: &str, code: &str) {
+    let w: OwnWords = toml::from_str(toml).expect("the words file parses");
+    let d = derive(q, &Inputs::defaults(q)).expect("derives");
+    for id in w.why.keys() {
+        assert!(d.step(id).is_some(), "why.{id} names no step");
+    }
+    for s in &d.steps {
+        assert!(!s.why.trim().is_empty(), "step {} has no sentence", s.id);
+    }
+    for case in w.readings.keys() {
+        assert!(
+            code.contains(&format!("\"{case}\"")),
+            "readings.{case} is never picked"
+        );
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

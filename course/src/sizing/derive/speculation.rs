@@ -315,29 +315,13 @@ pub(super) fn speculation(c: &Ctx) -> Derivation {
 
 #[cfg(test)]
 mod tests {
-    use super::*;
-
-    /// Every sentence of the question's file is used: each `why` names a step the derivation
-    /// has, each reading a case this code picks; and every step has a sentence.
+    /// Every sentence of the question's file is used and every step has one.
     #[test]
     fn every_sentence_is_used_and_every_step_has_one() {
-        let w: OwnWords =
-            toml::from_str(include_str!("../../../../content/sizing-speculation.toml"))
-                .expect("content/sizing-speculation.toml parses");
-        let q = Question::Speculation;
-        let d = crate::sizing::derive(q, &Inputs::defaults(q)).expect("derives");
-        for id in w.why.keys() {
-            assert!(d.step(id).is_some(), "why.{id} names no step");
-        }
-        for s in &d.steps {
-            assert!(!s.why.trim().is_empty(), "step {} has no sentence", s.id);
-        }
-        let code = include_str!("speculation.rs");
-        for case in w.readings.keys() {
-            assert!(
-                code.contains(&format!("\"{case}\"")),
-                "readings.{case} is never picked"
-            );
-        }
+        super::super::own_words_are_all_used(
+            super::Question::Speculation,
+            include_str!("../../../../content/sizing-speculation.toml"),
+            include_str!("speculation.rs"),
+        );
     }
 }
