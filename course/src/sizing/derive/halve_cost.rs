@@ -7,7 +7,6 @@
 
 use super::*;
 use std::sync::OnceLock;
-use trainer_engine::cost::{BatchItem, BatchTotals};
 use trainer_engine::format::money;
 
 /// The largest decode batch looked at (vLLM's `max_num_seqs` range).
@@ -75,16 +74,7 @@ fn settle(
 ) -> Held {
     let pool = cost.kv_pool_tokens(memory);
     let pool_batch = (pool / context as f64).floor().clamp(0.0, MAX_BATCH as f64) as u32;
-    let step_at = |b: u32| {
-        let decode = BatchTotals::uniform(
-            b,
-            BatchItem {
-                new_tokens: 1,
-                context_len: context,
-            },
-        );
-        cost.step_totals(&decode.plus(&prompt_chunk(b, prompt, output, 1.0)))
-    };
+    let step_at = |b: u32| plain_step(cost, b, context, prompt, output);
     let found = (1..=pool_batch).find(|&b| {
         let t = step_at(b).total_s;
         t > 0.0 && b as f64 / t >= need

@@ -138,6 +138,19 @@ impl OwnWords {
     }
 }
 
+/// A plain decode step of `batch` sequences at `context` tokens with its share of prompt
+/// tokens when chunked prefill spreads `prompt`-token prompts over `output`-token replies.
+fn plain_step(cost: &CostModel, batch: u32, context: u32, prompt: f64, output: f64) -> StepCost {
+    let decode = BatchTotals::uniform(
+        batch,
+        trainer_engine::cost::BatchItem {
+            new_tokens: 1,
+            context_len: context,
+        },
+    );
+    cost.step_totals(&decode.plus(&prompt_chunk(batch, prompt, output, 1.0)))
+}
+
 /// The prompt tokens one step carries beside `batch` decoding sequences when chunked prefill
 /// spreads every prompt over the replies in flight: each reply brings its prompt once and
 /// lasts `output / gained` steps, so a step holds `batch × prompt × gained / output` of them

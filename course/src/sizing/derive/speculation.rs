@@ -7,7 +7,6 @@
 
 use super::*;
 use std::sync::OnceLock;
-use trainer_engine::cost::{BatchItem, BatchTotals};
 use trainer_engine::replica::spec::{pool_tokens_with, verify_step, SpecMethod, SpeculativeConfig};
 
 /// The largest decode batch the crossover is looked for in (vLLM's `max_num_seqs` range).
@@ -41,16 +40,7 @@ fn steps_at(
     context: u32,
 ) -> (StepCost, StepCost, f64) {
     let (lp, lo) = (c.v("prompt_tokens"), c.v("output_tokens"));
-    let decode = BatchTotals::uniform(
-        batch,
-        BatchItem {
-            new_tokens: 1,
-            context_len: context,
-        },
-    );
-    let plain = c
-        .cost
-        .step_totals(&decode.plus(&prompt_chunk(batch, lp, lo, 1.0)));
+    let plain = plain_step(&c.cost, batch, context, lp, lo);
     let chunk = prompt_chunk(batch, lp, lo, cfg.expected_tokens_per_step());
     // The inputs were validated, so the configuration is in range: a refusal prices nothing.
     let (verify, draft) = verify_step(cfg, &c.cost, batch, context, &chunk)
