@@ -98,3 +98,71 @@ fn a_crossover_beyond_the_pool_says_so() {
         .starts_with("above "));
     assert!(d.verdict.summary.contains("KV"), "{}", d.verdict.summary);
 }
+
+/// The simulator check: the question's replica (the seed's inputs) swept from a tenth of the
+/// crossover rate the arithmetic found to twice it, guessing and not. Every run gains the tokens
+/// a step the acceptance rate promises; guessing pays well at the quiet end; the busiest level
+/// outruns the replica and is marked so; and the reading sets the arithmetic's crossover, and
+/// its plain per-token time, beside the runs', saying why they differ when they do.
+#[test]
+fn the_simulator_check_sweeps_the_replica_around_the_arithmetic_crossover() {
+    use trainer_course::sizing::sweep::{self, Derived};
+    use trainer_course::sizing::{spec_check_fleet, speculation_check_text, SimCheckConfig};
+    use trainer_engine::fleet::FleetSim;
+    use trainer_engine::format::{duration, sig};
+    let inputs = Inputs::defaults(Q);
+    let d = derive(Q, &inputs).expect("derives");
+    let derived = Derived {
+        rate: value(&d, "crossover_rate"),
+        tpot_s: value(&d, "crossover_tpot"),
+    };
+    let base = spec_check_fleet(&inputs, &d, &SimCheckConfig::DEFAULT).expect("a fleet");
+    assert_eq!(base.pools.len(), 1);
+    assert_eq!(base.pools[0].replicas, 1);
+    assert!((base.offered_rate() - derived.rate).abs() < 1e-9 * derived.rate);
+    let runs = sweep::fleets(&base);
+    assert_eq!(runs.len(), 2 * sweep::LOADS.len());
+    let reports: Vec<_> = runs
+        .into_iter()
+        .map(|f| {
+            let mut sim = FleetSim::new(f).expect("sim");
+            sim.run();
+            sim.report()
+        })
+        .collect();
+    let pts = sweep::points(&base, &reports);
+    for p in &pts {
+        assert!((p.tokens_per_step / 2.176 - 1.0).abs() < 0.05, "{p:?}");
+    }
+    assert!(pts[0].speedup > 1.5, "{:?}", pts[0]);
+    assert!(
+        !pts[0].overloaded && pts[pts.len() - 1].overloaded,
+        "{pts:?}"
+    );
+    // A level is overloaded exactly when a run of it turned requests away or lost them.
+    for (p, pair) in pts.iter().zip(reports.chunks_exact(2)) {
+        let lost = pair
+            .iter()
+            .any(|r| r.outcomes.rejected() + r.outcomes.timed_out > 0);
+        assert_eq!(p.overloaded, lost, "{p:?}");
+    }
+    let text = speculation_check_text().expect("the check's words");
+    let read = sweep::reading(&text, &pts, Some(derived));
+    assert!(read.contains(&sig(derived.rate, 3)), "{read}");
+    assert!(read.contains(&duration(derived.tpot_s, 3)), "{read}");
+    let far = sweep::crossover(&pts)
+        .is_none_or(|m| (m - derived.rate).abs() > sweep::CLOSE * derived.rate);
+    assert_eq!(read.contains(&text.derived_gap), far, "{read}");
+    assert!(!read.contains('{'), "{read}");
+}
+
+/// The check refuses inputs the question refuses.
+#[test]
+fn the_simulator_check_refuses_bad_inputs() {
+    use trainer_course::sizing::{spec_check_fleet, SimCheckConfig};
+    let d = derive(Q, &Inputs::defaults(Q)).expect("derives");
+    let mut bad = Inputs::defaults(Q);
+    let _ = bad.set(Q, "acceptance", 7.0);
+    let e = spec_check_fleet(&bad, &d, &SimCheckConfig::DEFAULT).expect_err("refused");
+    assert_eq!(e.field, "acceptance");
+}

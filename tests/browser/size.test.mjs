@@ -248,6 +248,28 @@ test("the speculation question: the gain at a quiet batch, and the batch where i
   await typeInto(page, "acceptance", "80");
   await page.waitForFunction((old) => Number(document.querySelector('[data-testid="step-crossover_batch"]').dataset.value) > old, b);
   assert.equal(query(page).get("acceptance"), "0.8");
+  // The simulator check sweeps one replica around the crossover the arithmetic found: every
+  // level guessing and not, drawn and tabled, and a reading that sets the two side by side.
+  await typeInto(page, "acceptance", "60");
+  await page.waitForFunction((old) => Number(document.querySelector('[data-testid="step-crossover_batch"]').dataset.value) === old, b);
+  const check = page.locator('[data-testid="spec-check"]');
+  await check.locator('[data-testid="sweep-run"]').click();
+  await page.waitForSelector('[data-testid="spec-check"] [data-testid="sweep-reading"]', { timeout: 120000 });
+  const rows = await check.locator('[data-testid="sweep-row"]').evaluateAll((els) => els.map((e) => ({
+    rate: Number(e.dataset.rate), speedup: Number(e.dataset.speedup), tokens: Number(e.dataset.tokens),
+  })));
+  assert.equal(rows.length, 7);
+  assert.ok(rows.some((r) => Math.abs(r.rate - rate) < 1e-9 * rate), "the arithmetic's rate is a level");
+  for (const r of rows) assert.ok(Math.abs(r.tokens / 2.176 - 1) < 0.05, JSON.stringify(r));
+  assert.ok(rows[0].speedup > 1.5, JSON.stringify(rows[0]));
+  const reading = await check.locator('[data-testid="sweep-reading"]').textContent();
+  assert.match(reading, new RegExp(`crossover at ${(await display(page, "crossover_rate")).replace(/ req\/s$/, "").replace(/\./g, "\\.")} requests a second`));
+  for (const id of ["plot-sweep-tokens-canvas", "plot-sweep-speedup-canvas"]) {
+    await page.waitForSelector(`[data-testid="spec-check"] [data-testid="${id}"]`);
+  }
+  // Another input marks the sweep stale.
+  await typeInto(page, "spec_k", "4");
+  await check.locator('[data-testid="sweep-stale"]').waitFor();
   await done(page);
 });
 

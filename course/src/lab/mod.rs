@@ -11,8 +11,9 @@
 pub mod knobs;
 mod run;
 mod setup;
-pub mod sweep;
 
+/// The speculation sweep the lab runs (the calculator's speculation check runs the same).
+pub use crate::sizing::sweep::{self, SweepText};
 pub use knobs::{Kind, Knob, Section};
 pub use run::{compare, Delta, Figure, LabResult, LabRun, Unit};
 pub use setup::{needs_reading, remember_read, Setup, Source, READING};
@@ -45,28 +46,6 @@ pub struct LabText {
     pub preset_note: Vec<Entry>,
     /// The speculation sweep's words ([`sweep`]).
     pub sweep: SweepText,
-}
-
-/// The words of the speculation sweep: `{name}`s are filled by the page from the sweep's points.
-#[derive(Clone, Debug, PartialEq, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct SweepText {
-    pub title: String,
-    pub intro: String,
-    pub button: String,
-    pub tokens_title: String,
-    pub tokens_caption: String,
-    pub speedup_title: String,
-    pub speedup_caption: String,
-    /// Where the speedup falls to one (`{rate}`).
-    pub crossover: String,
-    /// The speedup above one at every level swept (`{rate}`: the busiest).
-    pub above: String,
-    /// The speedup at or below one from the quietest level (`{rate}`).
-    pub below: String,
-    /// Some level outran the fleet (`{rates}`).
-    pub overloaded: String,
-    pub stale: String,
 }
 
 /// An id and its words.

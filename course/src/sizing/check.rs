@@ -6,6 +6,7 @@ use serde::Serialize;
 use trainer_engine::cost::{CostModel, Efficiency, MemoryBasis, MemoryConfig};
 use trainer_engine::error::ConfigError;
 use trainer_engine::fleet::{FleetConfig, FleetReport, PoolConfig, SloConfig, TrafficSource};
+use trainer_engine::replica::spec::{SpecMethod, SpeculativeConfig};
 use trainer_engine::replica::ReplicaConfig;
 use trainer_engine::workload::{Arrival, LengthDist, WorkloadConfig};
 
@@ -100,6 +101,65 @@ pub fn fleet_config_for(
     if let Some(e) = inputs.validate(q).into_iter().next() {
         return Err(e);
     }
+    let v = |name: &str| inputs.get(name).unwrap_or(0.0);
+    fleet_at(
+        inputs,
+        replicas,
+        v("rate"),
+        v("tpot_ms") / 1e3,
+        v("price"),
+        cfg,
+    )
+}
+
+/// The speculation question's check (see [`super::sweep`]): one replica of the inputs' model,
+/// GPU and number formats, speculating as the inputs say (an EAGLE-style head, `spec_k`
+/// guesses each right with chance `acceptance`), fed at the arithmetic's crossover rate
+/// (`crossover_rate` of `d`) with the inputs' prompt and output lengths. The sweep runs it at
+/// multiples of that rate, with speculation on and off.
+///
+/// Refuses inputs the question would refuse, and a derivation without a crossover rate.
+pub fn spec_check_fleet(
+    inputs: &Inputs,
+    d: &super::Derivation,
+    cfg: &SimCheckConfig,
+) -> Result<FleetConfig, ConfigError> {
+    if let Some(e) = inputs.validate(Question::Speculation).into_iter().next() {
+        return Err(e);
+    }
+    let rate = d.step("crossover_rate").map_or(0.0, |s| s.value);
+    if !(rate.is_finite() && rate > 0.0) {
+        return Err(ConfigError::new(
+            "rate",
+            "has no crossover to run at: the arithmetic found no arrival rate".to_string(),
+        ));
+    }
+    let v = |name: &str| inputs.get(name).unwrap_or(0.0);
+    let slo = FleetConfig::seed().slo;
+    let mut fleet = fleet_at(inputs, 1, rate, slo.tpot_s, 0.0, cfg)?;
+    for pool in &mut fleet.pools {
+        pool.replica.speculative = Some(SpeculativeConfig {
+            method: SpecMethod::Eagle,
+            num_speculative_tokens: v("spec_k") as u32,
+            acceptance_rate: v("acceptance"),
+            disable_by_batch_size: None,
+        });
+    }
+    fleet.validate()?;
+    Ok(fleet)
+}
+
+/// A fleet of `replicas` of the inputs' replica serving Poisson arrivals at `rate` with the
+/// inputs' constant prompt and output lengths, checked against `tpot_s` (and the check's TTFT
+/// target), each GPU-hour at `price`.
+fn fleet_at(
+    inputs: &Inputs,
+    replicas: u32,
+    rate: f64,
+    tpot_s: f64,
+    price: f64,
+    cfg: &SimCheckConfig,
+) -> Result<FleetConfig, ConfigError> {
     if replicas == 0 || replicas > 4096 {
         return Err(ConfigError::new(
             "replicas",
@@ -107,7 +167,6 @@ pub fn fleet_config_for(
         ));
     }
     let v = |name: &str| inputs.get(name).unwrap_or(0.0);
-    let rate = v("rate");
     let duration = cfg.duration_s.min(cfg.max_requests / rate);
     if duration < 10.0 {
         return Err(ConfigError::new(
@@ -149,12 +208,12 @@ pub fn fleet_config_for(
     fleet.autoscaler.enabled = false;
     fleet.pools = vec![PoolConfig {
         replica,
-        gpu_hour_price: v("price"),
+        gpu_hour_price: price,
         ..PoolConfig::seed(replicas)
     }];
     fleet.slo = SloConfig {
         ttft_s: cfg.ttft_s,
-        tpot_s: v("tpot_ms") / 1e3,
+        tpot_s,
     };
     fleet.validate()?;
     Ok(fleet)

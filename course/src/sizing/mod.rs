@@ -29,16 +29,17 @@ pub(crate) mod query;
 mod reveal;
 mod seed_words;
 mod shown;
+pub mod sweep;
 mod words;
 
 pub use check::{
     assumptions, assumptions_for, check_fleets, check_fleets_for, check_replicas, fleet_config,
-    fleet_config_for, Assumption, Fewer, SimCheck, SimCheckConfig, StreamsGap,
+    fleet_config_for, spec_check_fleet, Assumption, Fewer, SimCheck, SimCheckConfig, StreamsGap,
 };
 
 pub use derive::{
-    derive, enable_speculation, precision_notes, prompt_prefill, speculation_ready,
-    SPECULATION_LOADING,
+    derive, enable_speculation, precision_notes, prompt_prefill, speculation_check_text,
+    speculation_ready, SPECULATION_LOADING,
 };
 pub use drill::{sensitivity, Drill, EntryUnit, Grade};
 pub use figure::{figure, sizing_figure};

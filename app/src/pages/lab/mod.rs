@@ -8,7 +8,6 @@
 mod panel;
 mod results;
 mod state;
-mod sweep;
 
 use leptos::prelude::*;
 use state::Lab;

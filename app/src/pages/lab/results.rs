@@ -3,7 +3,8 @@
 
 use super::state::{Lab, Role, Speed, Status};
 use crate::components::{
-    Chart, ChartData, ChoiceField, EngineNote, FieldMessage, Figure, Format, Line,
+    Chart, ChartData, ChoiceField, EngineNote, FieldMessage, Figure, Format, Line, SpecSweep,
+    SweepSetup,
 };
 use crate::text::format::{duration, fixed, int, percent, sig};
 use leptos::prelude::*;
@@ -81,6 +82,14 @@ pub fn Controls(lab: Lab) -> impl IntoView {
 #[component]
 pub fn Results(lab: Lab, text: LabText) -> impl IntoView {
     let sweep_text = text.sweep.clone();
+    let sweep_setup = Memo::new(move |_| {
+        lab.setup.with(|s| {
+            Some(SweepSetup {
+                config: s.config.clone(),
+                key: s.query(),
+            })
+        })
+    });
     let caption = move |id: &str| LabText::of(&text.plot, id).to_string();
     let compare_text = text.compare.clone();
     // Each region reads its own copy of the result (`Lab::staged`), so a new result is drawn
@@ -235,7 +244,7 @@ pub fn Results(lab: Lab, text: LabText) -> impl IntoView {
                     {move || staged[8].get().map(|r| series_table("fleet", &r, &[("paid for", |p| p.provisioned_replicas as f64), ("ready", |p| p.ready_replicas as f64)], int))}
                 </Chart>
             </div>
-            <super::sweep::SpecSweep lab=lab text=sweep_text/>
+            <SpecSweep setup=sweep_setup text=sweep_text testid="lab-sweep"/>
         </section>
     }
 }

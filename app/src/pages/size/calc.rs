@@ -4,7 +4,7 @@
 use super::drill::Drills;
 use super::misfit::MisfitBanner;
 use super::sensitivity::Sensitivity;
-use super::simcheck::{words, SimCheckPanel};
+use super::simcheck::{words, SimCheckPanel, SpecCheck};
 use super::state::Calc;
 use crate::components::{lazy_region, Deferred, Link};
 use crate::components::{ChoiceField, FieldMessage, NumberField, PrecisionNotes, UrlErrors};
@@ -138,7 +138,7 @@ fn precision(c: Calc) -> AnyView {
 }
 
 /// What the calculator shows below its inputs and steps, a piece of the module of its own:
-/// the simulator check (the fleet question's; it brings the fleet simulator's set-up and the
+/// the simulator check (the fleet question's, or the speculation question's sweep; it brings the fleet simulator's set-up and the
 /// engine note), the sensitivity table and the drills, none of which the inputs and the steps
 /// need.
 #[lazy]
@@ -150,6 +150,7 @@ fn below(c: Calc) -> AnyView {
     }
     view! {
         {matches!(c.q, Question::Fleet | Question::HalveCost).then(|| view! { <Deferred><SimCheckPanel c=c/></Deferred> })}
+        {(c.q == Question::Speculation).then(|| view! { <Deferred><SpecCheck c=c/></Deferred> })}
         <Deferred><Sensitivity c=c/></Deferred>
         <Deferred><Drills c=c/></Deferred>
     }

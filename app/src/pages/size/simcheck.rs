@@ -3,15 +3,16 @@
 //! measured beside the estimate.
 
 use super::state::Calc;
-use crate::components::{ColumnHeads, EngineNote, Figure};
+use crate::components::{ColumnHeads, EngineNote, Figure, SpecSweep, SweepSetup};
 use crate::sim_runner::{run_fleets, RunStatus as Status};
 use crate::text::fill;
 use crate::text::format::{duration, fixed, int, percent, sig};
 use leptos::prelude::*;
 use trainer_content::words::SizeWords;
+use trainer_course::sizing::sweep::Derived;
 use trainer_course::sizing::{
-    assumptions_for, check_fleets_for, check_replicas, Assumption, SimCheck, SimCheckConfig,
-    StreamsGap,
+    assumptions_for, check_fleets_for, check_replicas, spec_check_fleet, speculation_check_text,
+    Assumption, SimCheck, SimCheckConfig, StreamsGap,
 };
 
 /// The calculator's sentences (the check's, the misfit banner's, the inputs' summary), parsed from `content/size-words.toml` at build time (the build
@@ -37,6 +38,42 @@ struct Outcome {
     checks: Vec<SimCheck>,
     /// Where the simulated replica departs from the estimate's assumptions.
     assumptions: Vec<Assumption>,
+}
+
+/// The speculation question's check: one replica of its inputs swept from a fraction of the
+/// crossover rate it worked out to a multiple of it, guessing and not, with the runs' crossover
+/// beside the arithmetic's.
+#[component]
+pub fn SpecCheck(c: Calc) -> impl IntoView {
+    let Some(text) = speculation_check_text() else {
+        return ().into_any();
+    };
+    let setup = Memo::new(move |_| {
+        c.good.with(|g| {
+            let (inputs, d) = g.as_ref()?;
+            let config = spec_check_fleet(inputs, d, &SimCheckConfig::DEFAULT).ok()?;
+            Some(SweepSetup {
+                config,
+                key: c.query_without_reveal(),
+            })
+        })
+    });
+    let derived = Signal::derive(move || {
+        c.good.with(|g| {
+            let (_, d) = g.as_ref()?;
+            Some(Derived {
+                rate: d.step("crossover_rate")?.value,
+                tpot_s: d.step("crossover_tpot")?.value,
+            })
+        })
+    });
+    view! {
+        <SpecSweep setup=setup text=text testid="spec-check" derived=derived/>
+        {move || setup.with(Option::is_some).then(|| view! {
+            <EngineNote testid="simcheck-engine" engine=Signal::derive(|| Some(trainer_engine::engine::Engine::Validated))/>
+        })}
+    }
+    .into_any()
 }
 
 #[component]

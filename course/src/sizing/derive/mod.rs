@@ -10,6 +10,7 @@ mod fleet;
 mod gpu_hours;
 mod halve_cost;
 mod speculation;
+pub use speculation::check_text as speculation_check_text;
 
 use super::{
     conclusions, fit, words, Derivation, Inputs, Limit, LimitReading, Pressure, Question, Said,
@@ -105,6 +106,10 @@ pub fn speculation_ready() -> bool {
 struct OwnWords {
     why: BTreeMap<String, String>,
     readings: BTreeMap<String, String>,
+    /// The words of the question's simulator check, when it sweeps the load
+    /// ([`crate::sizing::sweep`]).
+    #[serde(default)]
+    sweep: Option<crate::sizing::sweep::SweepText>,
 }
 
 impl OwnWords {

@@ -20,6 +20,12 @@ fn words() -> &'static OwnWords {
     })
 }
 
+/// The words of the question's simulator check (the `[sweep]` table of its file): the load
+/// swept around the crossover ([`crate::sizing::spec_check_fleet`]).
+pub fn check_text() -> Option<crate::sizing::sweep::SweepText> {
+    words().sweep.clone()
+}
+
 /// The speculation the inputs describe: an EAGLE-style head guessing `spec_k` tokens, each right
 /// with probability `acceptance`.
 fn config(c: &Ctx) -> SpeculativeConfig {

@@ -1,57 +1,91 @@
-//! Speculation against load: when the set-up speculates, a button runs it at a range of traffic
-//! levels, with and without speculation, in the simulators' workers, and two charts show the
-//! tokens a verifying step gains and the per-token speedup against the arrival rate. The runs
-//! and the points are the core's (`trainer_course::lab::sweep`); the page only draws them.
+//! Speculation against load: a button runs a speculating set-up at a range of traffic levels,
+//! with and without speculation, in the simulators' workers, and two charts show the tokens a
+//! verifying step gains and the per-token speedup against the arrival rate, with a sentence the
+//! core chooses from the points. The lab sweeps its set-up; the speculation question sweeps its
+//! replica around the crossover it worked out. The runs, the points and the reading are the
+//! core's (`trainer_course::sizing::sweep`); this only draws them.
 
-use super::state::Lab;
 use crate::components::{Chart, ChartData, Format, Line};
 use crate::sim_runner::{run_fleets, RunStatus as Status};
 use crate::text::fill;
 use crate::text::format::{duration, fixed, percent, sig};
 use leptos::prelude::*;
-use trainer_course::lab::sweep::{self, SweepPoint};
-use trainer_course::lab::SweepText;
+use trainer_course::sizing::sweep::{self, Derived, SweepPoint, SweepText};
+use trainer_engine::fleet::FleetConfig;
 
-/// The points of a finished sweep and the set-up (query) it swept.
+/// What a sweep runs: the speculating set-up, and a key that changes when the set-up does (the
+/// page's query), so a finished sweep of an older set-up is marked stale.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SweepSetup {
+    pub config: FleetConfig,
+    pub key: String,
+}
+
+/// The points of a finished sweep and the key of the set-up it swept.
 #[derive(Clone, Debug, PartialEq)]
 struct Swept {
-    query: String,
+    key: String,
     points: Vec<SweepPoint>,
 }
 
+/// The sweep's section, shown while `setup` speculates.
 #[component]
-pub fn SpecSweep(lab: Lab, text: SweepText) -> impl IntoView {
-    let speculating = Memo::new(move |_| lab.setup.with(|s| sweep::speculates(&s.config)));
+pub fn SpecSweep(
+    /// The set-up to sweep, read when the button is pressed (`None` hides the section).
+    #[prop(into)]
+    setup: Signal<Option<SweepSetup>>,
+    /// The section's words.
+    text: SweepText,
+    /// The section's `data-testid` (the controls inside are `sweep-*`).
+    testid: &'static str,
+    /// Where the arithmetic put the crossover: the reading sets it beside the runs' (the lab
+    /// has none).
+    #[prop(optional, into)]
+    derived: Option<Signal<Option<Derived>>>,
+) -> impl IntoView {
+    let speculating = Memo::new(move |_| {
+        setup.with(|s| s.as_ref().is_some_and(|s| sweep::speculates(&s.config)))
+    });
     let status = RwSignal::new(Status::Idle);
     let swept: RwSignal<Option<Swept>> = RwSignal::new(None);
     let start = move |_| {
         if matches!(status.get_untracked(), Status::Running { .. }) {
             return;
         }
-        let (cfg, query) = lab.setup.with_untracked(|s| (s.config.clone(), s.query()));
-        let runs = sweep::fleets(&cfg);
+        let Some(SweepSetup { config, key }) = setup.get_untracked() else {
+            return;
+        };
+        let runs = sweep::fleets(&config);
         swept.set(None);
         run_fleets(runs, status, move |done| {
             let reports: Vec<_> = done.into_iter().map(|(_, r)| r).collect();
-            let points = sweep::points(&cfg, &reports);
-            let _ = swept.try_set(Some(Swept { query, points }));
+            let points = sweep::points(&config, &reports);
+            let _ = swept.try_set(Some(Swept { key, points }));
         });
     };
     let running = move || matches!(status.get(), Status::Running { .. });
     let stale = move || {
         swept.with(|s| {
             s.as_ref()
-                .is_some_and(|s| lab.setup.with(|now| now.query() != s.query))
+                .is_some_and(|s| setup.with(|now| now.as_ref().is_none_or(|n| n.key != s.key)))
         })
     };
-    let intro = fill(
-        &text.intro,
-        &[
-            ("lowest", percent(sweep::LOADS[0])),
-            ("highest", percent(sweep::LOADS[sweep::LOADS.len() - 1])),
-            ("seconds", sig(sweep::HORIZON_S, 3)),
-        ],
-    );
+    let derived_rate = move || derived.and_then(|d| d.get());
+    let intro = {
+        let template = text.intro.clone();
+        move || {
+            let rate = setup.with(|s| s.as_ref().map_or(0.0, |s| s.config.offered_rate()));
+            fill(
+                &template,
+                &[
+                    ("lowest", percent(sweep::LOADS[0])),
+                    ("highest", percent(sweep::LOADS[sweep::LOADS.len() - 1])),
+                    ("seconds", sig(sweep::HORIZON_S, 3)),
+                    ("rate", sig(rate, 3)),
+                ],
+            )
+        }
+    };
     let points = move || swept.with(|s| s.as_ref().map(|s| s.points.clone()).unwrap_or_default());
     let tokens = Signal::derive(move || {
         lines(
@@ -59,7 +93,6 @@ pub fn SpecSweep(lab: Lab, text: SweepText) -> impl IntoView {
                 p.tokens_per_step
             })],
             "tokens per step",
-            Format::Number,
         )
     });
     let speedup = Signal::derive(move || {
@@ -74,14 +107,15 @@ pub fn SpecSweep(lab: Lab, text: SweepText) -> impl IntoView {
                 points: vec![(a.rate, 1.0), (b.rate, 1.0)],
             });
         }
-        lines(ls, "speedup (×)", Format::Number)
+        lines(ls, "speedup (×)")
     });
     let text = StoredValue::new(text);
     let w = move |f: fn(&SweepText) -> &String| text.with_value(|t| f(t).clone());
+    let heading = format!("{testid}-h");
     view! {
         {move || speculating.get().then(|| view! {
-            <section class="lab-sweep" aria-labelledby="lab-sweep-h" data-testid="lab-sweep">
-                <h3 id="lab-sweep-h">{w(|t| &t.title)}</h3>
+            <section class="lab-sweep" aria-labelledby=heading.clone() data-testid=testid>
+                <h3 id=heading.clone()>{w(|t| &t.title)}</h3>
                 <p class="muted">{intro.clone()}</p>
                 <button class="button" data-testid="sweep-run" disabled=running on:click=start>
                     {w(|t| &t.button)}
@@ -99,7 +133,7 @@ pub fn SpecSweep(lab: Lab, text: SweepText) -> impl IntoView {
                 {move || stale().then(|| view! { <p class="stale-note" data-testid="sweep-stale">{w(|t| &t.stale)}</p> })}
                 {move || swept.get().map(|s| {
                     let pts = s.points;
-                    let read = reading(&text.get_value(), &pts);
+                    let read = text.with_value(|t| sweep::reading(t, &pts, derived_rate()));
                     let (tokens_table, speedup_table) = (table(&pts), table(&pts));
                     view! {
                         <p data-testid="sweep-reading">{read}</p>
@@ -129,37 +163,15 @@ fn line(name: &str, colour: usize, pts: &[SweepPoint], y: fn(&SweepPoint) -> f64
     }
 }
 
-fn lines(lines: Vec<Line>, y_label: &str, y_format: Format) -> ChartData {
+fn lines(lines: Vec<Line>, y_label: &str) -> ChartData {
     ChartData::Lines {
         lines,
         x_label: "arrival rate (req/s)".into(),
         y_label: y_label.into(),
         x_log: false,
         x_format: Format::Number,
-        y_format,
+        y_format: Format::Number,
     }
-}
-
-/// What the sweep says, in words chosen from its points.
-fn reading(t: &SweepText, pts: &[SweepPoint]) -> String {
-    let mut out = match (sweep::crossover(pts), pts.first(), pts.last()) {
-        (Some(rate), _, _) => fill(&t.crossover, &[("rate", sig(rate, 3))]),
-        (None, Some(first), _) if first.speedup <= 1.0 => {
-            fill(&t.below, &[("rate", sig(first.rate, 3))])
-        }
-        (None, _, Some(last)) => fill(&t.above, &[("rate", sig(last.rate, 3))]),
-        _ => String::new(),
-    };
-    let over: Vec<String> = pts
-        .iter()
-        .filter(|p| p.overloaded)
-        .map(|p| sig(p.rate, 3))
-        .collect();
-    if !over.is_empty() {
-        out.push(' ');
-        out.push_str(&fill(&t.overloaded, &[("rates", over.join(", "))]));
-    }
-    out
 }
 
 /// The text alternative: every point's figures.
