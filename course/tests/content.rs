@@ -22,7 +22,7 @@ const WIDGETS: [&str; 6] = [
 
 /// Words with digits that are names, not figures: a model, a GPU or a number format, a status
 /// code, a percentile's name, an engine's version, a checkpoint's id. Matched as whole words.
-const NAMES_WITH_DIGITS: [&str; 29] = [
+const NAMES_WITH_DIGITS: [&str; 30] = [
     "3.1",
     "3.2",
     "1B",
@@ -34,6 +34,7 @@ const NAMES_WITH_DIGITS: [&str; 29] = [
     "H100",
     "H100s",
     "H200",
+    "H200s",
     "A100",
     "429",
     "p50",

@@ -70,7 +70,7 @@ fn every_shipped_scenario_parses_with_its_arms() {
         ),
         (
             "fleet-halve-cost",
-            vec!["bf16", "fp8-kv", "fp8-weight-only", "fp8"],
+            vec!["bf16", "fp8-kv", "fp8-weight-only", "fp8", "h200"],
         ),
     ];
     for (name, arms) in want {
