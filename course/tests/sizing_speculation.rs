@@ -131,6 +131,11 @@ fn the_simulator_check_sweeps_the_replica_around_the_arithmetic_crossover() {
         })
         .collect();
     let pts = sweep::points(&base, &reports);
+    assert_eq!(
+        pts,
+        sweep::run(&base).expect("the sweep runs"),
+        "the same runs"
+    );
     for p in &pts {
         assert!((p.tokens_per_step / 2.176 - 1.0).abs() < 0.05, "{p:?}");
     }

@@ -258,7 +258,8 @@ test("the speculation question: the gain at a quiet batch, and the batch where i
   const rows = await check.locator('[data-testid="sweep-row"]').evaluateAll((els) => els.map((e) => ({
     rate: Number(e.dataset.rate), speedup: Number(e.dataset.speedup), tokens: Number(e.dataset.tokens),
   })));
-  assert.equal(rows.length, 7);
+  // Two tables (one per chart), seven levels each.
+  assert.equal(rows.length, 14);
   assert.ok(rows.some((r) => Math.abs(r.rate - rate) < 1e-9 * rate), "the arithmetic's rate is a level");
   for (const r of rows) assert.ok(Math.abs(r.tokens / 2.176 - 1) < 0.05, JSON.stringify(r));
   assert.ok(rows[0].speedup > 1.5, JSON.stringify(rows[0]));

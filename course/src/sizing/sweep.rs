@@ -5,7 +5,8 @@
 //! simulator, the same runs a learner could start by hand at that load.
 
 use serde::{Deserialize, Serialize};
-use trainer_engine::fleet::{FleetConfig, FleetReport, FleetVerdict};
+use trainer_engine::error::ConfigError;
+use trainer_engine::fleet::{FleetConfig, FleetReport, FleetSim, FleetVerdict};
 use trainer_engine::format::{duration, sig};
 
 /// The traffic levels swept, as multiples of the set-up's own.
@@ -128,6 +129,21 @@ pub struct SweepText {
 /// arithmetic's may be before the check says why they differ.
 pub const CLOSE: f64 = 0.25;
 
+/// The sweep of `cfg` run here, each run to its end, one after another (the pages run the same
+/// runs in the simulators' workers and read them with [`points`]). Empty when nothing
+/// speculates.
+pub fn run(cfg: &FleetConfig) -> Result<Vec<SweepPoint>, ConfigError> {
+    let reports = fleets(cfg)
+        .into_iter()
+        .map(|f| {
+            let mut sim = FleetSim::new(f)?;
+            sim.run();
+            Ok(sim.report())
+        })
+        .collect::<Result<Vec<FleetReport>, ConfigError>>()?;
+    Ok(points(cfg, &reports))
+}
+
 /// Whether the traffic outran `r`'s fleet: requests turned away or given up on, or a run
 /// stopped at a work cap.
 fn outran(r: &FleetReport) -> bool {
@@ -211,7 +227,6 @@ pub fn reading(t: &SweepText, pts: &[SweepPoint], derived: Option<Derived>) -> S
 #[cfg(test)]
 mod tests {
     use super::*;
-    use trainer_engine::fleet::FleetSim;
 
     fn point(rate: f64, speedup: f64) -> SweepPoint {
         SweepPoint {
@@ -295,15 +310,7 @@ mod tests {
             back.pools = pair[0].pools.clone();
             assert_eq!(back, pair[0]);
         }
-        let reports: Vec<FleetReport> = runs
-            .into_iter()
-            .map(|f| {
-                let mut sim = FleetSim::new(f).expect("sim");
-                sim.run();
-                sim.report()
-            })
-            .collect();
-        let pts = points(&cfg, &reports);
+        let pts = run(&cfg).expect("the sweep runs");
         assert_eq!(pts.len(), LOADS.len());
         let base = cfg.offered_rate();
         for p in &pts {
