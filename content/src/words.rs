@@ -62,6 +62,8 @@ pub struct SizeWords {
     pub check_intro: String,
     pub check_button: String,
     pub check_running: String,
+    /// The simulator refuses the inputs (`{reason}`: the field and what is wrong with it).
+    pub check_refused: String,
     pub run_progress: String,
     pub wall_time: String,
     pub stale: String,

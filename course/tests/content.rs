@@ -753,7 +753,7 @@ fn the_simulator_check_types_no_figure() {
     use trainer_content::words::SizeWords;
     let text = include_str!("../../content/size-words.toml");
     let w: SizeWords = toml::from_str(text).expect("content/size-words.toml parses");
-    const FILLED: [&str; 34] = [
+    const FILLED: [&str; 35] = [
         "model",
         "gpus",
         "weights",
@@ -788,6 +788,7 @@ fn the_simulator_check_types_no_figure() {
         "at",
         "fewer",
         "mem_util",
+        "reason",
     ];
     check_page_words(
         "content/size-words.toml",

@@ -114,6 +114,10 @@ pub struct SweepText {
     /// Some level outran the fleet (`{rates}`).
     pub overloaded: String,
     pub stale: String,
+    /// No run measured a time per output token (replies of one token): there is nothing to
+    /// compare, said instead of every other reading.
+    #[serde(default)]
+    pub no_decode: String,
     /// The calculator's check only: where the question's arithmetic put the crossover
     /// (`{derived}`) and the plain replica's time per token there (`{tpot}`), against the runs'
     /// at that rate (`{sim_tpot}`), said after the runs' own reading.
@@ -185,6 +189,13 @@ pub fn reading(t: &SweepText, pts: &[SweepPoint], derived: Option<Derived>) -> S
             out.replace(&format!("{{{k}}}"), v)
         })
     };
+    if !pts.is_empty()
+        && pts
+            .iter()
+            .all(|p| p.tpot_on_s <= 0.0 || p.tpot_off_s <= 0.0)
+    {
+        return t.no_decode.clone();
+    }
     let measured = crossover(pts);
     let mut parts = vec![match (measured, pts.first(), pts.last()) {
         (Some(rate), _, _) => fill(&t.crossover, &[("rate", sig(rate, 3))]),
@@ -277,6 +288,18 @@ mod tests {
         assert!(reading(&t, &p, Some(far)).ends_with("gap."));
         assert_eq!(reading(&t, &p[..2], None), "above 20.");
         assert_eq!(reading(&t, &[point(10.0, 0.9)], None), "below 10.");
+        // Replies of one token: no time per token to compare, and no figure read off zeros.
+        let mut none = p;
+        for q in &mut none {
+            q.tpot_on_s = 0.0;
+            q.tpot_off_s = 0.0;
+            q.speedup = 0.0;
+        }
+        let t = SweepText {
+            no_decode: "nothing to compare.".into(),
+            ..t
+        };
+        assert_eq!(reading(&t, &none, Some(far)), "nothing to compare.");
         // The lab's words have no derived sentence: nothing is said of an arithmetic.
         let lab = crate::lab::text().expect("lab words").sweep;
         assert!(!reading(&lab, &p, Some(far)).contains("gap."));

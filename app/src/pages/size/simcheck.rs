@@ -48,16 +48,22 @@ pub fn SpecCheck(c: Calc) -> impl IntoView {
     let Some(text) = speculation_check_text() else {
         return ().into_any();
     };
-    let setup = Memo::new(move |_| {
+    // The set-up, or why the simulator cannot run these inputs.
+    let checked = Memo::new(move |_| {
         c.good.with(|g| {
             let (inputs, d) = g.as_ref()?;
-            let config = spec_check_fleet(inputs, d, &SimCheckConfig::DEFAULT).ok()?;
-            Some(SweepSetup {
-                config,
-                key: c.query_without_reveal(),
-            })
+            Some(
+                spec_check_fleet(inputs, d, &SimCheckConfig::DEFAULT)
+                    .map(|config| SweepSetup {
+                        config,
+                        key: c.query_without_reveal(),
+                    })
+                    .map_err(|e| format!("{} {}", e.field, e.message)),
+            )
         })
     });
+    let setup = Memo::new(move |_| checked.with(|r| r.as_ref().and_then(|r| r.clone().ok())));
+    let refused = move || checked.with(|r| r.as_ref().and_then(|r| r.clone().err()));
     let derived = Signal::derive(move || {
         c.good.with(|g| {
             let (_, d) = g.as_ref()?;
@@ -69,6 +75,11 @@ pub fn SpecCheck(c: Calc) -> impl IntoView {
     });
     view! {
         <SpecSweep setup=setup text=text testid="spec-check" derived=derived/>
+        {move || refused().map(|m| view! {
+            <p class="field-error" role="alert" data-testid="spec-check-error">
+                {fill(&words().check_refused, &[("reason", m)])}
+            </p>
+        })}
         {move || setup.with(Option::is_some).then(|| view! {
             <EngineNote testid="simcheck-engine" engine=Signal::derive(|| Some(trainer_engine::engine::Engine::Validated))/>
         })}
@@ -92,9 +103,9 @@ pub fn SimCheckPanel(c: Calc) -> impl IntoView {
         let fleets = match check_fleets_for(q, &inputs, replicas, &SimCheckConfig::DEFAULT) {
             Ok(f) => f,
             Err(e) => {
-                status.set(Status::Failed(format!(
-                    "The simulator cannot run these inputs: {} {}.",
-                    e.field, e.message
+                status.set(Status::Failed(fill(
+                    &words().check_refused,
+                    &[("reason", format!("{} {}", e.field, e.message))],
                 )));
                 return;
             }
