@@ -81,6 +81,8 @@ pub struct ReplicaMetrics {
     pub trace_dropped: u64,
     /// Steps run by the exact fast-forward over decode-only runs (included in `steps`).
     pub fast_forward_steps: u64,
+    /// Speculating decode steps composed and ended by the one-pass path (included in `steps`).
+    pub spec_fast_steps: u64,
     /// Speculative decoding: guesses verified, and of those, accepted.
     pub spec_proposed: u64,
     pub spec_accepted: u64,

@@ -49,6 +49,7 @@ mod reporting;
 mod scheduler;
 pub mod sim;
 pub mod spec;
+mod spec_step;
 mod step_end;
 
 pub use events::{
@@ -165,6 +166,12 @@ pub struct Replica {
     itl_samples: bool,
     /// Speculative decoding's proposer, when it is on.
     proposer: Option<spec::Proposer>,
+    /// The step in flight was composed by `compose_speculating`, which ends it.
+    spec_step: bool,
+    /// Scratch for `finish_speculating`: the next step's batch, and the requests that must
+    /// grow for it (slot, target tokens).
+    next_batch: Vec<(u32, u32, bool)>,
+    grow: Vec<(u32, u32)>,
 }
 
 const GIB: f64 = 1024.0 * 1024.0 * 1024.0;
@@ -437,6 +444,9 @@ impl Replica {
             ff: FastForward::default(),
             step_limit: u64::MAX,
             itl_samples: true,
+            spec_step: false,
+            next_batch: Vec::new(),
+            grow: Vec::new(),
             bsz: kv::BlockSize::new(cfg.scheduler.block_size),
             cfg,
         })
@@ -580,10 +590,21 @@ impl Replica {
             {
                 break;
             }
-            if let State::StartAt(s) = self.state {
-                if self.fast_forward(s, t, bound, events) {
+            let state = self.state;
+            match state {
+                State::StartAt(s)
+                    if self.fast_forward(s, t, bound, events) || self.compose_speculating(s) =>
+                {
                     continue;
                 }
+                // A speculating step ends, and the next one, due at once, may be composed
+                // with it.
+                State::InFlight { start, end } if self.spec_step => {
+                    self.spec_step = false;
+                    self.finish_speculating(start, end, true, events);
+                    continue;
+                }
+                _ => {}
             }
             self.process_next(events);
         }

@@ -3,8 +3,8 @@
 //! newest request when the pool is short, then admission of waiting requests (prefix hits,
 //! `scheduler_reserve_full_isl`), and the step's duration from the cost model.
 
-use super::kv::sequence_block_hashes;
-use super::{Chunking, Replica, ReplicaEvent, State, StepTrace};
+use super::kv::{sequence_block_hashes, BlockPool, BlockSize};
+use super::{Chunking, Replica, ReplicaEvent, Seq, State, StepTrace};
 use crate::cost::{BatchItem, BatchTotals, StepCost};
 
 impl Replica {
@@ -168,33 +168,17 @@ impl Replica {
         self.state = State::InFlight { start, end };
     }
 
-    /// Ensures `slot` has blocks for `target` tokens, registering newly full blocks (prompt or
-    /// generated tokens) in the prefix cache, as vLLM's `allocate_slots` caches up to
-    /// `num_computed_tokens + num_new_tokens`. False, changing nothing, when the pool is short.
+    /// Ensures `slot` has blocks for `target` tokens ([`grow_seq`]). False, changing nothing,
+    /// when the pool is short.
     fn allocate(&mut self, slot: u32, target: u32) -> bool {
-        let bsz = self.bsz;
-        let s = &mut self.seqs[slot as usize];
-        let have = s.blocks.len() as u32;
-        let need = bsz.holding(target).saturating_sub(have);
-        if need > 0 && !self.pool.allocate(need, &mut s.blocks) {
-            return false;
-        }
-        if self.cfg.scheduler.enable_prefix_caching {
-            // Only known tokens are cached: a speculative guess may yet be rejected.
-            let full = bsz
-                .full(target.min(s.prompt_len + s.generated))
-                .min(s.hash_blocks);
-            if full > s.num_cached {
-                let run = s.num_cached as usize..full as usize;
-                if s.fresh {
-                    self.pool.cache_private(&s.blocks, &s.held, run);
-                } else {
-                    self.pool.cache_run(&s.blocks, &s.hashes, run);
-                }
-                s.num_cached = full;
-            }
-        }
-        true
+        let caching = self.cfg.scheduler.enable_prefix_caching;
+        grow_seq(
+            &mut self.pool,
+            &mut self.seqs[slot as usize],
+            self.bsz,
+            caching,
+            target,
+        )
     }
 
     /// Admits waiting requests first come, first served, while the budget and `max_num_seqs`
@@ -375,4 +359,45 @@ impl Replica {
         }
         self.waiting.push_front(slot);
     }
+}
+
+/// Ensures the request `s` has blocks for `target` tokens, registering newly full blocks
+/// (prompt or generated tokens) in the prefix cache when `caching`, as vLLM's `allocate_slots`
+/// caches up to `num_computed_tokens + num_new_tokens`. False, changing nothing, when the pool
+/// is short. The scheduler and the speculating decode step both allocate through this.
+#[inline(always)]
+pub(super) fn grow_seq(
+    pool: &mut BlockPool,
+    s: &mut Seq,
+    bsz: BlockSize,
+    caching: bool,
+    target: u32,
+) -> bool {
+    let have = s.blocks.len() as u32;
+    let need = bsz.holding(target).saturating_sub(have);
+    if need == 1 {
+        // A decode's next block, most often: `allocate` of one, without its set-up.
+        match pool.pop_one() {
+            Some(b) => s.blocks.push(b),
+            None => return false,
+        }
+    } else if need > 0 && !pool.allocate(need, &mut s.blocks) {
+        return false;
+    }
+    if caching {
+        // Only known tokens are cached: a speculative guess may yet be rejected.
+        let full = bsz
+            .full(target.min(s.prompt_len + s.generated))
+            .min(s.hash_blocks);
+        if full > s.num_cached {
+            let run = s.num_cached as usize..full as usize;
+            if s.fresh {
+                pool.cache_private(&s.blocks, &s.held, run);
+            } else {
+                pool.cache_run(&s.blocks, &s.hashes, run);
+            }
+            s.num_cached = full;
+        }
+    }
+    true
 }

@@ -100,7 +100,8 @@ pub(super) struct Proposer {
     pub k: u32,
     /// Running requests at which a step stops guessing.
     pub off_at: u32,
-    acceptance: f64,
+    /// The acceptance rate as the draw's threshold ([`threshold`]).
+    accept_below: u64,
     /// A guess's pass (for an EAGLE head: its layer and the target's output head, since every
     /// guess is sampled from the whole vocabulary).
     cost: Option<CostModel>,
@@ -160,7 +161,7 @@ impl Proposer {
         Ok(Proposer {
             k: cfg.num_speculative_tokens,
             off_at: cfg.disable_by_batch_size.unwrap_or(u32::MAX),
-            acceptance: cfg.acceptance_rate,
+            accept_below: threshold(cfg.acceptance_rate),
             cost: cost_of(guess)?,
             prompt_cost: cost_of(prompt)?,
             shared_bytes: shared as f64 * Dtype::Bf16.bytes(),
@@ -191,14 +192,28 @@ impl Proposer {
     }
 
     /// How many of `k` guesses are accepted for the sequence `id` whose `generated` tokens are
-    /// out: each is right with the acceptance rate, given the ones before it were.
+    /// out ([`accepted`]).
     pub fn accepted(&self, id: u64, generated: u32, k: u32) -> u32 {
-        let mut n = 0;
-        while n < k && unit(id, generated, n) < self.acceptance {
-            n += 1;
-        }
-        n
+        accepted(self.accept_below, id, generated, k)
     }
+
+    /// The acceptance rate as the draw's threshold, for [`accepted`].
+    pub(super) fn accept_below(&self) -> u64 {
+        self.accept_below
+    }
+}
+
+/// How many of `k` guesses are accepted for the sequence `id` whose `generated` tokens are out,
+/// for the acceptance rate whose [`threshold`] is `below`: each is right with that chance,
+/// given the ones before it were, drawn from a hash of the request, its position and the guess.
+#[inline]
+pub(super) fn accepted(below: u64, id: u64, generated: u32, k: u32) -> u32 {
+    let base = draw_base(id, generated);
+    let mut n = 0;
+    while n < k && mix(base.wrapping_add((n as u64).wrapping_mul(POSITION))) < below {
+        n += 1;
+    }
+    n
 }
 
 /// A steady speculating decode batch as the replica prices it: `batch` sequences whose caches
@@ -289,15 +304,38 @@ fn eagle_head_of(m: &ModelSpec) -> (ModelSpec, u64) {
     (head_model, head)
 }
 
-/// A number in [0, 1) from the request, its position and the guess (SplitMix64).
-fn unit(id: u64, generated: u32, guess: u32) -> f64 {
-    let mut z = id
-        .wrapping_mul(0x9E37_79B9_7F4A_7C15)
-        .wrapping_add(((generated as u64) << 8 | guess as u64).wrapping_mul(0xBF58_476D_1CE4_E5B9));
+/// 53 random bits from the request, its position and the guess (SplitMix64): the draw is
+/// `draw / 2^53`, a number in [0, 1).
+#[cfg(test)]
+fn draw(id: u64, generated: u32, guess: u32) -> u64 {
+    mix(draw_base(id, generated).wrapping_add((guess as u64).wrapping_mul(POSITION)))
+}
+
+/// The multiplier of the position (the generated tokens, shifted past the guess's 8 bits, plus
+/// the guess) in the hash's seed.
+const POSITION: u64 = 0xBF58_476D_1CE4_E5B9;
+
+/// The seed of a request's draws at a position, before the guess is added.
+#[inline]
+fn draw_base(id: u64, generated: u32) -> u64 {
+    id.wrapping_mul(0x9E37_79B9_7F4A_7C15)
+        .wrapping_add(((generated as u64) << 8).wrapping_mul(POSITION))
+}
+
+/// SplitMix64's finaliser, to 53 bits.
+#[inline]
+fn mix(mut z: u64) -> u64 {
     z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
     z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
     z ^= z >> 31;
-    (z >> 11) as f64 / (1u64 << 53) as f64
+    z >> 11
+}
+
+/// The integer a [`draw`] must stay below for a guess to be accepted at rate `acceptance`:
+/// `draw / 2^53 < a` exactly when `draw < ceil(a * 2^53)` (both scalings by a power of two are
+/// exact), so the comparison needs no conversion to floating point.
+fn threshold(acceptance: f64) -> u64 {
+    (acceptance.clamp(0.0, 1.0) * (1u64 << 53) as f64).ceil() as u64
 }
 
 #[cfg(test)]
@@ -360,6 +398,38 @@ mod tests {
         )
         .unwrap();
         assert!((0..1000).all(|i| all.accepted(i, 1, 4) == 4));
+    }
+
+    #[test]
+    fn the_integer_threshold_accepts_exactly_what_the_fraction_would() {
+        // The draw as a fraction in [0, 1), compared with the rate as the draws were before
+        // the threshold: every rate and draw must agree.
+        let unit = |x: u64| x as f64 / (1u64 << 53) as f64;
+        let rates = [
+            0.0,
+            1e-300,
+            1e-9,
+            0.1,
+            0.5,
+            0.6,
+            0.7,
+            1.0 / 3.0,
+            0.999_999,
+            1.0,
+        ];
+        for a in rates {
+            let t = threshold(a);
+            for i in 0..20_000u64 {
+                let x = draw(i, (i % 301) as u32, (i % 7) as u32);
+                assert_eq!(x < t, unit(x) < a, "rate {a}, draw {x}");
+            }
+            // Right at the edge: the draws either side of the threshold.
+            for x in [t.saturating_sub(1), t, t + 1] {
+                if x < 1 << 53 {
+                    assert_eq!(x < t, unit(x) < a, "rate {a}, edge draw {x}");
+                }
+            }
+        }
     }
 
     #[test]

@@ -14,6 +14,10 @@ impl Replica {
             self.finish_fast_forwarded(start, end, events);
             return;
         }
+        if std::mem::take(&mut self.spec_step) {
+            self.finish_speculating(start, end, false, events);
+            return;
+        }
         self.settle();
         self.ff.invalidate();
         self.now = end;
@@ -86,60 +90,95 @@ impl Replica {
             }
             if s.generated >= s.output_len {
                 any_finished = true;
-                s.running = false;
-                self.pool.release_table(&s.blocks);
-                s.blocks.clear();
-                self.metrics.finished += 1;
-                self.metrics.finished_prompt_tokens += s.prompt_len as u64;
-                events.push(ReplicaEvent::Finished {
-                    id: s.id,
-                    t: end,
-                    output_tokens: s.generated,
-                });
-                if let Some(tr) = self.cur_trace.as_mut() {
-                    tr.finished.push(s.id);
-                }
-                if record {
-                    let times = std::mem::take(&mut s.token_times);
-                    self.finished_token_times.push((s.id, times));
-                }
-                s.prompt = Prompt::default();
-                self.free_slots.push(slot);
+                self.retire(slot, end, events);
             }
         }
-        if self.itl_samples {
-            self.metrics.itl.push_n(dur, same_itl);
-        }
-        if any_finished {
-            let seqs = &self.seqs;
-            self.running.retain(|&s| seqs[s as usize].running);
-        }
-        self.metrics.steps += 1;
-        self.metrics.busy_time_s += dur;
-        self.metrics.prefill_tokens += prefill_tokens as u64;
-        self.metrics.decode_tokens += self
+        let decode_batch = self
             .batch
             .iter()
             .filter(|b| !b.2)
             .map(|b| b.1 as u64)
             .sum::<u64>();
-        self.metrics.output_tokens += (decode_tokens + first_tokens + extra_tokens) as u64;
-        self.metrics.spec_verifies += guessed as u64;
+        self.close_step(
+            end,
+            dur,
+            Tally {
+                same_itl,
+                any_finished,
+                decode_batch,
+                prefill_tokens,
+                decode_tokens,
+                first_tokens,
+                extra_tokens,
+                guessed,
+                returned0,
+            },
+            events,
+        );
+    }
+
+    /// A request has produced its last token at `end`: it leaves the running requests (the
+    /// caller drops it from the list), frees its blocks and its slot, and is reported.
+    pub(super) fn retire(&mut self, slot: u32, end: f64, events: &mut Vec<ReplicaEvent>) {
+        let s = &mut self.seqs[slot as usize];
+        s.running = false;
+        self.pool.release_table(&s.blocks);
+        s.blocks.clear();
+        self.metrics.finished += 1;
+        self.metrics.finished_prompt_tokens += s.prompt_len as u64;
+        events.push(ReplicaEvent::Finished {
+            id: s.id,
+            t: end,
+            output_tokens: s.generated,
+        });
+        if let Some(tr) = self.cur_trace.as_mut() {
+            tr.finished.push(s.id);
+        }
+        if self.cfg.record_token_times {
+            let times = std::mem::take(&mut s.token_times);
+            self.finished_token_times.push((s.id, times));
+        }
+        s.prompt = Prompt::default();
+        self.free_slots.push(slot);
+    }
+
+    /// What every end of a step does after its requests have sampled: the step's metrics, its
+    /// `StepEnd` event and trace, and the next step's schedule.
+    pub(super) fn close_step(
+        &mut self,
+        end: f64,
+        dur: f64,
+        t: Tally,
+        events: &mut Vec<ReplicaEvent>,
+    ) {
+        if self.itl_samples {
+            self.metrics.itl.push_n(dur, t.same_itl);
+        }
+        if t.any_finished {
+            let seqs = &self.seqs;
+            self.running.retain(|&s| seqs[s as usize].running);
+        }
+        self.metrics.steps += 1;
+        self.metrics.busy_time_s += dur;
+        self.metrics.prefill_tokens += t.prefill_tokens as u64;
+        self.metrics.decode_tokens += t.decode_batch;
+        self.metrics.output_tokens += (t.decode_tokens + t.first_tokens + t.extra_tokens) as u64;
+        self.metrics.spec_verifies += t.guessed as u64;
         let running = self.running.len() as u32;
         let waiting = (self.waiting.len() + self.pending.len()) as u32;
         let kv_blocks_used = self.pool.num_used();
         events.push(ReplicaEvent::StepEnd {
             t: end,
             duration: dur,
-            decode_tokens,
-            prefill_tokens,
-            first_tokens,
+            decode_tokens: t.decode_tokens,
+            prefill_tokens: t.prefill_tokens,
+            first_tokens: t.first_tokens,
             running,
             waiting,
             kv_blocks_used,
         });
         if let Some(mut tr) = self.cur_trace.take() {
-            tr.blocks_freed += (self.pool.returned - returned0) as u32;
+            tr.blocks_freed += (self.pool.returned - t.returned0) as u32;
             tr.kv_blocks_used = kv_blocks_used;
             tr.running = running;
             tr.waiting = waiting;
@@ -154,4 +193,24 @@ impl Replica {
             State::Idle
         };
     }
+}
+
+/// What a step's end counted, for [`Replica::close_step`].
+pub(super) struct Tally {
+    /// Requests whose previous token came at the step's start (one ITL sample each of the
+    /// step's duration).
+    pub same_itl: u64,
+    pub any_finished: bool,
+    /// Tokens the batch computed for decoding requests (guesses included).
+    pub decode_batch: u64,
+    pub prefill_tokens: u32,
+    /// Requests that sampled a token after their first.
+    pub decode_tokens: u32,
+    pub first_tokens: u32,
+    /// Accepted guesses, beyond each request's one sampled token.
+    pub extra_tokens: u32,
+    /// Requests that verified guesses.
+    pub guessed: u32,
+    /// The pool's returned-block count when the step ended (for the trace).
+    pub returned0: u64,
 }

@@ -15,6 +15,9 @@ struct FineSyncCase {
     /// Whether whole steps fit between looks (otherwise every step is composed in flight
     /// by the fast-forward and ended by the fast finish, and none is fast-forwarded).
     whole_steps_between_looks: bool,
+    /// Speculative decoding (the fast-forward stands aside; the one-pass speculating step
+    /// runs instead).
+    speculative: Option<spec::SpeculativeConfig>,
 }
 
 /// Drives two identical replicas through the same arrivals, looking at both every
@@ -26,6 +29,7 @@ fn check_fine_syncs(c: &FineSyncCase) {
     cfg.scheduler.block_size = c.block_size;
     cfg.scheduler.enable_prefix_caching = c.caching;
     cfg.kv_blocks_override = c.kv_blocks;
+    cfg.speculative = c.speculative.clone();
     let mut fast = Replica::new(cfg.clone()).unwrap();
     let mut slow = Replica::new(cfg.clone()).unwrap();
     // As `fast`, without ITL samples (as the fleet drives it): nothing else may differ.
@@ -72,11 +76,23 @@ fn check_fine_syncs(c: &FineSyncCase) {
         assert_eq!(fast.metrics().steps, slow.metrics().steps);
         looks += 1;
     }
-    assert_eq!(
-        fast.metrics().fast_forward_steps > 0,
-        c.whole_steps_between_looks,
-        "whole steps fast-forwarded between looks"
-    );
+    if c.speculative.is_some() {
+        let m = fast.metrics();
+        assert!(m.fast_forward_steps == 0 && m.spec_accepted > 0);
+        assert!(
+            m.spec_fast_steps > m.steps / 2 && m.spec_fast_steps < m.steps,
+            "{} of {} steps by the one-pass path",
+            m.spec_fast_steps,
+            m.steps
+        );
+        assert_eq!(slow.metrics().spec_fast_steps, 0);
+    } else {
+        assert_eq!(
+            fast.metrics().fast_forward_steps > 0,
+            c.whole_steps_between_looks,
+            "whole steps fast-forwarded between looks"
+        );
+    }
     assert!(looks > 100);
     let (mf, ms) = (fast.metrics(), slow.metrics());
     assert_eq!(mf.itl.clone().summary(), ms.itl.clone().summary());
@@ -99,6 +115,15 @@ fn check_fine_syncs(c: &FineSyncCase) {
     assert!(fast.audit().consistent && slow.audit().consistent);
 }
 
+fn eagle(k: u32, acceptance_rate: f64) -> spec::SpeculativeConfig {
+    spec::SpeculativeConfig {
+        method: spec::SpecMethod::Eagle,
+        num_speculative_tokens: k,
+        acceptance_rate,
+        disable_by_batch_size: None,
+    }
+}
+
 #[test]
 fn fine_grained_syncs_see_what_single_steps_see() {
     let cases = [
@@ -110,6 +135,7 @@ fn fine_grained_syncs_see_what_single_steps_see() {
             rate: 6.25,
             sync_every_s: 0.02,
             whole_steps_between_looks: true,
+            speculative: None,
         },
         // Odd block size, looks shorter than a step, no prefix caching.
         FineSyncCase {
@@ -119,6 +145,7 @@ fn fine_grained_syncs_see_what_single_steps_see() {
             rate: 4.0,
             sync_every_s: 0.003,
             whole_steps_between_looks: false,
+            speculative: None,
         },
         // A small pool: fast-forwards stop where blocks run out, and preemptions happen.
         FineSyncCase {
@@ -128,6 +155,38 @@ fn fine_grained_syncs_see_what_single_steps_see() {
             rate: 8.0,
             sync_every_s: 0.011,
             whole_steps_between_looks: true,
+            speculative: None,
+        },
+        // Speculation (an EAGLE-style head, 3 guesses) on the seed replica, looked at as the
+        // fleet does, and with looks shorter than a step.
+        FineSyncCase {
+            block_size: 16,
+            kv_blocks: None,
+            caching: true,
+            rate: 6.25,
+            sync_every_s: 0.02,
+            whole_steps_between_looks: true,
+            speculative: Some(eagle(3, 0.6)),
+        },
+        FineSyncCase {
+            block_size: 5,
+            kv_blocks: None,
+            caching: false,
+            rate: 4.0,
+            sync_every_s: 0.003,
+            whole_steps_between_looks: false,
+            speculative: Some(eagle(6, 0.8)),
+        },
+        // A small pool: the one-pass step stands aside where the pool could run short, and
+        // rollbacks, preemptions and recomputes happen.
+        FineSyncCase {
+            block_size: 16,
+            kv_blocks: Some(400),
+            caching: true,
+            rate: 8.0,
+            sync_every_s: 0.011,
+            whole_steps_between_looks: true,
+            speculative: Some(eagle(2, 0.5)),
         },
     ];
     for c in &cases {

@@ -179,6 +179,33 @@ impl BlockPool {
         self.returned += (pushed + prepended) as u64;
     }
 
+    /// Releases one block: `release_table(&[b])` without its set-up (a rejected guess's block,
+    /// most often).
+    #[inline]
+    pub(crate) fn release_one(&mut self, b: u32) {
+        let m = &mut self.meta[b as usize];
+        if m.ref_cnt == 0 {
+            return;
+        }
+        m.ref_cnt -= 1;
+        if m.ref_cnt > 0 {
+            return;
+        }
+        m.generation = m.generation.wrapping_add(1);
+        if m.link == UNCACHED {
+            self.front.push(b);
+        } else {
+            let g = m.generation;
+            self.queue.reserve(1);
+            let q = &mut self.queue;
+            let mask = q.ring.len().wrapping_sub(1);
+            q.ring[(q.head + q.len) & mask] = (b, g);
+            q.len += 1;
+            self.queued += 1;
+        }
+        self.returned += 1;
+    }
+
     /// Takes the block at the front of the free queue (`allocate` of one block, without its
     /// set-up), evicting any cached content it holds; None when nothing is free.
     #[inline]
