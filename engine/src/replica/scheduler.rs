@@ -375,13 +375,7 @@ pub(super) fn grow_seq(
 ) -> bool {
     let have = s.blocks.len() as u32;
     let need = bsz.holding(target).saturating_sub(have);
-    if need == 1 {
-        // A decode's next block, most often: `allocate` of one, without its set-up.
-        match pool.pop_one() {
-            Some(b) => s.blocks.push(b),
-            None => return false,
-        }
-    } else if need > 0 && !pool.allocate(need, &mut s.blocks) {
+    if need > 0 && !pool.allocate(need, &mut s.blocks) {
         return false;
     }
     if caching {

@@ -306,12 +306,7 @@ fn end_requests(
             kept = spec::accepted(r.below, s.id, s.generated, guesses);
             s.computed += 1 + kept;
             let keep = r.bsz.holding(s.computed) as usize;
-            if s.blocks.len() == keep + 1 {
-                // Guesses reach one block past the kept tokens at most, unless there are more
-                // guesses than a block holds.
-                pool.release_one(s.blocks[keep]);
-                s.blocks.truncate(keep);
-            } else if s.blocks.len() > keep {
+            if s.blocks.len() > keep {
                 pool.release_table(&s.blocks[keep..]);
                 s.blocks.truncate(keep);
             }

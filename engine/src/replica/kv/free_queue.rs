@@ -45,7 +45,17 @@ impl FreeQueue {
 impl BlockPool {
     /// Pops `n` blocks from the front of the free queue into `out`, evicting any cached content
     /// they hold. Returns false, changing nothing, when fewer than `n` are free.
+    #[inline]
     pub(crate) fn allocate(&mut self, n: u32, out: &mut Vec<u32>) -> bool {
+        if n == 1 {
+            // A decode's next block, most often: `pop_one`, without the set-up below.
+            return self.pop_one().map(|b| out.push(b)).is_some();
+        }
+        self.allocate_many(n, out)
+    }
+
+    /// `allocate` of any number of blocks.
+    fn allocate_many(&mut self, n: u32, out: &mut Vec<u32>) -> bool {
         if n > self.num_free() {
             return false;
         }
@@ -134,17 +144,48 @@ impl BlockPool {
     }
 
     /// Drops one reference; a block nobody holds goes to the free queue: to the back, keeping
-    /// its cached content until it is reused, or to the front when it holds none.
-    #[cfg(test)]
+    /// its cached content until it is reused, or to the front when it holds none
+    /// (`release_table` of one block, without its set-up: a rejected guess's block, most often).
+    #[inline]
     pub(crate) fn release(&mut self, b: u32) {
-        self.release_table(&[b]);
+        let m = &mut self.meta[b as usize];
+        if m.ref_cnt == 0 {
+            return;
+        }
+        m.ref_cnt -= 1;
+        if m.ref_cnt > 0 {
+            return;
+        }
+        m.generation = m.generation.wrapping_add(1);
+        if m.link == UNCACHED {
+            self.front.push(b);
+        } else {
+            let g = m.generation;
+            self.queue.reserve(1);
+            let q = &mut self.queue;
+            let mask = q.ring.len().wrapping_sub(1);
+            q.ring[(q.head + q.len) & mask] = (b, g);
+            q.len += 1;
+            self.queued += 1;
+        }
+        self.returned += 1;
     }
 
     /// Releases a whole block table, last block first, as vLLM's `free_blocks` takes a request's
     /// blocks: the ones holding cached content are appended to the back in that order (so the
     /// tail is evicted first), the ones holding none are prepended to the front in that order
     /// (`prepend_n`: the tail ends up at the very front and is reused first).
+    #[inline]
     pub(crate) fn release_table(&mut self, blocks: &[u32]) {
+        if let &[b] = blocks {
+            // A rejected guess's block, most often.
+            return self.release(b);
+        }
+        self.release_many(blocks);
+    }
+
+    /// `release_table` of any number of blocks.
+    fn release_many(&mut self, blocks: &[u32]) {
         self.queue.reserve(blocks.len());
         let q = &mut self.queue;
         let (head, mut len) = (q.head, q.len);
@@ -177,33 +218,6 @@ impl BlockPool {
         q.len = len;
         self.queued += pushed;
         self.returned += (pushed + prepended) as u64;
-    }
-
-    /// Releases one block: `release_table(&[b])` without its set-up (a rejected guess's block,
-    /// most often).
-    #[inline]
-    pub(crate) fn release_one(&mut self, b: u32) {
-        let m = &mut self.meta[b as usize];
-        if m.ref_cnt == 0 {
-            return;
-        }
-        m.ref_cnt -= 1;
-        if m.ref_cnt > 0 {
-            return;
-        }
-        m.generation = m.generation.wrapping_add(1);
-        if m.link == UNCACHED {
-            self.front.push(b);
-        } else {
-            let g = m.generation;
-            self.queue.reserve(1);
-            let q = &mut self.queue;
-            let mask = q.ring.len().wrapping_sub(1);
-            q.ring[(q.head + q.len) & mask] = (b, g);
-            q.len += 1;
-            self.queued += 1;
-        }
-        self.returned += 1;
     }
 
     /// Takes the block at the front of the free queue (`allocate` of one block, without its
