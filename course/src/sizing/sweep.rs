@@ -127,6 +127,10 @@ pub struct SweepText {
     /// more than [`CLOSE`], or the runs find none: why the two differ.
     #[serde(default)]
     pub derived_gap: String,
+    /// As `derived_gap`, when the simulated plain replica was quicker per token than the
+    /// arithmetic's (the reasons for the gap differ in direction).
+    #[serde(default)]
+    pub derived_gap_quicker: String,
 }
 
 /// How far apart (as a share of the arithmetic's figure) the runs' crossover and the
@@ -228,7 +232,12 @@ pub fn reading(t: &SweepText, pts: &[SweepPoint], derived: Option<Derived>) -> S
             ],
         ));
         if measured.is_none_or(|m| (m - d.rate).abs() > CLOSE * d.rate) {
-            parts.push(t.derived_gap.clone());
+            let quicker = at.is_some_and(|p| p.tpot_off_s > 0.0 && p.tpot_off_s < d.tpot_s);
+            parts.push(if quicker && !t.derived_gap_quicker.is_empty() {
+                t.derived_gap_quicker.clone()
+            } else {
+                t.derived_gap.clone()
+            });
         }
     }
     parts.retain(|p| !p.is_empty());
@@ -271,6 +280,7 @@ mod tests {
             overloaded: "over {rates}.".into(),
             derived: "derived {derived} at {tpot}, ran {sim_tpot}.".into(),
             derived_gap: "gap.".into(),
+            derived_gap_quicker: "quicker gap.".into(),
             ..crate::lab::text().expect("lab words").sweep
         };
         let mut p = [point(10.0, 1.6), point(20.0, 1.2), point(30.0, 0.8)];
@@ -285,7 +295,14 @@ mod tests {
             "cross 25. over 30. derived 24 at 5 ms, ran 12 ms."
         );
         let far = Derived { rate: 12.0, ..near };
-        assert!(reading(&t, &p, Some(far)).ends_with("gap."));
+        let gap = reading(&t, &p, Some(far));
+        assert!(gap.ends_with("gap.") && !gap.contains("quicker"), "{gap}");
+        // The simulated plain replica quicker than the arithmetic's: the other reason.
+        let slow = Derived {
+            tpot_s: 0.05,
+            ..far
+        };
+        assert!(reading(&t, &p, Some(slow)).ends_with("quicker gap."));
         assert_eq!(reading(&t, &p[..2], None), "above 20.");
         assert_eq!(reading(&t, &[point(10.0, 0.9)], None), "below 10.");
         // Replies of one token: no time per token to compare, and no figure read off zeros.
