@@ -1,8 +1,8 @@
 //! Speculative decoding in the replica engine, checked the way vLLM's own tests check it
 //! (`tests/v1/core/test_scheduler.py`'s spec-decode cases, `tests/v1/spec_decode`): guesses
-//! count against the token budget, the rejected guesses' KV slots are given back, a proposer
-//! that is never right only adds cost, and the gain shrinks as the batch grows and the step
-//! turns compute-bound. Blocks and tokens are conserved with speculation on (property test).
+//! count against the token budget, the rejected guesses roll back while their blocks stay (as
+//! vLLM's KV cache manager keeps them), a proposer that is never right only adds cost, and the
+//! gain shrinks as the batch grows and the step turns compute-bound. Blocks and tokens are conserved with speculation on (property test).
 
 use proptest::prelude::*;
 use trainer_engine::replica::spec::{SpecMethod, SpeculativeConfig};
@@ -84,19 +84,38 @@ fn the_token_budget_counts_speculative_tokens() {
 }
 
 #[test]
-fn rollback_frees_exactly_the_rejected_tokens_blocks() {
+fn rollback_returns_the_rejected_tokens_but_keeps_their_blocks() {
     // A 15-token prompt fills a block but one slot; its first decode verifies 1 + 8 tokens,
     // which needs a second block. Every guess rejected: only the target's own token is kept
-    // (16 tokens, one block), so the second block is given back in the same step. Every guess
-    // accepted: 24 tokens are kept and both blocks stay.
-    for (acceptance, kept_blocks, freed) in [(0.0, 1, 1), (1.0, 2, 0)] {
+    // (16 computed tokens, one block's worth), but as in vLLM the second block stays with the
+    // request (only `num_computed_tokens` rolls back), so the next step, verifying 9 tokens
+    // from 16, needs no new block: it writes over the rejected guesses' slots. Every guess
+    // accepted: 24 tokens are kept, both blocks hold them, and the next step (to 33) needs a
+    // third.
+    for (acceptance, computed, next_allocated) in [(0.0, 16, 0), (1.0, 24, 1)] {
         let mut r = replica(spec(SpecMethod::Ngram, 8, acceptance), 8192);
         run_all(&mut r, 1, 15, 40);
-        let step = &r.trace()[1];
+        let (step, next) = (&r.trace()[1], &r.trace()[2]);
         assert_eq!(step.entries[0].new_tokens, 9);
         assert_eq!(step.blocks_allocated, 1, "acceptance {acceptance}");
-        assert_eq!(step.blocks_freed, freed, "acceptance {acceptance}");
-        assert_eq!(step.kv_blocks_used, kept_blocks, "acceptance {acceptance}");
+        assert_eq!(step.blocks_freed, 0, "acceptance {acceptance}");
+        assert_eq!(step.kv_blocks_used, 2, "acceptance {acceptance}");
+        assert_eq!(next.entries[0].new_tokens, 9);
+        assert_eq!(
+            next.entries[0].context_len,
+            computed + 9,
+            "acceptance {acceptance}"
+        );
+        assert_eq!(
+            next.entries[0].blocks,
+            2 + next_allocated,
+            "acceptance {acceptance}"
+        );
+        assert_eq!(
+            next.blocks_allocated, next_allocated,
+            "acceptance {acceptance}"
+        );
+        assert_eq!(next.blocks_freed, 0, "acceptance {acceptance}");
         // Every block comes back at the end.
         let a = r.audit();
         assert!(a.consistent);

@@ -168,10 +168,10 @@ pub struct Replica {
     proposer: Option<spec::Proposer>,
     /// The step in flight was composed by `compose_speculating`, which ends it.
     spec_step: bool,
-    /// Scratch for `finish_speculating`: the next step's batch, and the requests that must
-    /// grow for it (slot, target tokens).
-    next_batch: Vec<(u32, u32, bool)>,
-    grow: Vec<(u32, u32)>,
+    /// The tokens that step verifies (its requests' own and their guesses).
+    spec_tokens: u64,
+    /// Scratch for `finish_speculating`: the slots of the requests that finished.
+    spec_finished: Vec<u32>,
 }
 
 const GIB: f64 = 1024.0 * 1024.0 * 1024.0;
@@ -445,8 +445,8 @@ impl Replica {
             step_limit: u64::MAX,
             itl_samples: true,
             spec_step: false,
-            next_batch: Vec::new(),
-            grow: Vec::new(),
+            spec_tokens: 0,
+            spec_finished: Vec::new(),
             bsz: kv::BlockSize::new(cfg.scheduler.block_size),
             cfg,
         })

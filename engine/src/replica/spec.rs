@@ -2,14 +2,18 @@
 //! tokens for every decoding sequence, the target model verifies them all in one step (the
 //! sequence's last token plus its `k` guesses, each counted against the step's token budget),
 //! the guesses are accepted up to the first wrong one, the target's own next token comes free
-//! with them, and the KV slots of the rejected guesses are given back.
+//! with them, and the rejected guesses are rolled back from the sequence's computed tokens.
+//! As in vLLM's v1 scheduler (`num_computed_tokens -= num_rejected`; the KV cache manager
+//! allocates up to `cdiv(tokens needing a slot, block size)` and frees only when a request
+//! ends or is preempted), the blocks the rejected guesses' slots took stay with the request,
+//! and its next guesses write over them.
 //!
 //! What a guess costs and how often it is right are the two things that decide whether it
 //! pays: the proposer's time comes from the one cost model (a draft model's decode steps, an
 //! EAGLE-style head the size of one of the target's layers, or nothing on the GPU for n-gram
 //! lookup), and the acceptance rate is a property of the workload, given here. Acceptance is
-//! drawn per guess from a hash of the request, its position and the guess, so a run is the same
-//! whatever else shares its steps.
+//! drawn once per sequence and step from a hash of the request and its position, so a run is
+//! the same whatever else shares its steps.
 
 use crate::catalog::{draft_or_error, Dtype, ModelSpec};
 use crate::cost::{
@@ -100,8 +104,8 @@ pub(super) struct Proposer {
     pub k: u32,
     /// Running requests at which a step stops guessing.
     pub off_at: u32,
-    /// The acceptance rate as the draw's threshold ([`threshold`]).
-    accept_below: u64,
+    /// The acceptance rate as the draw's thresholds.
+    draws: Draws,
     /// A guess's pass (for an EAGLE head: its layer and the target's output head, since every
     /// guess is sampled from the whole vocabulary).
     cost: Option<CostModel>,
@@ -161,7 +165,7 @@ impl Proposer {
         Ok(Proposer {
             k: cfg.num_speculative_tokens,
             off_at: cfg.disable_by_batch_size.unwrap_or(u32::MAX),
-            accept_below: threshold(cfg.acceptance_rate),
+            draws: Draws::new(cfg.acceptance_rate),
             cost: cost_of(guess)?,
             prompt_cost: cost_of(prompt)?,
             shared_bytes: shared as f64 * Dtype::Bf16.bytes(),
@@ -180,7 +184,13 @@ impl Proposer {
         } else {
             0.0
         };
-        decode + p.step_totals(prefills).total_s
+        // A step without prompt tokens costs no pass over them (`step_totals` says zero).
+        let prompt = if prefills.seqs > 0 {
+            p.step_totals(prefills).total_s
+        } else {
+            0.0
+        };
+        decode + prompt
     }
 
     /// Bytes of the proposer's weights on the replica, and of its KV cache per token of
@@ -192,28 +202,54 @@ impl Proposer {
     }
 
     /// How many of `k` guesses are accepted for the sequence `id` whose `generated` tokens are
-    /// out ([`accepted`]).
+    /// out ([`Draws::accepted`]).
     pub fn accepted(&self, id: u64, generated: u32, k: u32) -> u32 {
-        accepted(self.accept_below, id, generated, k)
+        self.draws.accepted(id, generated, k)
     }
 
-    /// The acceptance rate as the draw's threshold, for [`accepted`].
-    pub(super) fn accept_below(&self) -> u64 {
-        self.accept_below
+    /// The draw of acceptances, for [`Draws::accepted`].
+    pub(super) fn draws(&self) -> &Draws {
+        &self.draws
     }
 }
 
-/// How many of `k` guesses are accepted for the sequence `id` whose `generated` tokens are out,
-/// for the acceptance rate whose [`threshold`] is `below`: each is right with that chance,
-/// given the ones before it were, drawn from a hash of the request, its position and the guess.
-#[inline]
-pub(super) fn accepted(below: u64, id: u64, generated: u32, k: u32) -> u32 {
-    let base = draw_base(id, generated);
-    let mut n = 0;
-    while n < k && mix(base.wrapping_add((n as u64).wrapping_mul(POSITION))) < below {
-        n += 1;
+/// The draw of acceptances at one rate `a`: each guess is right with chance `a` given that the
+/// ones before it were, so at least `n` of a step's guesses are kept with chance `a^n`. One
+/// 53-bit draw per verifying sequence and step ([`draw`]) is compared with `ceil(a^n 2^53)` for
+/// `n = 1, 2, ...` ([`threshold`]); the count it stays below is the number kept.
+#[derive(Clone, Copy, Debug, Default)]
+pub(super) struct Draws {
+    /// `threshold(a^(n + 1))` at index `n`, for every number of guesses a step may verify.
+    below: [u64; MAX_GUESSES],
+}
+
+/// The most guesses a step verifies per sequence (the top of `TOKENS_RANGE`).
+const MAX_GUESSES: usize = 16;
+
+impl Draws {
+    fn new(acceptance: f64) -> Draws {
+        let a = acceptance.clamp(0.0, 1.0);
+        let mut below = [0; MAX_GUESSES];
+        // Powers by repeated multiplication, the same in every build (no `powi`).
+        let mut power = 1.0;
+        for b in &mut below {
+            power *= a;
+            *b = threshold(power);
+        }
+        Draws { below }
     }
-    n
+
+    /// How many of `k` guesses are accepted for the sequence `id` whose `generated` tokens are
+    /// out.
+    #[inline(always)]
+    pub(super) fn accepted(&self, id: u64, generated: u32, k: u32) -> u32 {
+        let x = draw(id, generated);
+        // The thresholds never rise (each power is the last times a <= 1, and rounding keeps
+        // the order), so the count below them is the count up to the first it is not below;
+        // counted without a branch on the draw, which no predictor could guess.
+        let k = (k as usize).min(MAX_GUESSES);
+        self.below[..k].iter().map(|&t| (x < t) as u32).sum()
+    }
 }
 
 /// A steady speculating decode batch as the replica prices it: `batch` sequences whose caches
@@ -304,34 +340,20 @@ fn eagle_head_of(m: &ModelSpec) -> (ModelSpec, u64) {
     (head_model, head)
 }
 
-/// 53 random bits from the request, its position and the guess (SplitMix64): the draw is
-/// `draw / 2^53`, a number in [0, 1).
-#[cfg(test)]
-fn draw(id: u64, generated: u32, guess: u32) -> u64 {
-    mix(draw_base(id, generated).wrapping_add((guess as u64).wrapping_mul(POSITION)))
-}
-
-/// The multiplier of the position (the generated tokens, shifted past the guess's 8 bits, plus
-/// the guess) in the hash's seed.
-const POSITION: u64 = 0xBF58_476D_1CE4_E5B9;
-
-/// The seed of a request's draws at a position, before the guess is added.
-#[inline]
-fn draw_base(id: u64, generated: u32) -> u64 {
-    id.wrapping_mul(0x9E37_79B9_7F4A_7C15)
-        .wrapping_add(((generated as u64) << 8).wrapping_mul(POSITION))
-}
-
-/// SplitMix64's finaliser, to 53 bits.
-#[inline]
-fn mix(mut z: u64) -> u64 {
+/// 53 random bits from the request and its position (SplitMix64's finaliser over a seed mixing
+/// both): the draw is `draw / 2^53`, a number in [0, 1).
+#[inline(always)]
+fn draw(id: u64, generated: u32) -> u64 {
+    let mut z = id
+        .wrapping_mul(0x9E37_79B9_7F4A_7C15)
+        .wrapping_add((generated as u64).wrapping_mul(0xD1B5_4A32_D192_ED03));
     z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
     z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
     z ^= z >> 31;
     z >> 11
 }
 
-/// The integer a [`draw`] must stay below for a guess to be accepted at rate `acceptance`:
+/// The integer a [`draw`] must stay below for an event of chance `acceptance`:
 /// `draw / 2^53 < a` exactly when `draw < ceil(a * 2^53)` (both scalings by a power of two are
 /// exact), so the comparison needs no conversion to floating point.
 fn threshold(acceptance: f64) -> u64 {
@@ -383,6 +405,30 @@ mod tests {
         let want: f64 = (1..=4).map(|i| 0.7f64.powi(i)).sum();
         let got = total as f64 / n as f64;
         assert!((got - want).abs() < 0.02, "{got} against {want}");
+        // Each guess right with chance a given the ones before it: at least j kept with
+        // chance a^j, and fewer guesses asked for cut the count, never the draw.
+        for j in 1..=4 {
+            let at_least = (0..n).filter(|&i| p.accepted(i, 5, 4) >= j).count();
+            let (got, want) = (at_least as f64 / n as f64, 0.7f64.powi(j as i32));
+            assert!(
+                (got - want).abs() < 0.01,
+                "at least {j}: {got} against {want}"
+            );
+        }
+        for i in 0..1000 {
+            assert_eq!(p.accepted(i, 9, 2), p.accepted(i, 9, 4).min(2));
+        }
+        // The count of thresholds a draw is below is the count up to the first it is not
+        // below: the thresholds never rise, at any rate.
+        for a in [0.0, 1e-300, 0.1, 0.5, 0.6, 0.7, 0.9, 0.999_999, 1.0] {
+            let d = Draws::new(a);
+            assert!(d.below.windows(2).all(|w| w[1] <= w[0]), "rate {a}");
+            for i in 0..2000 {
+                let x = draw(i, 7);
+                let first_miss = d.below.iter().take_while(|&&t| x < t).count() as u32;
+                assert_eq!(d.accepted(i, 7, 16), first_miss, "rate {a}");
+            }
+        }
         assert_eq!(p.accepted(7, 3, 4), p.accepted(7, 3, 4));
         let none = Proposer::new(
             &cfg(SpecMethod::Ngram, 4, 0.0),
@@ -420,7 +466,7 @@ mod tests {
         for a in rates {
             let t = threshold(a);
             for i in 0..20_000u64 {
-                let x = draw(i, (i % 301) as u32, (i % 7) as u32);
+                let x = draw(i, (i % 301) as u32);
                 assert_eq!(x < t, unit(x) < a, "rate {a}, draw {x}");
             }
             // Right at the edge: the draws either side of the threshold.

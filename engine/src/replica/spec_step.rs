@@ -6,7 +6,9 @@
 //! its guesses and nothing else happens (nobody waits, nothing arrives, the budget and the
 //! pool cover every guess). [`Replica::compose_speculating`] composes such a step and
 //! [`Replica::finish_speculating`] ends it and, when the next step is of the same kind and
-//! starts at once, composes that one in the same pass over the running requests. Each does
+//! starts at once, composes that one in the same pass over the running requests, writing it
+//! over the batch it ends (the requests that must grow for it marked, and grown once every
+//! finished request has given its blocks back). Each does
 //! exactly what [`Replica::compose`] and [`Replica::finish_step`] do with such a batch: the
 //! same blocks from the pool in the same order (every release of a step's end before any
 //! allocation of the next step, allocations through the same [`grow_seq`] in running order),
@@ -14,9 +16,9 @@
 //! same draws, rollbacks, finishes, metrics and events. A test drives replicas both ways and
 //! compares everything a driver can see.
 
-use super::kv::{BlockPool, BlockSize};
+use super::kv::BlockSize;
 use super::scheduler::grow_seq;
-use super::spec;
+use super::spec::Draws;
 use super::step_end::Tally;
 use super::{Replica, ReplicaEvent, Seq, State};
 use crate::cost::BatchTotals;
@@ -36,6 +38,12 @@ struct SpecSums {
 }
 
 impl SpecSums {
+    /// `attended_positions` of `new` tokens ending at `target`: new (2 target - new + 1) / 2.
+    #[inline]
+    fn positions(target: u64, new: u64) -> u64 {
+        (new * (2 * target - new + 1)) / 2
+    }
+
     /// A request at `computed` tokens verifying `new` (its sampled token and its guesses).
     #[inline]
     fn add(&mut self, computed: u32, new: u32) {
@@ -43,8 +51,7 @@ impl SpecSums {
         self.seqs += 1;
         self.new_tokens += new as u64;
         self.verify_kv += target;
-        // `attended_positions` of `new` tokens ending at `target`: new (2 target - new + 1) / 2.
-        self.verify_pos += (new as u64 * (2 * target - new as u64 + 1)) / 2;
+        self.verify_pos += Self::positions(target, new as u64);
         self.guess_kv += computed as u64 + 1;
     }
 }
@@ -52,15 +59,13 @@ impl SpecSums {
 /// What [`Replica::finish_speculating`] counts as it goes.
 #[derive(Default)]
 struct SpecTally {
-    same_itl: u64,
-    decode_batch: u64,
-    proposed: u64,
+    /// Requests whose previous token did not come at the step's start.
+    late: u32,
+    /// Requests at their last token, with nothing to guess.
+    unguessed: u32,
     extra_tokens: u32,
-    guessed: u32,
-    any_finished: bool,
-    /// The next step, composed on the way: its batch's sums, the blocks it needs, and the
-    /// requests that must grow (new blocks or prefix-cache registrations), with their targets.
-    next: SpecSums,
+    /// The next step, composed on the way: its batch's sums and the blocks it needs.
+    next: NextSums,
     need: u64,
 }
 
@@ -133,6 +138,7 @@ impl Replica {
     /// cost model (the target verifying, the proposer guessing), as `compose` prices it.
     fn launch_speculating(&mut self, start: f64, sums: &SpecSums) {
         self.ff.reset();
+        self.spec_tokens = sums.new_tokens;
         self.now = start;
         if self.cfg.trace_capacity > 0 {
             self.metrics.trace_dropped += 1;
@@ -172,7 +178,8 @@ impl Replica {
 
     /// Ends a step [`Replica::compose_speculating`] composed, as [`Replica::finish_step`]
     /// ends it: each request keeps its guesses up to the first wrong one and the target's own
-    /// token, gives back the rejected guesses' blocks, and finishes at its last token. With
+    /// token (the rejected ones are rolled back from the computed tokens; their blocks stay, as
+    /// in vLLM), and finishes at its last token. With
     /// `chain`, the next step (due at once) is composed in the same pass when it is a
     /// speculating decode step too, as `compose` would compose it; otherwise it is left due.
     pub(super) fn finish_speculating(
@@ -185,62 +192,61 @@ impl Replica {
         self.now = end;
         let dur = end - start;
         let returned0 = self.pool.returned;
-        let (below, k) = self
-            .proposer
-            .as_ref()
-            .map_or((0, 0), |p| (p.accept_below(), p.k));
         let (bsz, record) = (self.bsz, self.cfg.record_token_times);
         let caching = self.cfg.scheduler.enable_prefix_caching;
         let mut t = SpecTally::default();
-        let itl_samples = self.itl_samples;
-        let mut next_batch = std::mem::take(&mut self.next_batch);
-        let mut grow = std::mem::take(&mut self.grow);
-        next_batch.clear();
-        grow.clear();
-        let mut i = 0;
+        // The batch is ended in place: with `chain`, each request that goes on writes its share
+        // of the next step over the entries already read.
+        let mut batch = std::mem::take(&mut self.batch);
+        let ended = batch.len() as u32;
+        let mut finished = std::mem::take(&mut self.spec_finished);
+        finished.clear();
+        let never = Draws::default();
+        let (draws, k) = self
+            .proposer
+            .as_ref()
+            .map_or((&never, 0), |p| (p.draws(), p.k));
         let run = Run {
             start,
             end,
-            below,
+            draws,
             k,
             bsz,
-            record,
             caching,
+            itl_samples: self.itl_samples,
+            record,
             chain,
-            itl_samples,
         };
-        // Request by request in batch order; a request that finishes leaves through `retire`
-        // (which needs the whole replica) before the next one is taken.
-        while let Some((j, slot)) = end_requests(
-            &self.batch[i..],
+        let kept = end_any(
+            &mut batch,
             &mut self.seqs,
-            &mut self.pool,
             &mut self.metrics.itl,
-            &mut next_batch,
-            &mut grow,
+            &mut finished,
             &run,
             &mut t,
-        ) {
-            t.any_finished = true;
+        );
+        batch.truncate(kept);
+        // The finished requests leave in batch order. The loop above touched neither the pool
+        // nor the events, so this is what leaving as each was reached would do.
+        for &slot in &finished {
             self.retire(slot, end, events);
-            i += j + 1;
         }
+        let decode_batch = self.spec_tokens;
         self.metrics.spec_fast_steps += 1;
-        self.metrics.spec_proposed += t.proposed;
+        self.metrics.spec_proposed += decode_batch - ended as u64;
         self.metrics.spec_accepted += t.extra_tokens as u64;
-        let decode_tokens = self.batch.len() as u32;
         self.close_step(
             end,
             dur,
             Tally {
-                same_itl: t.same_itl,
-                any_finished: t.any_finished,
-                decode_batch: t.decode_batch,
+                same_itl: (ended - t.late) as u64,
+                any_finished: !finished.is_empty(),
+                decode_batch,
                 prefill_tokens: 0,
-                decode_tokens,
+                decode_tokens: ended,
                 first_tokens: 0,
                 extra_tokens: t.extra_tokens,
-                guessed: t.guessed,
+                guessed: ended - t.unguessed,
                 returned0,
             },
             events,
@@ -252,119 +258,167 @@ impl Replica {
             && self.may_speculate(end).is_some()
             && t.need <= self.pool.num_free() as u64
         {
+            // The marked requests grow, in running order, now that every release is done.
             let (seqs, pool) = (&mut self.seqs[..], &mut self.pool);
-            for &(slot, target) in &grow {
-                let ok = grow_seq(pool, &mut seqs[slot as usize], bsz, caching, target);
+            for entry in batch.iter_mut().filter(|e| e.2) {
+                let s = &mut seqs[entry.0 as usize];
+                let ok = grow_seq(pool, s, bsz, caching, s.computed + entry.1);
                 debug_assert!(ok, "checked against the free blocks");
+                entry.2 = false;
             }
-            std::mem::swap(&mut self.batch, &mut next_batch);
-            self.launch_speculating(end, &t.next);
+            let sums = t.next.sums(kept as u64);
+            self.batch = batch;
+            self.launch_speculating(end, &sums);
+        } else {
+            batch.clear();
+            self.batch = batch;
         }
-        self.next_batch = next_batch;
-        self.grow = grow;
+        self.spec_finished = finished;
     }
 }
 
 /// What stays fixed while a speculating step's requests are ended.
-struct Run {
+struct Run<'a> {
     start: f64,
     end: f64,
-    below: u64,
+    draws: &'a Draws,
     k: u32,
     bsz: BlockSize,
-    record: bool,
     caching: bool,
-    chain: bool,
     itl_samples: bool,
+    record: bool,
+    chain: bool,
 }
 
-/// Ends the requests of `batch` in order (see [`Replica::finish_speculating`]) until one
-/// finishes: returns its index in `batch` and its slot, for the caller to retire, or None when
-/// all are done. The counts go to `t`, kept in locals while the loop runs.
-#[allow(clippy::too_many_arguments)]
-#[inline]
-fn end_requests(
-    batch: &[(u32, u32, bool)],
+/// The next step's sums as [`end_requests`] gathers them: [`SpecSums`] less what follows from
+/// the count of requests.
+#[derive(Default)]
+struct NextSums {
+    new_tokens: u64,
+    computed: u64,
+    verify_pos: u64,
+}
+
+impl NextSums {
+    /// The sums of `seqs` requests, as [`SpecSums::add`] makes them one at a time.
+    fn sums(&self, seqs: u64) -> SpecSums {
+        SpecSums {
+            seqs,
+            new_tokens: self.new_tokens,
+            verify_kv: self.computed + self.new_tokens,
+            verify_pos: self.verify_pos,
+            guess_kv: self.computed + seqs,
+        }
+    }
+}
+
+/// [`end_requests`] for the run's settings: one copy of the loop for each, without their tests
+/// in it.
+#[inline(always)]
+fn end_any(
+    batch: &mut [(u32, u32, bool)],
     seqs: &mut [Seq],
-    pool: &mut BlockPool,
     itl: &mut Samples,
-    next_batch: &mut Vec<(u32, u32, bool)>,
-    grow: &mut Vec<(u32, u32)>,
+    finished: &mut Vec<u32>,
     r: &Run,
     t: &mut SpecTally,
-) -> Option<(usize, u32)> {
-    let (mut same_itl, mut decode_batch, mut proposed) = (0u64, 0u64, 0u64);
-    let (mut extra_tokens, mut guessed, mut need_all) = (0u32, 0u32, 0u64);
-    let mut next = SpecSums::default();
-    let mut done = None;
-    for (j, &(slot, new, _)) in batch.iter().enumerate() {
+) -> usize {
+    match (r.record, r.chain) {
+        (false, true) => end_requests::<false, true>(batch, seqs, itl, finished, r, t),
+        (false, false) => end_requests::<false, false>(batch, seqs, itl, finished, r, t),
+        (true, true) => end_requests::<true, true>(batch, seqs, itl, finished, r, t),
+        (true, false) => end_requests::<true, false>(batch, seqs, itl, finished, r, t),
+    }
+}
+
+/// Ends the requests of `batch` in order (see [`Replica::finish_speculating`]); the ones that
+/// finish go to `finished`, for the caller to retire. With `CHAIN`, every request that goes on
+/// writes its share of the next step over the entries already read, marked when it must grow
+/// (new blocks or prefix-cache registrations) for it, and the count of those is returned (zero
+/// without); with `RECORD`, every token's time is kept. The counts go to `t`, kept in locals
+/// while the loop runs (only the rare cases are counted: the rest follow from the number of
+/// requests).
+#[inline]
+fn end_requests<const RECORD: bool, const CHAIN: bool>(
+    batch: &mut [(u32, u32, bool)],
+    seqs: &mut [Seq],
+    itl: &mut Samples,
+    finished: &mut Vec<u32>,
+    r: &Run,
+    t: &mut SpecTally,
+) -> usize {
+    let (mut late, mut unguessed, mut extra_tokens) = (0u32, 0u32, 0u32);
+    let mut need_all = 0u64;
+    let mut next = NextSums::default();
+    let mut write = 0;
+    for j in 0..batch.len() {
+        let (slot, new, _) = batch[j];
         let s = &mut seqs[slot as usize];
-        decode_batch += new as u64;
-        let mut kept = 0;
-        if new > 1 {
-            let guesses = new - 1;
-            kept = spec::accepted(r.below, s.id, s.generated, guesses);
-            s.computed += 1 + kept;
-            let keep = r.bsz.holding(s.computed) as usize;
-            if s.blocks.len() > keep {
-                pool.release_table(&s.blocks[keep..]);
-                s.blocks.truncate(keep);
-            }
-            proposed += guesses as u64;
-            guessed += 1;
+        let guesses = new - 1;
+        let kept = if guesses > 0 {
+            r.draws.accepted(s.id, s.generated, guesses)
         } else {
-            s.computed += new;
-        }
+            unguessed += 1;
+            0
+        };
+        s.computed += 1 + kept;
         debug_assert!(
             s.computed >= s.prompt_len + s.generated,
             "every known token is computed"
         );
         s.generated += 1 + kept;
         extra_tokens += kept;
-        if s.last_token_time == r.start {
-            same_itl += 1;
-        } else if r.itl_samples {
-            itl.push(r.end - s.last_token_time);
+        if s.last_token_time != r.start {
+            late += 1;
+            if r.itl_samples {
+                itl.push(r.end - s.last_token_time);
+            }
         }
         s.last_token_time = r.end;
-        if r.record {
+        if RECORD {
             for _ in 0..=kept {
                 s.token_times.push(r.end);
             }
         }
         if s.generated >= s.output_len {
-            done = Some((j, slot));
-            break;
+            finished.push(slot);
+            continue;
         }
-        if r.chain {
+        if CHAIN {
             // The next step's share, as `compose` will ask for it. Its blocks and cache
             // registrations wait until every release of this step is done.
             let new = Replica::spec_new(r.k, s.output_len, s.generated);
             let target = s.computed + new;
-            next_batch.push((slot, new, false));
-            next.add(s.computed, new);
+            next.new_tokens += new as u64;
+            next.computed += s.computed as u64;
+            next.verify_pos += SpecSums::positions(target as u64, new as u64);
+            // Whether it needs blocks or registers a block in the prefix cache (its known
+            // tokens filling the block after its last cached one, while it has hashes left):
+            // what `grow_seq` will do. Both are worked out in full, without short-circuits, so
+            // that nothing here branches on the request (such a branch is mispredicted every
+            // few requests).
+            let n = r.bsz.n() as u64;
             let need = r.bsz.holding(target).saturating_sub(s.blocks.len() as u32);
+            need_all += need as u64;
+            let short = need > 0;
+            let known = s.prompt_len + s.generated;
+            debug_assert!(
+                target >= known,
+                "a decoding request's target covers its tokens"
+            );
             let cache = r.caching
-                && r.bsz
-                    .full(target.min(s.prompt_len + s.generated))
-                    .min(s.hash_blocks)
-                    > s.num_cached;
-            if need > 0 || cache {
-                grow.push((slot, target));
-                need_all += need as u64;
-            }
+                & (s.num_cached < s.hash_blocks)
+                & (known as u64 >= (s.num_cached as u64 + 1) * n);
+            batch[write] = (slot, new, short | cache);
+            write += 1;
         }
     }
-    t.same_itl += same_itl;
-    t.decode_batch += decode_batch;
-    t.proposed += proposed;
+    t.late += late;
+    t.unguessed += unguessed;
     t.extra_tokens += extra_tokens;
-    t.guessed += guessed;
     t.need += need_all;
-    t.next.seqs += next.seqs;
     t.next.new_tokens += next.new_tokens;
-    t.next.verify_kv += next.verify_kv;
+    t.next.computed += next.computed;
     t.next.verify_pos += next.verify_pos;
-    t.next.guess_kv += next.guess_kv;
-    done
+    write
 }

@@ -35,19 +35,15 @@ impl Replica {
             let (slot, new, prefill) = self.batch[k];
             let s = &mut self.seqs[slot as usize];
             // Speculative decoding: of a decoding request's guesses, those up to the first
-            // wrong one are kept, with the target's own next token; the rejected guesses' KV
-            // slots are given back, and with them every block that holds nothing else.
+            // wrong one are kept, with the target's own next token. The rejected guesses are
+            // rolled back from the computed tokens only: as in vLLM's scheduler, the blocks
+            // their slots took stay with the request, for its next guesses to write over.
             let mut kept = 0;
             match &self.proposer {
                 Some(p) if !prefill && new > 1 => {
                     let guesses = new - 1;
                     kept = p.accepted(s.id, s.generated, guesses);
                     s.computed += 1 + kept;
-                    let keep = self.bsz.holding(s.computed) as usize;
-                    if s.blocks.len() > keep {
-                        self.pool.release_table(&s.blocks[keep..]);
-                        s.blocks.truncate(keep);
-                    }
                     self.metrics.spec_proposed += guesses as u64;
                     self.metrics.spec_accepted += kept as u64;
                     guessed += 1;

@@ -18,6 +18,8 @@ struct FineSyncCase {
     /// Speculative decoding (the fast-forward stands aside; the one-pass speculating step
     /// runs instead).
     speculative: Option<spec::SpeculativeConfig>,
+    /// Every token's time kept (compared at every look).
+    record_token_times: bool,
 }
 
 /// Drives two identical replicas through the same arrivals, looking at both every
@@ -30,6 +32,7 @@ fn check_fine_syncs(c: &FineSyncCase) {
     cfg.scheduler.enable_prefix_caching = c.caching;
     cfg.kv_blocks_override = c.kv_blocks;
     cfg.speculative = c.speculative.clone();
+    cfg.record_token_times = c.record_token_times;
     let mut fast = Replica::new(cfg.clone()).unwrap();
     let mut slow = Replica::new(cfg.clone()).unwrap();
     // As `fast`, without ITL samples (as the fleet drives it): nothing else may differ.
@@ -46,7 +49,7 @@ fn check_fine_syncs(c: &FineSyncCase) {
     let mut arrivals = RequestStream::new(&workload).unwrap().peekable();
     let (mut ev_fast, mut ev_slow) = (Vec::new(), Vec::new());
     let mut t = 0.0;
-    let mut looks = 0;
+    let (mut looks, mut recorded) = (0, 0);
     while t < 40.0 {
         t += c.sync_every_s;
         while let Some(req) = arrivals.next_if(|r| r.arrival <= t) {
@@ -74,6 +77,10 @@ fn check_fine_syncs(c: &FineSyncCase) {
         assert_eq!(fast.load(), slow.load(), "load at t = {t}");
         assert_eq!(fast.snapshot(), slow.snapshot(), "snapshot at t = {t}");
         assert_eq!(fast.metrics().steps, slow.metrics().steps);
+        let times = fast.drain_token_times();
+        assert_eq!(times, slow.drain_token_times(), "token times by t = {t}");
+        assert_eq!(times, quiet.drain_token_times(), "token times by t = {t}");
+        recorded += times.iter().map(|(_, t)| t.len()).sum::<usize>();
         looks += 1;
     }
     if c.speculative.is_some() {
@@ -94,6 +101,7 @@ fn check_fine_syncs(c: &FineSyncCase) {
         );
     }
     assert!(looks > 100);
+    assert_eq!(recorded > 0, c.record_token_times, "token times kept");
     let (mf, ms) = (fast.metrics(), slow.metrics());
     assert_eq!(mf.itl.clone().summary(), ms.itl.clone().summary());
     assert!(!mf.itl.is_empty() && quiet.metrics().itl.is_empty());
@@ -136,6 +144,7 @@ fn fine_grained_syncs_see_what_single_steps_see() {
             sync_every_s: 0.02,
             whole_steps_between_looks: true,
             speculative: None,
+            record_token_times: false,
         },
         // Odd block size, looks shorter than a step, no prefix caching.
         FineSyncCase {
@@ -146,6 +155,7 @@ fn fine_grained_syncs_see_what_single_steps_see() {
             sync_every_s: 0.003,
             whole_steps_between_looks: false,
             speculative: None,
+            record_token_times: false,
         },
         // A small pool: fast-forwards stop where blocks run out, and preemptions happen.
         FineSyncCase {
@@ -156,6 +166,7 @@ fn fine_grained_syncs_see_what_single_steps_see() {
             sync_every_s: 0.011,
             whole_steps_between_looks: true,
             speculative: None,
+            record_token_times: false,
         },
         // Speculation (an EAGLE-style head, 3 guesses) on the seed replica, looked at as the
         // fleet does, and with looks shorter than a step.
@@ -167,7 +178,9 @@ fn fine_grained_syncs_see_what_single_steps_see() {
             sync_every_s: 0.02,
             whole_steps_between_looks: true,
             speculative: Some(eagle(3, 0.6)),
+            record_token_times: false,
         },
+        // Every token's time kept, too.
         FineSyncCase {
             block_size: 5,
             kv_blocks: None,
@@ -176,6 +189,7 @@ fn fine_grained_syncs_see_what_single_steps_see() {
             sync_every_s: 0.003,
             whole_steps_between_looks: false,
             speculative: Some(eagle(6, 0.8)),
+            record_token_times: true,
         },
         // A small pool: the one-pass step stands aside where the pool could run short, and
         // rollbacks, preemptions and recomputes happen.
@@ -187,6 +201,7 @@ fn fine_grained_syncs_see_what_single_steps_see() {
             sync_every_s: 0.011,
             whole_steps_between_looks: true,
             speculative: Some(eagle(2, 0.5)),
+            record_token_times: false,
         },
     ];
     for c in &cases {
