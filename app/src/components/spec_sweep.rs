@@ -134,7 +134,7 @@ pub fn SpecSweep(
                 {move || swept.get().map(|s| {
                     let pts = s.points;
                     let read = text.with_value(|t| sweep::reading(t, &pts, derived_rate()));
-                    let (tokens_table, speedup_table) = (table(&pts), table(&pts));
+                    let (tokens_table, speedup_table) = (tokens_table(&pts), speedup_table(&pts));
                     view! {
                         <p data-testid="sweep-reading">{read}</p>
                         <div class="lab-charts">
@@ -174,15 +174,41 @@ fn lines(lines: Vec<Line>, y_label: &str) -> ChartData {
     }
 }
 
-/// The text alternative: every point's figures.
-fn table(pts: &[SweepPoint]) -> impl IntoView {
+/// The tokens chart's text alternative: the tokens a verifying step gains at every level.
+fn tokens_table(pts: &[SweepPoint]) -> impl IntoView {
     let rows = pts
         .iter()
         .map(|p| {
             view! {
-                <tr data-testid="sweep-row" data-rate=format!("{}", p.rate) data-speedup=format!("{}", p.speedup) data-tokens=format!("{}", p.tokens_per_step)>
+                <tr data-testid="sweep-row" data-rate=format!("{}", p.rate) data-tokens=format!("{}", p.tokens_per_step)>
                     <th scope="row">{sig(p.rate, 3)}</th>
                     <td>{fixed(p.tokens_per_step, 2)}</td>
+                </tr>
+            }
+        })
+        .collect_view();
+    view! {
+        <table class="data-table">
+            <thead>
+                <tr>
+                    <th scope="col">"req/s"</th>
+                    <th scope="col">"tokens per step"</th>
+                </tr>
+            </thead>
+            <tbody>{rows}</tbody>
+        </table>
+    }
+}
+
+/// The speedup chart's text alternative: the time per output token with and without guessing
+/// at every level, and their ratio.
+fn speedup_table(pts: &[SweepPoint]) -> impl IntoView {
+    let rows = pts
+        .iter()
+        .map(|p| {
+            view! {
+                <tr data-testid="sweep-speedup-row" data-rate=format!("{}", p.rate) data-speedup=format!("{}", p.speedup)>
+                    <th scope="row">{sig(p.rate, 3)}</th>
                     <td>{duration(p.tpot_on_s, 2)}</td>
                     <td>{duration(p.tpot_off_s, 2)}</td>
                     <td>{format!("{}×", fixed(p.speedup, 2))}</td>
@@ -195,7 +221,6 @@ fn table(pts: &[SweepPoint]) -> impl IntoView {
             <thead>
                 <tr>
                     <th scope="col">"req/s"</th>
-                    <th scope="col">"tokens per step"</th>
                     <th scope="col">"TPOT p50, speculating"</th>
                     <th scope="col">"TPOT p50, off"</th>
                     <th scope="col">"speedup"</th>
