@@ -25,6 +25,8 @@ import path from "node:path";
 import crypto from "node:crypto";
 import { execFileSync } from "node:child_process";
 import { fileURLToPath } from "node:url";
+import { bundleChunks, hubExports as bundleExports } from "./bundle.mjs";
+import { LANDING_SPLIT_POINTS } from "./landing.mjs";
 
 const repo = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const LOADER = "__wasm_split.js";
@@ -45,6 +47,10 @@ export async function split(dir, { wasm, log = console.error } = {}) {
   const tmp = fs.mkdtempSync(path.join(os.tmpdir(), "trainer-split-"));
   try {
     run("wasm-split-cli", [wasm, tmp, "--target", "web", "--out-name", stem]);
+    // The chunks the landing pages need, merged by what they need of them (tools/bundle.mjs).
+    const bundled = bundleChunks(tmp, fs.readFileSync(path.join(tmp, LOADER), "utf8"), LANDING_SPLIT_POINTS);
+    let loader = bundled.js;
+    const hubExports = new Map(bundled.bundles.map((b) => [b.file, bundleExports(path.join(tmp, b.file))]));
     const pieces = fs.readdirSync(tmp).filter((f) => f.endsWith(".wasm") && f !== `${stem}.wasm`);
     if (pieces.length === 0) {
       throw new Error("wasm-split-cli found no split point: was the module linked with --emit-relocs and are the pages #[lazy]?");
@@ -57,11 +63,12 @@ export async function split(dir, { wasm, log = console.error } = {}) {
     // SPLIT_KEEP_NAMES=1 keeps the functions' names (tests/bench/lab-profile.mjs reads them).
     const keepNames = process.env.SPLIT_KEEP_NAMES === "1";
     binaryen.setDebugInfo(keepNames);
-    const optimise = (file) => {
+    const optimise = (file, dropExports = []) => {
       const bytes = fs.readFileSync(file);
       // (Binaryen learns the module's features from its "target_features" section.)
       const mod = binaryen.readBinary(withoutCustomSections(bytes, keepNames, ["target_features"]));
       try {
+        for (const name of dropExports) mod.removeExport(name);
         mod.setFeatures(binaryen.Features.Default | mod.getFeatures());
         mod.optimize();
         fs.writeFileSync(file, withoutCustomSections(Buffer.from(mod.emitBinary()), keepNames));
@@ -71,11 +78,10 @@ export async function split(dir, { wasm, log = console.error } = {}) {
     };
 
     // The pieces, optimised and named by their contents.
-    let loader = fs.readFileSync(path.join(tmp, LOADER), "utf8");
     const hash = (buf) => crypto.createHash("sha256").update(buf).digest("hex").slice(0, 16);
     for (const f of pieces) {
       const p = path.join(tmp, f);
-      optimise(p);
+      optimise(p, hubExports.get(f));
       const named = f.replace(/\.wasm$/, `-${hash(fs.readFileSync(p))}.wasm`);
       const ref = `"./${f}"`;
       if (!loader.includes(ref)) throw new Error(`the loader does not name ${f}`);
