@@ -33,16 +33,18 @@ fn main() {
         std::fs::write(Path::new(&out).join(format!("{name}.json")), json)
             .expect("OUT_DIR is writable");
     }
-    // The words the pages fill (every key present, none unknown), and the build-ups' scripts
-    // (checked against the simulator natively), each as JSON the app reads once.
+    // The words the pages fill (every key present, none unknown), each as a Rust expression
+    // the app includes: a page that parsed them from JSON carried a deserialiser per struct,
+    // inlined field by field (the calculator's alone was most of a 90 KB piece of the module).
     use trainer_content::{buildup::Script, words};
-    to_json::<words::LessonWords>("lesson-words.toml", "lesson-words.json", &out);
-    to_json::<words::HomeWords>("home.toml", "home-words.json", &out);
-    to_json::<words::SizeWords>("size-words.toml", "size-words.json", &out);
-    to_json::<words::MomentsWords>("moments-page.toml", "moments-words.json", &out);
-    to_json::<words::BannerWords>("banner.toml", "banner-words.json", &out);
-    to_json::<words::EngineWords>("engines.toml", "engine-words.json", &out);
-    to_json::<words::SiteWords>("site.toml", "site-words.json", &out);
+    to_rust::<words::LessonWords>("lesson-words.toml", "lesson-words.rs", &out);
+    to_rust::<words::HomeWords>("home.toml", "home-words.rs", &out);
+    to_rust::<words::SizeWords>("size-words.toml", "size-words.rs", &out);
+    to_rust::<words::MomentsWords>("moments-page.toml", "moments-words.rs", &out);
+    to_rust::<words::BannerWords>("banner.toml", "banner-words.rs", &out);
+    to_rust::<words::EngineWords>("engines.toml", "engine-words.rs", &out);
+    to_rust::<words::SiteWords>("site.toml", "site-words.rs", &out);
+    // The build-ups' scripts (checked against the simulator natively), as JSON read once.
     for id in trainer_content::buildup::IDS {
         to_json::<Script>(
             &format!("buildups/{id}.toml"),
@@ -62,4 +64,52 @@ fn to_json<T: serde::de::DeserializeOwned + serde::Serialize>(src: &str, dst: &s
     let value: T = toml::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
     let json = serde_json::to_string(&value).expect("the words serialise");
     std::fs::write(Path::new(out).join(dst), json).expect("OUT_DIR is writable");
+}
+
+/// Reads `content/<src>` as a `T` (a file that does not parse stops the build with the reason)
+/// and writes it to `<out>/<dst>` as the Rust expression that builds it, for `include!`: `T`
+/// is one of `trainer_content::words`' structs, whose fields are strings or lists of structs
+/// of strings (named in `NESTED`).
+fn to_rust<T: serde::de::DeserializeOwned + serde::Serialize>(src: &str, dst: &str, out: &str) {
+    let path = Path::new("../content").join(src);
+    println!("cargo:rerun-if-changed={}", path.display());
+    let text = std::fs::read_to_string(&path)
+        .unwrap_or_else(|e| panic!("reading {}: {e}", path.display()));
+    let value: T = toml::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let ty = std::any::type_name::<T>();
+    let json = serde_json::to_value(&value).expect("the words serialise");
+    std::fs::write(Path::new(out).join(dst), rust_struct(&json, ty, src))
+        .expect("OUT_DIR is writable");
+}
+
+/// The lists of structs among the words' fields: (field, the type of its items).
+const NESTED: [(&str, &str); 1] = [("parts", "trainer_content::words::HomePart")];
+
+/// `ty { field: value, .. }` for a JSON object of strings and lists of such objects.
+fn rust_struct(value: &serde_json::Value, ty: &str, src: &str) -> String {
+    let serde_json::Value::Object(fields) = value else {
+        panic!("{src}: {ty} is not a struct");
+    };
+    let fields: Vec<String> = fields
+        .iter()
+        .map(|(name, v)| {
+            let v = match v {
+                // A string's Debug form is a Rust string literal.
+                serde_json::Value::String(s) => format!("String::from({s:?})"),
+                serde_json::Value::Array(items) => {
+                    let item = NESTED
+                        .iter()
+                        .find(|(field, _)| field == name)
+                        .map(|&(_, t)| t)
+                        .unwrap_or_else(|| panic!("{src}: {name} is a list of an unknown type"));
+                    let items: Vec<String> =
+                        items.iter().map(|i| rust_struct(i, item, src)).collect();
+                    format!("vec![{}]", items.join(", "))
+                }
+                other => panic!("{src}: {name} is neither a string nor a list: {other}"),
+            };
+            format!("{name}: {v}")
+        })
+        .collect();
+    format!("{ty} {{ {} }}", fields.join(", "))
 }

@@ -7,15 +7,12 @@ use crate::route::{Route, Router, Section};
 use leptos::prelude::*;
 use trainer_content::words::SiteWords;
 
-/// The frame's words and the headings of pages without a content file of their own, parsed
-/// from `content/site.toml` at build time (the build refuses a file that does not parse, so
-/// the empty fallback never shows). The build's first paint (`site/`) reads the same file.
+/// The frame's words and the headings of pages without a content file of their own, built
+/// from `content/site.toml` by the build (which refuses a file that does not parse). The
+/// build's first paint (`site/`) reads the same file.
 pub fn site_words() -> &'static SiteWords {
     static WORDS: std::sync::OnceLock<SiteWords> = std::sync::OnceLock::new();
-    WORDS.get_or_init(|| {
-        serde_json::from_str(include_str!(concat!(env!("OUT_DIR"), "/site-words.json")))
-            .unwrap_or_default()
-    })
+    WORDS.get_or_init(|| include!(concat!(env!("OUT_DIR"), "/site-words.rs")))
 }
 
 /// The root component: installs the router and the progress store, then draws the frame.

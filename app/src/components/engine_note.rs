@@ -8,10 +8,9 @@ use leptos::prelude::*;
 use trainer_content::words::EngineWords;
 use trainer_engine::engine::Engine;
 
-const WORDS_JSON: &str = include_str!(concat!(env!("OUT_DIR"), "/engine-words.json"));
-
+/// The sentences about engines (built from `content/engines.toml` by the build).
 fn words() -> EngineWords {
-    serde_json::from_str(WORDS_JSON).unwrap_or_default()
+    include!(concat!(env!("OUT_DIR"), "/engine-words.rs"))
 }
 
 /// The engine a run used, in one sentence, under `data-testid="<testid>"` with

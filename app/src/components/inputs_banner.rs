@@ -6,11 +6,10 @@ use leptos::prelude::*;
 use trainer_content::words::BannerWords;
 use trainer_course::sizing::{Inputs, Question};
 
-const WORDS_JSON: &str = include_str!(concat!(env!("OUT_DIR"), "/banner-words.json"));
-
-/// The banner's sentences, read once.
+/// The banner's sentences (built from `content/banner.toml` by the build, which refuses a file
+/// that does not parse).
 fn words() -> BannerWords {
-    serde_json::from_str(WORDS_JSON).unwrap_or_default()
+    include!(concat!(env!("OUT_DIR"), "/banner-words.rs"))
 }
 
 /// Every input that differs from its question's default, as (label, value shown): the first

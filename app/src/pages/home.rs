@@ -10,16 +10,11 @@ use trainer_content::words::HomeWords;
 use trainer_course::sizing::{seed_words, Inputs, Question};
 use trainer_engine::cost::{CostModel, MemoryConfig};
 
-/// The page's words, parsed from `content/home.toml` at build time.
-const WORDS_JSON: &str = include_str!(concat!(env!("OUT_DIR"), "/home-words.json"));
-
 #[component]
 pub fn Home() -> impl IntoView {
-    let words: HomeWords = match serde_json::from_str(WORDS_JSON) {
-        Ok(w) => w,
-        // The build checked the file; an empty page beats a panic if it ever did not.
-        Err(e) => return view! { <p class="error">{format!("The start page's words do not load: {e}")}</p> }.into_any(),
-    };
+    // The page's words, built from `content/home.toml` by the build (which refuses a file that
+    // does not parse).
+    let words: HomeWords = include!(concat!(env!("OUT_DIR"), "/home-words.rs"));
     // The seed's figures, computed by the same cost model and inputs the calculator and the
     // simulator use (nothing here is typed in as a result); the names the words fill are the
     // course's one list, which the build's first paint fills from too.

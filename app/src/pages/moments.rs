@@ -18,17 +18,11 @@ use trainer_course::moments::{
 };
 use trainer_engine::engine::Engine;
 
-/// The pages' own sentences, parsed from `content/moments-page.toml` at build time (the
-/// build refuses a file that does not parse, so the empty fallback never shows).
+/// The pages' own sentences, built from `content/moments-page.toml` by the build (which
+/// refuses a file that does not parse).
 fn words() -> &'static MomentsWords {
     static WORDS: std::sync::OnceLock<MomentsWords> = std::sync::OnceLock::new();
-    WORDS.get_or_init(|| {
-        serde_json::from_str(include_str!(concat!(
-            env!("OUT_DIR"),
-            "/moments-words.json"
-        )))
-        .unwrap_or_default()
-    })
+    WORDS.get_or_init(|| include!(concat!(env!("OUT_DIR"), "/moments-words.rs")))
 }
 
 /// `/moments`: every moment, with the learner's last grade on it.

@@ -446,10 +446,18 @@ impl Lab {
         );
     }
 
-    /// Stops the run and clears its result.
+    /// Stops the run and clears its result, from every region at once: staging the cleared
+    /// result a region per task left the last run's figures under the idle notice for a few
+    /// tasks (a browser test saw them).
     pub fn reset(&self) {
         self.stop();
         self.generation.set_value(self.generation.get_value() + 1);
+        self.stage_generation
+            .set_value(self.stage_generation.get_value() + 1);
+        for region in self.staged {
+            region.set(None);
+        }
+        self.staged_all.set(true);
         self.result.set(None);
         self.status.set(Status::Idle);
     }

@@ -20,7 +20,6 @@ use trainer_content::words::LessonWords;
 use trainer_course::sizing::{derive, gives_away, Derivation, Inputs, PageQuery, Question};
 
 const LESSON_JSON: &str = include_str!(concat!(env!("OUT_DIR"), "/lesson.json"));
-const WORDS_JSON: &str = include_str!(concat!(env!("OUT_DIR"), "/lesson-words.json"));
 
 /// What the lesson's parts share: the learner's inputs and derivations, the words, the runs.
 #[derive(Clone, Copy)]
@@ -97,14 +96,17 @@ fn doc() -> Result<Doc, String> {
     serde_json::from_str(LESSON_JSON).map_err(|e| format!("The lesson could not be read: {e}"))
 }
 
-fn words() -> Option<LessonWords> {
-    serde_json::from_str(WORDS_JSON).ok()
+/// The lesson's own sentences, built from `content/lesson-words.toml` by the build (which
+/// refuses a file that does not parse).
+fn words() -> LessonWords {
+    include!(concat!(env!("OUT_DIR"), "/lesson-words.rs"))
 }
 
 /// The page at `/lesson`.
 #[component]
 pub fn LessonPage() -> impl IntoView {
-    let (Ok(doc), Some(words)) = (doc(), words()) else {
+    let words = words();
+    let Ok(doc) = doc() else {
         return view! {
             <section data-testid="page-lesson">
                 <h1>"The lesson"</h1>

@@ -15,14 +15,11 @@ use trainer_course::sizing::{
     Assumption, SimCheck, SimCheckConfig, StreamsGap,
 };
 
-/// The calculator's sentences (the check's, the misfit banner's, the inputs' summary), parsed from `content/size-words.toml` at build time (the build
-/// refuses a file that does not parse, so the empty fallback never shows).
+/// The calculator's sentences (the check's, the misfit banner's, the inputs' summary), built
+/// from `content/size-words.toml` by the build (which refuses a file that does not parse).
 pub(super) fn words() -> &'static SizeWords {
     static WORDS: std::sync::OnceLock<SizeWords> = std::sync::OnceLock::new();
-    WORDS.get_or_init(|| {
-        serde_json::from_str(include_str!(concat!(env!("OUT_DIR"), "/size-words.json")))
-            .unwrap_or_default()
-    })
+    WORDS.get_or_init(|| include!(concat!(env!("OUT_DIR"), "/size-words.rs")))
 }
 
 /// What a finished check was run on, to notice when the inputs have moved on since.
