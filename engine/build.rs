@@ -19,6 +19,7 @@ fn main() {
     collect(&content, &content, &mut files);
     files.sort();
     let mut code = String::new();
+    let mut all = String::new();
     for rel in files {
         let src = content.join(&rel);
         let name = rel
@@ -52,7 +53,13 @@ fn main() {
             path.display().to_string()
         )
         .expect("writing to a string");
+        writeln!(all, "    ({rel:?}, {name}),").expect("writing to a string");
     }
+    writeln!(
+        code,
+        "/// Every content file: its path under `content/` and its constant.\npub const ALL: &[(&str, &str)] = &[\n{all}];"
+    )
+    .expect("writing to a string");
     std::fs::write(out.join("files.rs"), code).expect("OUT_DIR is writable");
 }
 
