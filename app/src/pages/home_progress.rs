@@ -36,7 +36,7 @@ fn step_label(kind: &str, question: &str, step: &str) -> String {
         .ok()
         .and_then(|d| d.step(step).map(|s| s.label.to_string()))
         .unwrap_or_else(|| step.to_string());
-    format!("{kind}: {}, {}", q.title(), step_label.to_lowercase())
+    format!("{kind}: {}, {}", q.title(), step_label.to_ascii_lowercase())
 }
 
 /// A key as a `data-testid` suffix (`drill:fleet/replicas` to `drill-fleet-replicas`).

@@ -521,7 +521,7 @@ fn results_view(m: &Moment, r: &Runs, choice: &str, estimate: Option<f64>) -> An
         .map(|(i, o)| {
             view! {
                 <li data-testid=format!("why-{}", o.id) data-grade=grade_id(grade(i))>
-                    <strong>{format!("{} ({}). ", o.label, grade_word(grade(i)).to_lowercase())}</strong>
+                    <strong>{format!("{} ({}). ", o.label, grade_word(grade(i)).to_ascii_lowercase())}</strong>
                     {m.fill(&o.why, &r.outcomes)}
                 </li>
             }
@@ -545,7 +545,7 @@ fn results_view(m: &Moment, r: &Runs, choice: &str, estimate: Option<f64>) -> An
         fill(
             &words().within,
             &[
-                ("figure", m.figures[key].label.to_lowercase()),
+                ("figure", m.figures[key].label.to_ascii_lowercase()),
                 ("factor", sig(f, 3)),
             ],
         )

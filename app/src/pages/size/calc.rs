@@ -208,7 +208,7 @@ fn InputsPanel(c: Calc) -> impl IntoView {
                         .map(|s| view! { <Field c=c spec=s/> })
                         .collect_view();
                     view! {
-                        <details class="preset-figures" open=open data-testid=format!("figures-{}", title.to_lowercase())>
+                        <details class="preset-figures" open=open data-testid=format!("figures-{}", title.to_ascii_lowercase())>
                             <summary>{format!("{n} figures from {what}")}</summary>
                             {preset}
                         </details>
@@ -412,7 +412,7 @@ fn StepsPanel(c: Calc) -> impl IntoView {
                             Pressure::Slack => ("slack", "slack"),
                         };
                         view! {
-                            <li class=format!("reading {class}") data-testid=format!("reading-{:?}", r.limit).to_lowercase()>
+                            <li class=format!("reading {class}") data-testid=format!("reading-{:?}", r.limit).to_ascii_lowercase()>
                                 <span class="pressure">{word}</span>
                                 <strong>{r.limit.label()}</strong>
                                 <span class="reason">{r.reason.clone()}</span>

@@ -833,12 +833,14 @@ fn join<'a>(items: impl Iterator<Item = &'a str>) -> String {
     }
 }
 
+/// `s` with its first letter in capitals. The words are English: ASCII case rules keep
+/// Unicode's case tables out of the page's module.
 fn capitalise(s: &str) -> String {
-    let mut c = s.chars();
-    match c.next() {
-        Some(f) => f.to_uppercase().collect::<String>() + c.as_str(),
-        None => String::new(),
+    let mut out = s.to_string();
+    if let Some(first) = out.get_mut(..1) {
+        first.make_ascii_uppercase();
     }
+    out
 }
 
 /// Maps a field path of the cost model's errors to the input that sets it.
