@@ -552,6 +552,11 @@ impl Lab {
                 self.start();
             }
             Role::Current => {
+                // Not drawn until every region has it: the notice that the run is done waits
+                // for the regions (set here, before the status, since the staging starts in an
+                // effect that may run after the status is drawn; a browser test read the last
+                // run's rows under "Done").
+                self.staged_all.set(false);
                 self.result.set(Some(r));
                 if self.result_query.with_untracked(|shown| *shown != j.query) {
                     self.result_query.set(j.query.clone());
