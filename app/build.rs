@@ -54,28 +54,26 @@ fn main() {
     }
 }
 
-/// Reads `content/<src>` as a `T` (a file that does not parse stops the build with the reason)
-/// and writes it as JSON to `<out>/<dst>`.
-fn to_json<T: serde::de::DeserializeOwned + serde::Serialize>(src: &str, dst: &str, out: &str) {
+/// Reads `content/<src>` as a `T`: a file that does not parse stops the build with the reason.
+fn read<T: serde::de::DeserializeOwned>(src: &str) -> T {
     let path = Path::new("../content").join(src);
     println!("cargo:rerun-if-changed={}", path.display());
     let text = std::fs::read_to_string(&path)
         .unwrap_or_else(|e| panic!("reading {}: {e}", path.display()));
-    let value: T = toml::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-    let json = serde_json::to_string(&value).expect("the words serialise");
+    toml::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
+/// Reads `content/<src>` as a `T` and writes it as JSON to `<out>/<dst>`.
+fn to_json<T: serde::de::DeserializeOwned + serde::Serialize>(src: &str, dst: &str, out: &str) {
+    let json = serde_json::to_string(&read::<T>(src)).expect("the words serialise");
     std::fs::write(Path::new(out).join(dst), json).expect("OUT_DIR is writable");
 }
 
-/// Reads `content/<src>` as a `T` (a file that does not parse stops the build with the reason)
-/// and writes it to `<out>/<dst>` as the Rust expression that builds it, for `include!`: `T`
-/// is one of `trainer_content::words`' structs, whose fields are strings or lists of structs
-/// of strings (named in `NESTED`).
+/// Reads `content/<src>` as a `T` and writes it to `<out>/<dst>` as the Rust expression that
+/// builds it, for `include!`: `T` is one of `trainer_content::words`' structs, whose fields are
+/// strings or lists of structs of strings (named in `NESTED`).
 fn to_rust<T: serde::de::DeserializeOwned + serde::Serialize>(src: &str, dst: &str, out: &str) {
-    let path = Path::new("../content").join(src);
-    println!("cargo:rerun-if-changed={}", path.display());
-    let text = std::fs::read_to_string(&path)
-        .unwrap_or_else(|e| panic!("reading {}: {e}", path.display()));
-    let value: T = toml::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let value: T = read(src);
     let ty = std::any::type_name::<T>();
     let json = serde_json::to_value(&value).expect("the words serialise");
     std::fs::write(Path::new(out).join(dst), rust_struct(&json, ty, src))
