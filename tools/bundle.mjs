@@ -40,7 +40,9 @@ const FEATURES = ["bulk-memory", "multivalue", "mutable-globals", "nontrapping-f
 
 /** Merges the chunks in `dir` that the same landing split points need (`landing`, names of
  * `#[lazy]` functions) and rewrites the loader `js` to fetch each bundle once. Returns the
- * rewritten loader and what was merged: `{ js, bundles: [{ file, chunks }] }`. */
+ * rewritten loader and what was merged: `{ js, bundles: [{ file, chunks, exports }] }`, where
+ * `exports` are the hub's exports the bundle carries (the shared items' names), for the
+ * optimiser to remove: nothing reads a piece's exports. */
 export function bundleChunks(dir, js, landing) {
   const { chunks, splits } = readLoader(js);
   const needs = new Map([...chunks.keys()].map((c) => [c, new Set()]));
@@ -55,10 +57,10 @@ export function bundleChunks(dir, js, landing) {
   }
   const alias = new Map();
   const bundles = [];
-  for (const [key, members] of groups) {
+  for (const members of groups.values()) {
     if (members.length < 2) continue;
     const file = `bundle_${bundles.length}.wasm`;
-    merge(members.map((c) => path.join(dir, chunks.get(c))), path.join(dir, file));
+    const exports = merge(members.map((c) => path.join(dir, chunks.get(c))), path.join(dir, file));
     for (const c of members) fs.rmSync(path.join(dir, chunks.get(c)));
     const [first, ...rest] = members;
     js = js.split(`"./${chunks.get(first)}"`).join(`"./${file}"`);
@@ -68,10 +70,10 @@ export function bundleChunks(dir, js, landing) {
       if (!def.test(js)) throw new Error(`bundle: the loader's definition of ${c} has an unexpected form`);
       js = js.replace(def, "");
     }
-    bundles.push({ file, chunks: members.map((c) => chunks.get(c)), for: key });
+    bundles.push({ file, chunks: members.map((c) => chunks.get(c)), exports });
   }
   // Each split point waits for its chunks' bundles, each once.
-  js = js.replace(SPLIT_LOADER, (whole, deps) => {
+  js = js.replace(SPLIT_LOADER, (whole, _name, _file, deps) => {
     const list = [...new Set(depList(deps).map((c) => alias.get(c) ?? c))];
     return whole.replace(/\[[^\]]*\]\)\);$/, `[${list.join(", ")}]));`);
   });
@@ -79,15 +81,16 @@ export function bundleChunks(dir, js, landing) {
 }
 
 const CHUNK = /const (__chunk_\d+) = makeLoad\(\(\) => \{\s*const src = fetch\(new URL\("\.\/([^"]+)"/g;
-const SPLIT_LOADER = /export const __wasm_split_load_[A-Za-z0-9_]+?_\d+ = wrapAsyncCb\(makeLoad\(\(\) => \{\s*const src = fetch\(new URL\("\.\/[^"]+"[\s\S]*?, \[([^\]]*)\]\)\);/g;
+/** A split point's loader: its name, its piece's file and the chunks it waits for. */
+const SPLIT_LOADER = /export const __wasm_split_load_([A-Za-z0-9_]+?)_\d+ = wrapAsyncCb\(makeLoad\(\(\) => \{\s*const src = fetch\(new URL\("\.\/([^"]+)"[\s\S]*?, \[([^\]]*)\]\)\);/g;
 const depList = (deps) => deps.split(",").map((d) => d.trim()).filter(Boolean);
 
-/** The loader's chunks (variable to file) and split points (name and the chunks each waits
- * for), as `wasm-split-cli` 0.2.4 writes them. */
-function readLoader(js) {
+/** The loader's chunks (variable to file) and split points (name, piece file and the chunks
+ * each waits for), as `wasm-split-cli` 0.2.4 writes them; tools/split.mjs reads its manifest
+ * off the same. */
+export function readLoader(js) {
   const chunks = new Map([...js.matchAll(CHUNK)].map((m) => [m[1], m[2]]));
-  const splits = [...js.matchAll(/export const __wasm_split_load_([A-Za-z0-9_]+?)_\d+ = wrapAsyncCb\(makeLoad\(\(\) => \{\s*const src = fetch\(new URL\("\.\/[^"]+"[\s\S]*?, \[([^\]]*)\]\)\);/g)]
-    .map((m) => ({ name: m[1], deps: depList(m[2]) }));
+  const splits = [...js.matchAll(SPLIT_LOADER)].map((m) => ({ name: m[1], file: m[2], deps: depList(m[3]) }));
   if (chunks.size === 0 || splits.length === 0) throw new Error("bundle: no chunk or split point in the loader (has wasm-split-cli's output changed?)");
   for (const s of splits) {
     const unknown = s.deps.filter((d) => !chunks.has(d));
@@ -96,7 +99,8 @@ function readLoader(js) {
   return { chunks, splits };
 }
 
-/** Merges the chunk files `files` into `out`, keeping the first one's target features. */
+/** Merges the chunk files `files` into `out`, keeping the first one's target features.
+ * Returns the names the bundle exports from its hub. */
 function merge(files, out) {
   const bufs = files.map((f) => Buffer.from(fs.readFileSync(f)));
   const shared = new Map();
@@ -131,6 +135,7 @@ function merge(files, out) {
   // Binaryen learns a module's features from this section when the bundle is optimised.
   const features = customSection(bufs[0], "target_features");
   if (features) fs.appendFileSync(out, features);
+  return [...shared.keys()];
 }
 
 /** The hub: imports each shared item once and exports it under its own name. Its items are
@@ -231,10 +236,4 @@ function imports(buf) {
     out.push({ module, moduleAt, field, kind, raw: Buffer.from(buf.subarray(start, i)), desc: Buffer.from(buf.subarray(descAt, i)) });
   }
   return out;
-}
-
-/** The exports a bundle carries from its hub (the shared items' names), which the optimiser
- * removes: nothing reads a piece's exports. */
-export function hubExports(file) {
-  return imports(fs.readFileSync(file)).map((im) => im.field);
 }

@@ -25,7 +25,7 @@ import path from "node:path";
 import crypto from "node:crypto";
 import { execFileSync } from "node:child_process";
 import { fileURLToPath } from "node:url";
-import { bundleChunks, hubExports as bundleExports } from "./bundle.mjs";
+import { bundleChunks, readLoader } from "./bundle.mjs";
 import { LANDING_SPLIT_POINTS } from "./landing.mjs";
 
 const repo = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
@@ -50,7 +50,7 @@ export async function split(dir, { wasm, log = console.error } = {}) {
     // The chunks the landing pages need, merged by what they need of them (tools/bundle.mjs).
     const bundled = bundleChunks(tmp, fs.readFileSync(path.join(tmp, LOADER), "utf8"), LANDING_SPLIT_POINTS);
     let loader = bundled.js;
-    const hubExports = new Map(bundled.bundles.map((b) => [b.file, bundleExports(path.join(tmp, b.file))]));
+    const hubExports = new Map(bundled.bundles.map((b) => [b.file, b.exports]));
     const pieces = fs.readdirSync(tmp).filter((f) => f.endsWith(".wasm") && f !== `${stem}.wasm`);
     if (pieces.length === 0) {
       throw new Error("wasm-split-cli found no split point: was the module linked with --emit-relocs and are the pages #[lazy]?");
@@ -129,19 +129,10 @@ export async function split(dir, { wasm, log = console.error } = {}) {
 }
 
 /** For each split point, the files the loader fetches before it runs: its piece, then every
- * chunk it lists, in the loader's order. */
+ * chunk (or bundle) it lists, in the loader's order. */
 function pieceManifest(js) {
-  const chunks = new Map();
-  for (const m of js.matchAll(/const (__chunk_\d+) = makeLoad\(\(\) => \{\s*const src = fetch\(new URL\("\.\/([^"]+)"/g)) chunks.set(m[1], m[2]);
-  const out = {};
-  for (const m of js.matchAll(/export const __wasm_split_load_([A-Za-z0-9_]+?)_\d+ = wrapAsyncCb\(makeLoad\(\(\) => \{\s*const src = fetch\(new URL\("\.\/([^"]+)"[\s\S]*?, \[([^\]]*)\]\)\);/g)) {
-    const deps = m[3].split(",").map((d) => d.trim()).filter(Boolean);
-    const missing = deps.filter((d) => !chunks.has(d));
-    if (missing.length) throw new Error(`the loader's ${m[1]} needs chunks it does not define: ${missing.join(", ")}`);
-    out[m[1]] = [m[2], ...deps.map((d) => chunks.get(d))];
-  }
-  if (Object.keys(out).length === 0) throw new Error("no split point found in the loader (has wasm-split-cli's output changed?)");
-  return out;
+  const { chunks, splits } = readLoader(js);
+  return Object.fromEntries(splits.map((s) => [s.name, [s.file, ...s.deps.map((d) => chunks.get(d))]]));
 }
 
 /** The module without its custom sections but those named in `keep` and, when `keepNames`, its

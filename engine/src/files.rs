@@ -27,7 +27,7 @@ pub fn read<T: DeserializeOwned>(text: &str) -> Result<T, String> {
     {
         // Straight from the JSON: going through a `toml::Value` put TOML's deserialiser in every
         // page that reads a file. The JSON is the file's table (no null, no date), so a type
-        // reads the same values either way (`a_type_reads_the_same_from_toml_and_json`).
+        // reads the same values either way (`every_file_reads_the_same_from_its_json`).
         serde_json::from_str(text).map_err(|e| e.to_string())
     }
 }
