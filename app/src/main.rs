@@ -37,8 +37,11 @@ fn main() {
             boot.remove();
         }
         leptos::mount::mount_to_body(shell::App);
-        // The simulators' worker loads once the first page is drawn, while the learner reads.
-        gloo_timers::callback::Timeout::new(0, sim_client::prewarm).forget();
+        // The simulators' worker loads once the first page is drawn (every deferred region
+        // in), while the learner reads: started with the page, its download and compile
+        // competed with the page's own pieces for the network and a phone's CPU. A page that
+        // runs a simulation at once (a lab deep link) starts its worker when it asks.
+        components::when_drawn(sim_client::prewarm);
     });
 }
 

@@ -18,6 +18,42 @@ async function controlled(page) {
 /** The cache names this app's service worker keeps. */
 const caches = (page) => page.evaluate(() => caches.keys().then((k) => k.filter((n) => n.startsWith("trainer:"))));
 
+test("the precache and the simulators' worker wait until the first page is drawn", async () => {
+  // Started with the page, both competed with its own pieces for the network and the CPU
+  // (Lighthouse's mobile blocking time doubled): they must start once the route's first paint
+  // is gone and no deferred region is left to draw.
+  const app = await start({ base: "/trainer/" });
+  try {
+    const page = await app.page(undefined, { serviceWorkers: "allow" });
+    await page.addInitScript(() => {
+      const drawing = () => Boolean(document.getElementById("boot")) || document.documentElement.hasAttribute("data-drawing");
+      window.__started = [];
+      const register = navigator.serviceWorker.register.bind(navigator.serviceWorker);
+      navigator.serviceWorker.register = (...a) => {
+        window.__started.push({ what: "service worker", drawing: drawing() });
+        return register(...a);
+      };
+      const Native = window.Worker;
+      window.Worker = class extends Native {
+        constructor(...a) {
+          window.__started.push({ what: "simulators' worker", drawing: drawing() });
+          super(...a);
+        }
+      };
+    });
+    // The lesson: the longest first page, drawn in many deferred regions, and one that runs
+    // nothing of its own at once.
+    await open(page, app.url, "lesson");
+    await controlled(page);
+    await page.waitForFunction(() => window.__started.some((s) => s.what === "simulators' worker"));
+    const started = await page.evaluate(() => window.__started);
+    assert.deepEqual(started.map((s) => s.what).sort(), ["service worker", "simulators' worker"]);
+    for (const s of started) assert.equal(s.drawing, false, `the ${s.what} started while the page was being drawn`);
+  } finally {
+    await app.close();
+  }
+});
+
 test("with the network gone, the app reloads, every page opens and a moment runs", async () => {
   const app = await start({ base: "/trainer/" });
   try {
