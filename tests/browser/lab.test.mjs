@@ -178,6 +178,29 @@ test("while a run comes in, a chart off screen waits, and draws when scrolled to
   await done(page);
 });
 
+test("a run's status line is updated in place, at most ten times a second", async () => {
+  // The worker reports after every slice (25 ms); the line was built anew for each report,
+  // forty layouts and paints a second on the main thread while the lab ran.
+  const page = await app.page();
+  await open(page, app.url, "lab?preset=fleet-seed&duration=7200");
+  await page.waitForSelector(`${tid("lab-progress")}[data-state="running"]`);
+  await page.selectOption(tid("lab-speed"), "x100");
+  const seen = await page.evaluate(() => new Promise((resolve) => {
+    const line = document.querySelector('[data-testid="lab-progress"]');
+    let updates = 0;
+    const watch = new MutationObserver((ms) => { updates += ms.filter((m) => m.attributeName === "data-now").length; });
+    watch.observe(line, { attributes: true });
+    setTimeout(() => {
+      watch.disconnect();
+      resolve({ updates, same: document.querySelector('[data-testid="lab-progress"]') === line });
+    }, 2000);
+  }));
+  assert.ok(seen.same, "the status line was built again while the run went on");
+  assert.ok(seen.updates >= 3, `the progress shown did not move (${seen.updates} updates in 2 s)`);
+  assert.ok(seen.updates <= 22, `${seen.updates} progress updates shown in 2 s`);
+  await done(page);
+});
+
 test("pause holds the simulated clock and resume carries on to the end", async () => {
   const page = await app.page();
   await open(page, app.url, "lab?preset=fleet-seed&duration=900");

@@ -13,11 +13,51 @@ use trainer_course::lab::{compare, LabResult, LabText};
 use trainer_engine::engine::Engine;
 use trainer_engine::stats::Summary;
 
+/// Which status line shows (the run's phase, without its figures).
+#[derive(Clone, Copy, PartialEq)]
+enum StatusLine {
+    Idle,
+    Going,
+    Drawing,
+    Done,
+    Failed,
+}
+
 /// Run, pause, resume, reset, speed, and the progress through the simulated horizon.
 #[component]
 pub fn Controls(lab: Lab) -> impl IntoView {
-    let running = move || matches!(lab.status.get(), Status::Running { .. });
-    let paused = move || matches!(lab.status.get(), Status::Paused { .. });
+    // Memos: the buttons and the status line follow the run's phase, not every progress reply.
+    let running = Memo::new(move |_| lab.status.with(|s| matches!(s, Status::Running { .. })));
+    let paused = Memo::new(move |_| lab.status.with(|s| matches!(s, Status::Paused { .. })));
+    let running = move || running.get();
+    let paused = move || paused.get();
+    let line = Memo::new(move |_| {
+        lab.status.with(|s| match s {
+            Status::Idle => StatusLine::Idle,
+            Status::Running { .. } | Status::Paused { .. } => StatusLine::Going,
+            Status::Done { .. } if !lab.staged_all.get() => StatusLine::Drawing,
+            Status::Done { .. } => StatusLine::Done,
+            Status::Failed(_) => StatusLine::Failed,
+        })
+    });
+    // Where a run going (or paused) stands: (role, progress, now, horizon).
+    let at = Memo::new(move |_| {
+        lab.status.with(|s| match *s {
+            Status::Running {
+                role,
+                progress,
+                now,
+                horizon,
+            }
+            | Status::Paused {
+                role,
+                progress,
+                now,
+                horizon,
+            } => Some((role, progress, now, horizon)),
+            _ => None,
+        })
+    });
     let stale = move || {
         let q = lab.run_query();
         lab.result.with(|r| r.is_some()) && lab.result_query.with(|r| *r != q)
@@ -44,32 +84,47 @@ pub fn Controls(lab: Lab) -> impl IntoView {
                     on_change=move |id: String| lab.set_speed(Speed::from_id(&id))
                 />
             </div>
-            {move || match lab.status.get() {
-                Status::Running { role, progress, now, horizon } | Status::Paused { role, progress, now, horizon } => {
-                    let what = if role == Role::Pinned { "Rerunning the pinned run A: " } else { "" };
-                    let state = if paused() { "paused at" } else { "simulated" };
+            // The status line is built again only when the run changes phase; a run's progress
+            // updates its text and bar in place.
+            {move || match line.get() {
+                StatusLine::Going => view! {
+                    <p class="sim-status" role="status" data-testid="lab-progress"
+                        data-state=move || if paused() { "paused" } else { "running" }
+                        data-now=move || at.get().map(|(_, _, now, _)| format!("{now}")).unwrap_or_default()>
+                        {move || at.get().map(|(role, progress, now, horizon)| {
+                            let what = if role == Role::Pinned { "Rerunning the pinned run A: " } else { "" };
+                            let state = if paused() { "paused at" } else { "simulated" };
+                            format!("{what}{state} {} of {} ({})", duration(now, 3), duration(horizon, 3), percent(progress))
+                        })}
+                        <progress max="1" value=move || at.get().map_or(0.0, |(_, progress, _, _)| progress)></progress>
+                    </p>
+                }.into_any(),
+                StatusLine::Drawing => view! {
+                    <p class="muted sim-status" role="status" data-testid="lab-drawing">"Drawing the results…"</p>
+                }.into_any(),
+                StatusLine::Done => {
+                    let Status::Done { wall_ms, busy_ms, longest_ms, events } = lab.status.get_untracked() else {
+                        return ().into_any();
+                    };
                     view! {
-                        <p class="sim-status" role="status" data-testid="lab-progress" data-state=if paused() { "paused" } else { "running" } data-now=format!("{now}")>
-                            {format!("{what}{state} {} of {} ({})", duration(now, 3), duration(horizon, 3), percent(progress))}
-                            <progress max="1" value=progress></progress>
+                        <p class="muted sim-status" role="status" data-testid="lab-done"
+                            data-wall=format!("{wall_ms}") data-busy=format!("{busy_ms}")
+                            data-longest=format!("{longest_ms}") data-events=events.to_string()>
+                            {format!(
+                                "Done: {} events in {} of wall time ({} simulating, in slices; the longest took {}).",
+                                int(events as f64), duration(wall_ms / 1e3, 3), duration(busy_ms / 1e3, 3), duration(longest_ms / 1e3, 2)
+                            )}
                         </p>
                     }.into_any()
                 }
-                Status::Done { .. } if !lab.staged_all.get() => view! {
-                    <p class="muted sim-status" role="status" data-testid="lab-drawing">"Drawing the results…"</p>
-                }.into_any(),
-                Status::Done { wall_ms, busy_ms, longest_ms, events } => view! {
-                    <p class="muted sim-status" role="status" data-testid="lab-done"
-                        data-wall=format!("{wall_ms}") data-busy=format!("{busy_ms}")
-                        data-longest=format!("{longest_ms}") data-events=events.to_string()>
-                        {format!(
-                            "Done: {} events in {} of wall time ({} simulating, in slices; the longest took {}).",
-                            int(events as f64), duration(wall_ms / 1e3, 3), duration(busy_ms / 1e3, 3), duration(longest_ms / 1e3, 2)
-                        )}
-                    </p>
-                }.into_any(),
-                Status::Failed(m) => view! { <p class="field-error" role="alert" data-testid="lab-failed">{m}</p> }.into_any(),
-                Status::Idle => view! { <p class="muted" data-testid="lab-idle">"Not running. Press Run."</p> }.into_any(),
+                StatusLine::Failed => {
+                    let m = match lab.status.get_untracked() {
+                        Status::Failed(m) => m,
+                        _ => String::new(),
+                    };
+                    view! { <p class="field-error" role="alert" data-testid="lab-failed">{m}</p> }.into_any()
+                }
+                StatusLine::Idle => view! { <p class="muted" data-testid="lab-idle">"Not running. Press Run."</p> }.into_any(),
             }}
             {move || stale().then(|| view! {
                 <p class="stale-note" data-testid="lab-stale">"The settings have changed since this run: run again to see them."</p>
@@ -98,7 +153,9 @@ pub fn Results(lab: Lab, text: LabText) -> impl IntoView {
     let r = move || staged[0].get();
     let a = move || lab.pinned.get().map(|(_, r)| r);
     // While a run's live results come in, only the charts on screen redraw.
-    let running = Signal::derive(move || matches!(lab.status.get(), Status::Running { .. }));
+    let running = Signal::from(Memo::new(move |_| {
+        lab.status.with(|s| matches!(s, Status::Running { .. }))
+    }));
     let lines = move |region: usize, pick: &dyn Fn(&LabResult) -> Vec<Line>| -> Lines {
         let mut out = Vec::new();
         if let Some(a) = a() {
@@ -364,7 +421,8 @@ fn compare_view(a: &LabResult, b: &LabResult, same: bool) -> impl IntoView {
 
 #[component]
 fn PinBar(lab: Lab, text: String) -> impl IntoView {
-    let done = move || matches!(lab.status.get(), Status::Done { .. });
+    let done = Memo::new(move |_| lab.status.with(|s| matches!(s, Status::Done { .. })));
+    let done = move || done.get();
     let pinned = move || lab.pinned.with(Option::is_some);
     view! {
         <div class="lab-pin">

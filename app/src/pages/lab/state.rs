@@ -118,7 +118,16 @@ struct Job {
     paused: bool,
     /// Where it stands, from its last progress reply: (progress, now, horizon).
     at: (f64, f64, f64),
+    /// When (wall ms) the status last showed a progress reply.
+    shown: f64,
 }
+
+/// How often, at most, the status line shows the run's progress (wall ms). The worker replies
+/// after every slice of simulation (25 ms); showing each one redrew the status line forty times
+/// a second, each a layout and a paint of the page on its own task (a phone's blocking time
+/// while the lab opens with a run). Ten a second still moves the bar smoothly; a pause shows
+/// the last reply at once.
+const PROGRESS_MS: f64 = 100.0;
 
 /// The lab's state, shared by its views.
 #[derive(Clone, Copy)]
@@ -355,6 +364,7 @@ impl Lab {
                 started: now_ms(),
                 paused: false,
                 at: (0.0, 0.0, horizon),
+                shown: now_ms(),
             }));
         }
     }
@@ -474,7 +484,9 @@ impl Lab {
                 self.job.update_value(|j| {
                     if let Some(j) = j.as_mut() {
                         j.at = (p.progress, p.now, p.horizon);
-                        if !j.paused {
+                        let t = now_ms();
+                        if !j.paused && t - j.shown >= PROGRESS_MS {
+                            j.shown = t;
                             update = Some(Status::Running {
                                 role: j.role,
                                 progress: p.progress,
