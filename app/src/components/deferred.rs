@@ -19,7 +19,10 @@
 //! A region whose code is a piece of the module of its own ([`lazy_region`]: a `#[lazy]`
 //! function, such as the lesson's widgets or the calculator's simulator check, which bring the
 //! simulators' set-up and the engine note) is drawn when its piece has arrived; until then it
-//! counts as part of the page being drawn (`data-drawing` stays, [`when_drawn`] waits).
+//! counts as part of the page being drawn (`data-drawing` stays, [`when_drawn`] waits). On the
+//! first page, a region whose piece has arrived also waits for its turn in the slices: the
+//! lesson's widgets share one piece, and built in the task their piece arrived in they were one
+//! task of about 50 ms unthrottled (200 ms on Lighthouse's phone).
 
 use leptos::prelude::*;
 use std::cell::{Cell, RefCell};
@@ -32,13 +35,24 @@ const SLICE_MS: f64 = 8.0;
 type Then = Box<dyn FnOnce()>;
 
 thread_local! {
-    static QUEUE: RefCell<VecDeque<RwSignal<bool>>> = const { RefCell::new(VecDeque::new()) };
+    static QUEUE: RefCell<VecDeque<Turn>> = const { RefCell::new(VecDeque::new()) };
     static SCHEDULED: Cell<bool> = const { Cell::new(false) };
     /// The first page has been drawn whole: regions from now on are drawn at once.
     static FIRST_DRAWN: Cell<bool> = const { Cell::new(false) };
     static THEN: RefCell<Vec<Then>> = const { RefCell::new(Vec::new()) };
     /// Lazily loaded regions not drawn yet.
     static PENDING: Cell<usize> = const { Cell::new(0) };
+    /// The first page is drawn whole, its lazily loaded regions too.
+    static FIRST_DONE: Cell<bool> = const { Cell::new(false) };
+}
+
+/// What the slices draw, in order.
+enum Turn {
+    /// A region: made visible.
+    Region(RwSignal<bool>),
+    /// A lazily loaded region whose piece has arrived: told to build its view, which it does
+    /// right after the slice (in the same task), so the slice ends with it.
+    Piece(futures_channel::oneshot::Sender<()>),
 }
 
 /// Draws its children one slice after the page around it (see the module's notes). What the
@@ -64,7 +78,11 @@ pub fn Deferred(
 }
 
 fn enqueue(ready: RwSignal<bool>) {
-    QUEUE.with(|q| q.borrow_mut().push_back(ready));
+    push(Turn::Region(ready));
+}
+
+fn push(turn: Turn) {
+    QUEUE.with(|q| q.borrow_mut().push_back(turn));
     if !SCHEDULED.with(|s| s.replace(true)) {
         mark_drawing(true);
         gloo_timers::callback::Timeout::new(0, draw_slice).forget();
@@ -81,8 +99,17 @@ fn draw_slice() {
             finish_if_drawn();
             return;
         };
-        // A region whose page has gone (the learner moved on) is skipped.
-        let _ = next.try_set(true);
+        match next {
+            // A region whose page has gone (the learner moved on) is skipped.
+            Turn::Region(ready) => {
+                let _ = ready.try_set(true);
+            }
+            Turn::Piece(go) => {
+                if go.send(()).is_ok() {
+                    break;
+                }
+            }
+        }
         if now() - start >= SLICE_MS {
             break;
         }
@@ -103,6 +130,7 @@ fn finish_if_drawn() {
             return;
         }
         mark_drawing(false);
+        FIRST_DONE.with(|f| f.set(true));
         for f in THEN.with(|t| std::mem::take(&mut *t.borrow_mut())) {
             f();
         }
@@ -141,10 +169,23 @@ pub fn lazy_region(piece: impl std::future::Future<Output = AnyView> + Send + 's
     let pending = Pending::new();
     Suspend::new(async move {
         let view = piece.await;
+        turn().await;
         drop(pending);
         view
     })
     .into_any()
+}
+
+/// Resolves at a lazily loaded region's turn in the slices while the first page is drawn, at
+/// once after.
+async fn turn() {
+    if FIRST_DONE.with(Cell::get) {
+        return;
+    }
+    let (go, wait) = futures_channel::oneshot::channel();
+    push(Turn::Piece(go));
+    // A dropped sender (the queue gone with the page) lets the region go on all the same.
+    let _ = wait.await;
 }
 
 /// Runs `f` at the next frame, or, when regions are queued then (a page being built now queues
