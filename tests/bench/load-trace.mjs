@@ -4,12 +4,14 @@
 // on their first call inside it. This is how README's account of the blocking time was found;
 // Lighthouse (tests/lighthouse.mjs) gives the totals, this the parts.
 //
-//   node tests/bench/load-trace.mjs [page] [--cpu N] [--dist DIR] [--until SELECTOR]
+//   node tests/bench/load-trace.mjs [page] [--cpu N] [--dist DIR] [--until SELECTOR] [--mobile]
 //
 // `page` is a path relative to the base ("" or "home" for the home page, "lesson",
 // "size/fleet", "lab?preset=fleet-seed"); `--cpu 4` slows the CPU as Lighthouse's mobile run
 // does (here for real, not simulated); `--until '[data-testid="lab-done"]'` traces until that
-// element shows (a lab run to its end), not only the opening.
+// element shows (a lab run to its end), not only the opening; `--mobile` opens the page on the
+// screen Lighthouse's mobile run emulates (412 x 823 CSS pixels at 1.75 device pixels each), where
+// the canvases have three times the pixels of a desktop's at the same width.
 
 import path from "node:path";
 import { fileURLToPath } from "node:url";
@@ -32,7 +34,10 @@ const browser = await chromium.launch({
   args: ["--no-sandbox", "--disable-gpu", "--disable-background-networking"],
 });
 try {
-  const page = await browser.newPage();
+  const mobile = process.argv.includes("--mobile");
+  const page = await browser.newPage(
+    mobile ? { viewport: { width: 412, height: 823 }, deviceScaleFactor: 1.75, isMobile: true, hasTouch: true } : {},
+  );
   if (cpu > 1) {
     const cdp = await page.context().newCDPSession(page);
     await cdp.send("Emulation.setCPUThrottlingRate", { rate: cpu });
