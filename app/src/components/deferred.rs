@@ -169,11 +169,30 @@ pub fn lazy_region(piece: impl std::future::Future<Output = AnyView> + Send + 's
     let pending = Pending::new();
     Suspend::new(async move {
         let view = piece.await;
+        // Its DOM is built at a turn of its own, a slice after its set-up.
         turn().await;
         drop(pending);
         view
     })
     .into_any()
+}
+
+/// [`lazy_region`] for a part whose piece other parts of the page share (the lesson's widgets):
+/// `preload` fetches the piece (a `#[lazy]` function's `__preload_*`), and `build` (the call of
+/// the function) makes the part's view only once the part's turn in the slices has come. A
+/// `#[lazy]` function's future runs the function's body (its components' set-up: derivations,
+/// memos) in the task its piece arrives in, for every part waiting on that piece at once.
+pub fn lazy_turn<P, B, F>(preload: P, build: B) -> AnyView
+where
+    P: std::future::Future<Output = ()> + Send + 'static,
+    B: FnOnce() -> F + Send + 'static,
+    F: std::future::Future<Output = AnyView> + Send + 'static,
+{
+    lazy_region(async move {
+        preload.await;
+        turn().await;
+        build().await
+    })
 }
 
 /// Resolves at a lazily loaded region's turn in the slices while the first page is drawn, at

@@ -137,14 +137,14 @@ pub fn Estimate(q: Question, step: String) -> impl IntoView {
         } => SimFigure::Running((run as f64 + progress) / runs.max(1) as f64),
         RunStatus::Failed(m) => SimFigure::Failed(m),
         _ => match current() {
-            Some((r, d)) => simulated_figure(&s4, &r, d.as_ref(), &w),
+            Some((r, d)) => simulated_figure(&s4, &r, d.as_deref(), &w),
             None => SimFigure::NotRun,
         },
     });
     let s5 = step.clone();
     let w2 = words.clone();
     let gap = Signal::derive(move || {
-        current().and_then(|(r, d)| gap_text(&s5, &r, d.as_ref(), &lesson, &w2))
+        current().and_then(|(r, d)| gap_text(&s5, &r, d.as_deref(), &lesson, &w2))
     });
     let on_simulate = Callback::new(move |_| start_check(sim, lesson.query(Question::Fleet)));
     let s6 = step.clone();

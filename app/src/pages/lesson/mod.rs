@@ -14,6 +14,7 @@ use crate::components::InputsBanner;
 use crate::progress::use_progress;
 use leptos::prelude::*;
 use std::collections::BTreeMap;
+use std::sync::Arc;
 use trainer_content::doc::Block;
 use trainer_content::doc::Doc;
 use trainer_content::words::LessonWords;
@@ -27,7 +28,8 @@ pub struct Lesson {
     /// Each question's query string as last used in its calculator.
     queries: Memo<BTreeMap<String, String>>,
     /// Each question's derivation at those inputs (None when they do not derive).
-    derivations: Memo<BTreeMap<Question, Option<Derivation>>>,
+    /// Shared, not copied: every live figure of the lesson reads one.
+    derivations: Memo<BTreeMap<Question, Option<Arc<Derivation>>>>,
     pub words: StoredValue<LessonWords>,
     /// The simulator check behind the estimate boxes.
     pub sim: estimate::LessonSim,
@@ -49,7 +51,7 @@ impl Lesson {
     }
 
     /// Question `q`'s derivation at the learner's inputs (tracked).
-    pub fn derivation(&self, q: Question) -> Option<Derivation> {
+    pub fn derivation(&self, q: Question) -> Option<Arc<Derivation>> {
         self.derivations.with(|m| m.get(&q).cloned().flatten())
     }
 
@@ -126,7 +128,7 @@ pub fn LessonPage() -> impl IntoView {
             .map(|q| {
                 let query = qs.get(q.id()).cloned().unwrap_or_default();
                 let inputs = PageQuery::parse(q, &query).inputs;
-                (q, derive(q, &inputs).ok())
+                (q, derive(q, &inputs).ok().map(Arc::new))
             })
             .collect()
     });

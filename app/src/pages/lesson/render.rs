@@ -1,9 +1,7 @@
 //! Draws a content document: blocks as HTML, directives as live figures and widgets.
 
 use super::{estimate, probe, reversal, sheet, Lesson};
-use crate::components::{
-    lazy_region, Deferred, DerivedAt, Figure, HiddenFigure, Link, RequestPath,
-};
+use crate::components::{lazy_turn, Deferred, DerivedAt, Figure, HiddenFigure, Link, RequestPath};
 use crate::route::Route;
 use leptos::prelude::*;
 use trainer_content::doc::{Block, Inline};
@@ -85,7 +83,11 @@ fn block(b: &Block, lesson: Lesson) -> AnyView {
         Block::Aside { blocks: inner } => {
             view! { <aside class="takeaway">{blocks(inner, lesson)}</aside> }.into_any()
         }
-        Block::Widget { kind, args } => lazy_region(widgets(kind.clone(), args.clone(), lesson)),
+        Block::Widget { kind, args } => {
+            let (kind, args) = (kind.clone(), args.clone());
+            // The widgets share one piece: each is set up and built at its own turn.
+            lazy_turn(__preload_widgets(), move || widgets(kind, args, lesson))
+        }
     }
 }
 
@@ -128,7 +130,7 @@ fn verdict(q: Question, lesson: Lesson) -> AnyView {
                 .into_any();
         }
         match lesson.derivation(q) {
-            Some(d) => view! { <p data-testid=testid.clone()>{d.verdict.summary}</p> }.into_any(),
+            Some(d) => view! { <p data-testid=testid.clone()>{d.verdict.summary.clone()}</p> }.into_any(),
             None => view! {
                 <p class="live-fig missing" data-testid=testid.clone()>"—"</p>
             }
