@@ -75,7 +75,15 @@ const marker = "<!-- app-assets -->";
 const start = html.indexOf(marker);
 const end = html.indexOf("</head>");
 if (start < 0 || end < start) fail("index.html lacks the <!-- app-assets --> marker before </head>");
-fs.copyFileSync(path.join(repo, "tools", "sw-register.js"), path.join(dir, "sw-register.js"));
+// The service worker's registration goes out minified (Terser, as the split's loader): its
+// comments are for the repository, and every page downloads it before it is usable.
+try {
+  const { minify } = await import(path.join(repo, "tests", "node_modules", "terser", "main.js"));
+  const register = await minify(fs.readFileSync(path.join(repo, "tools", "sw-register.js"), "utf8"), { ecma: 2015 });
+  fs.writeFileSync(path.join(dir, "sw-register.js"), register.code);
+} catch (e) {
+  fail(`minifying tools/sw-register.js failed: ${e.message}`);
+}
 // Stylesheets block rendering even though a script inserts them (they are in the head before
 // the body exists), so the first paint is styled.
 const assets =
