@@ -38,9 +38,9 @@
   // has what it needs: the document has loaded, the app has drawn its first page (the route's
   // first paint, #boot, is gone and the root no longer carries data-drawing) and the browser
   // is idle. Registered at load, its downloads and its worker's start competed with the
-  // page's own pieces for the network and for the CPU of a phone (Lighthouse, mobile: total
-  // blocking time 0.7 to 2.1 s, against 0.5 to 0.9 s with the precache after the drawing). A
-  // page whose app never starts (its module failed to load) registers after 30 s all the same.
+  // page's own pieces for the network and for the CPU of a phone (README, "Lighthouse and
+  // accessibility": the blocking time halved once they waited). A page whose app never starts
+  // (its module failed to load) registers after 30 s all the same.
   var waited = 0;
   function drawn() {
     return !document.getElementById("boot") && !document.documentElement.hasAttribute("data-drawing");

@@ -27,8 +27,8 @@ enum StatusLine {
 #[component]
 pub fn Controls(lab: Lab) -> impl IntoView {
     // Memos: the buttons and the status line follow the run's phase, not every progress reply.
-    let running = Memo::new(move |_| lab.status.with(|s| matches!(s, Status::Running { .. })));
-    let paused = Memo::new(move |_| lab.status.with(|s| matches!(s, Status::Paused { .. })));
+    let running = Memo::new(move |_| lab.status.with(Status::running));
+    let paused = Memo::new(move |_| lab.status.with(Status::paused));
     let running = move || running.get();
     let paused = move || paused.get();
     let line = Memo::new(move |_| {
@@ -153,9 +153,7 @@ pub fn Results(lab: Lab, text: LabText) -> impl IntoView {
     let r = move || staged[0].get();
     let a = move || lab.pinned.get().map(|(_, r)| r);
     // While a run's live results come in, only the charts on screen redraw.
-    let running = Signal::from(Memo::new(move |_| {
-        lab.status.with(|s| matches!(s, Status::Running { .. }))
-    }));
+    let running = Signal::from(Memo::new(move |_| lab.status.with(Status::running)));
     let lines = move |region: usize, pick: &dyn Fn(&LabResult) -> Vec<Line>| -> Lines {
         let mut out = Vec::new();
         if let Some(a) = a() {
@@ -421,7 +419,7 @@ fn compare_view(a: &LabResult, b: &LabResult, same: bool) -> impl IntoView {
 
 #[component]
 fn PinBar(lab: Lab, text: String) -> impl IntoView {
-    let done = Memo::new(move |_| lab.status.with(|s| matches!(s, Status::Done { .. })));
+    let done = Memo::new(move |_| lab.status.with(Status::done));
     let done = move || done.get();
     let pinned = move || lab.pinned.with(Option::is_some);
     view! {

@@ -104,8 +104,16 @@ pub enum Status {
 }
 
 impl Status {
-    fn running(&self) -> bool {
+    pub fn running(&self) -> bool {
         matches!(self, Status::Running { .. })
+    }
+
+    pub fn paused(&self) -> bool {
+        matches!(self, Status::Paused { .. })
+    }
+
+    pub fn done(&self) -> bool {
+        matches!(self, Status::Done { .. })
     }
 }
 
