@@ -14,11 +14,14 @@
 //! - [`precision`]: what each number format (FP8 weights only, FP8 weights and activations,
 //!   an FP8 KV cache) changes, from the cost model, and its quality caveat with a source.
 //!
+//! - [`advisor`]: the search for the cheapest configuration that holds latency targets.
+//!
 //! Layers, lowest first (`tests/layers.rs` holds them): `text`, `precision`; `sizing`; `study`, `validation`,
-//! `probes`, `moments`, `buildup`, `lab`; `mock`, `jobs`.
+//! `probes`, `moments`, `buildup`, `lab`; `mock`, `advisor`; `jobs`.
 //!
 //! Like the engine, nothing here knows about the DOM, WASM or a browser.
 
+pub mod advisor;
 pub mod buildup;
 pub mod jobs;
 pub mod lab;

@@ -21,11 +21,12 @@ const ENGINE: [&[&str]; 9] = [
 ];
 
 /// Every top-level module of the course, by layer, lowest first.
-const COURSE: [&[&str]; 4] = [
+const COURSE: [&[&str]; 5] = [
     &["text", "precision"],
     &["sizing"],
     &["study", "validation", "probes", "moments", "buildup", "lab"],
-    &["mock", "jobs"],
+    &["mock", "advisor"],
+    &["jobs"],
 ];
 
 fn layer(layers: &[&[&str]], module: &str) -> Option<usize> {

@@ -1,0 +1,319 @@
+use super::*;
+use proptest::prelude::*;
+
+fn axis(knob: &str, values: &[&str]) -> Axis {
+    Axis {
+        knob: knob.into(),
+        values: values.iter().map(|v| v.to_string()).collect(),
+    }
+}
+
+/// A small space: the seed's model on an H100 at a low rate, short runs.
+fn small(rate: f64, prompt: u32, output: u32, ttft_ms: f64, tpot_ms: f64) -> Space {
+    Space {
+        base: format!(
+            "preset=fleet-seed&rate={rate}&prompt_a={prompt}&output_a={output}&duration=20"
+        ),
+        targets: Targets {
+            ttft_s: ttft_ms / 1e3,
+            tpot_s: tpot_ms / 1e3,
+            percentile: Percentile::P99,
+        },
+        axes: vec![
+            axis("tp", &["1", "2"]),
+            axis("weights", &["bf16", "fp8"]),
+            axis("max_seqs", &["4", "64"]),
+        ],
+        prices: vec![("h100-sxm".into(), 2.5)],
+        max_replicas: 4,
+        short_s: 20.0,
+        confirm_s: 40.0,
+        confirm: 2,
+    }
+}
+
+fn short_counts(s: &Search) -> Vec<(Settings, Option<u32>)> {
+    let mut out: Vec<_> = s
+        .pruned
+        .iter()
+        .map(|p| (p.settings.clone(), None))
+        .chain(s.candidates.iter().enumerate().map(|(i, c)| {
+            let short = match s.stages[i] {
+                Stage::Done { short, .. } => short,
+                other => panic!("candidate {i} not done: {other:?}"),
+            };
+            (c.settings.clone(), short)
+        }))
+        .collect();
+    out.sort();
+    out
+}
+
+#[test]
+fn the_search_finds_what_running_every_count_finds() {
+    for space in [
+        small(6.0, 500, 60, 500.0, 20.0),
+        small(12.0, 2000, 100, 400.0, 12.0),
+        small(3.0, 300, 200, 200.0, 7.0),
+    ] {
+        let mut s = Search::new(space.clone()).expect("valid space");
+        s.run_here().expect("runs");
+        let mut all = exhaustive(&space).expect("runs");
+        all.sort();
+        assert_eq!(short_counts(&s), all, "{space:?}");
+        // Each candidate's count holds and one fewer (unless it is the floor) misses.
+        assert!(s
+            .candidates
+            .iter()
+            .enumerate()
+            .any(|(i, _)| s.count(i).is_some()));
+    }
+}
+
+#[test]
+fn the_seed_search_prunes_with_reasons_and_confirms_the_cheapest() {
+    let mut s = Search::new(Space::seed()).expect("the seed space");
+    assert_eq!(s.candidates.len() + s.pruned.len(), 2 * 3 * 3 * 2);
+    s.run_here().expect("runs");
+    let (best, n) = s.best().expect("a configuration holds the seed's targets");
+    let c = &s.candidates[best];
+    // The best held a longer run at its count.
+    assert!(s
+        .points
+        .iter()
+        .any(|p| p.candidate == best && p.replicas == n && p.horizon_s == 300.0 && p.holds));
+    // No candidate that held the short runs is cheaper than the best by the short count
+    // while it also confirmed.
+    for (i, cand) in s.candidates.iter().enumerate() {
+        if let Stage::Done {
+            confirmed: Some(m), ..
+        } = s.stages[i]
+        {
+            assert!(cand.dollars_per_hour(m) >= c.dollars_per_hour(n));
+        }
+    }
+    // The floor is below every count found.
+    for (i, cand) in s.candidates.iter().enumerate() {
+        if let Some(m) = s.count(i) {
+            assert!(cand.floor.replicas <= m, "{:?}", cand.settings);
+        }
+    }
+    // The answer is on the cost frontier: nothing is cheaper per token and faster to the
+    // first token; every beaten point names a point that beats it.
+    let f = s.frontier();
+    let mine = f
+        .iter()
+        .position(|p| p.candidate == best)
+        .expect("the best is plotted");
+    assert_eq!(f[mine].replicas, n);
+    for p in &f {
+        if let Some(j) = p.cost_beaten_by {
+            assert!(f[j].point.ttft_s <= p.point.ttft_s);
+            assert!(f[j].point.dollars_per_million <= p.point.dollars_per_million);
+        }
+    }
+    assert!(f.iter().any(|p| p.cost_beaten_by.is_some()));
+    assert!(f.iter().any(|p| p.cost_beaten_by.is_none()));
+    // The lab link of the answer carries its settings and count.
+    let q = s.setup(best, n).query();
+    assert!(q.starts_with("preset=fleet-seed"), "{q}");
+    assert!(q.contains(&format!("replicas={n}")), "{q}");
+}
+
+#[test]
+fn arithmetic_reasons_carry_their_figures() {
+    // 20,000-token prompts cannot be prefilled in 50 ms; a 2 ms per-token target is under
+    // one sequence's decode step.
+    let mut space = small(1.0, 20000, 50, 50.0, 2.0);
+    space.axes = vec![axis("tp", &["1"])];
+    let s = Search::new(space.clone()).unwrap();
+    assert_eq!(s.candidates.len(), 0);
+    match &s.pruned[0].reason {
+        Reason::StepTooSlow { step_s, target_s } => {
+            assert!(step_s > target_s && *target_s == 0.002)
+        }
+        other => panic!("{other:?}"),
+    }
+    space.targets.tpot_s = 1.0;
+    let s = Search::new(space).unwrap();
+    match &s.pruned[0].reason {
+        Reason::PrefillTooSlow {
+            prefill_s,
+            target_s,
+        } => assert!(prefill_s > target_s),
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
+fn a_gpu_without_a_price_and_a_refused_value_are_pruned_by_name() {
+    let mut space = small(1.0, 500, 50, 500.0, 20.0);
+    space.axes = vec![axis("gpu", &["h100-sxm", "a100-80gb"]), axis("tp", &["3"])];
+    let s = Search::new(space.clone()).unwrap();
+    assert!(s
+        .pruned
+        .iter()
+        .all(|p| matches!(&p.reason, Reason::Invalid { knob, .. } if knob == "tp")));
+    space.axes = vec![axis("gpu", &["h100-sxm", "a100-80gb"])];
+    let s = Search::new(space).unwrap();
+    assert_eq!(s.candidates.len(), 1);
+    assert_eq!(
+        s.pruned[0].reason,
+        Reason::NoPrice {
+            gpu: "a100-80gb".into()
+        }
+    );
+}
+
+#[test]
+fn bad_spaces_are_refused_with_a_message() {
+    let good = small(1.0, 500, 50, 500.0, 20.0);
+    let mut bad = good.clone();
+    bad.axes.push(axis("warp", &["9"]));
+    assert!(Search::new(bad).unwrap_err().contains("warp"));
+    let mut bad = good.clone();
+    bad.axes.push(axis("replicas", &["9"]));
+    assert!(Search::new(bad).unwrap_err().contains("replicas"));
+    let mut bad = good.clone();
+    bad.axes.push(axis("tp", &["1"]));
+    assert!(Search::new(bad).unwrap_err().contains("twice"));
+    let mut bad = good.clone();
+    bad.axes.push(axis("budget", &[]));
+    assert!(Search::new(bad).unwrap_err().contains("budget"));
+    let mut bad = good.clone();
+    bad.max_replicas = 0;
+    assert!(Search::new(bad).is_err());
+    let mut bad = good.clone();
+    bad.targets.tpot_s = f64::NAN;
+    assert!(Search::new(bad).is_err());
+    let mut bad = good;
+    bad.base = "preset=nope".into();
+    assert!(Search::new(bad).unwrap_err().contains("preset"));
+}
+
+#[test]
+fn domination_names_a_point_better_on_both() {
+    let pts = [(1.0, 5.0), (2.0, 2.0), (3.0, 3.0), (1.0, 5.0)];
+    assert_eq!(dominated_by(&pts, 0), None);
+    assert_eq!(dominated_by(&pts, 1), None);
+    assert_eq!(dominated_by(&pts, 2), Some(1));
+    assert_eq!(dominated_by(&pts, 3), None, "a tie is not beaten");
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 12, ..ProptestConfig::default() })]
+
+    /// Pruning never removes a configuration that a run holds at some count, and the floor
+    /// is never above the smallest count that holds.
+    #[test]
+    fn pruning_keeps_every_configuration_that_holds(
+        rate in 1.0f64..40.0,
+        prompt in 50u32..6000,
+        output in 2u32..300,
+        ttft_ms in 20.0f64..800.0,
+        tpot_ms in 3.0f64..40.0,
+    ) {
+        let mut space = small(rate, prompt, output, ttft_ms, tpot_ms);
+        space.short_s = 10.0;
+        space.max_replicas = 3;
+        space.axes = vec![axis("tp", &["1", "2"]), axis("max_seqs", &["8", "256"])];
+        let s = Search::new(space.clone()).unwrap();
+        let all = exhaustive(&space).unwrap();
+        for p in &s.pruned {
+            let found = all.iter().find(|(set, _)| *set == p.settings).map(|(_, n)| *n);
+            prop_assert_eq!(found, Some(None), "{:?} pruned for {:?}", p.settings, p.reason);
+        }
+        for c in &s.candidates {
+            let found = all.iter().find(|(set, _)| *set == c.settings).and_then(|(_, n)| *n);
+            if let Some(n) = found {
+                prop_assert!(c.floor.replicas <= n, "{:?}: floor {:?}, holds at {}", c.settings, c.floor, n);
+            }
+        }
+    }
+}
+
+#[test]
+fn the_seed_answer_is_said_from_its_runs() {
+    let mut s = Search::new(Space::seed()).expect("the seed space");
+    s.run_here().expect("runs");
+    let w = answer::words().expect("advisor.toml reads");
+    let said = answer::answer(&s, &w.answer);
+    let keys: Vec<&str> = said.iter().map(|(k, _)| *k).collect();
+    assert_eq!(keys, ["best", "binds", "cheaper", "estimate"], "{said:?}");
+    for (key, sentence) in &said {
+        assert!(
+            !sentence.contains('—') && !sentence.contains('{'),
+            "{key}: {sentence}"
+        );
+    }
+    let (best, n) = s.best().unwrap();
+    let c = &s.candidates[best];
+    let best_line = &said[0].1;
+    assert!(
+        best_line.contains(&trainer_engine::format::money(c.dollars_per_hour(n))),
+        "{best_line}"
+    );
+    // The calculator's estimate for the seed is its fleet question's answer.
+    let e = answer::estimate(&s).expect("the calculator sizes the seed");
+    let d = crate::sizing::derive(
+        crate::sizing::Question::Fleet,
+        &crate::sizing::Inputs::defaults(crate::sizing::Question::Fleet),
+    )
+    .unwrap();
+    assert_eq!(e.replicas, d.step("replicas").unwrap().value);
+    // Every pruned reason reads without a gap.
+    for p in &s.pruned {
+        let r = answer::reason(&w.reasons, p);
+        assert!(!r.contains('—') && !r.is_empty(), "{r}");
+    }
+}
+
+#[test]
+fn nothing_holding_is_said_plainly() {
+    // A 1 ms TTFT target: every candidate is pruned by its prefill.
+    let mut space = small(1.0, 500, 50, 1.0, 20.0);
+    space.axes = vec![axis("tp", &["1", "3"])];
+    let mut s = Search::new(space).unwrap();
+    s.run_here().unwrap();
+    assert!(s.best().is_none());
+    let w = answer::words().unwrap();
+    let said = answer::answer(&s, &w.answer);
+    assert_eq!(said.len(), 1);
+    assert_eq!(said[0].0, "none");
+    assert!(!said[0].1.contains('—'), "{}", said[0].1);
+    let reasons: Vec<String> = s
+        .pruned
+        .iter()
+        .map(|p| answer::reason(&w.reasons, p))
+        .collect();
+    assert!(
+        reasons.iter().any(|r| r.contains("refused 3")),
+        "{reasons:?}"
+    );
+    assert!(reasons.iter().any(|r| r.contains("prefill")), "{reasons:?}");
+}
+
+#[test]
+fn the_form_round_trips_and_names_bad_values() {
+    let f = Form::default();
+    assert_eq!(f.query(), "");
+    assert!(f.errors.is_empty(), "{:?}", f.errors);
+    assert_eq!(f.space(), Space::seed());
+    let q =
+        "rate=20&prompt=2000&ttft=300&pct=p90&tp=1%2C4&max_seqs=512&gpus=h100-sxm%3A3%2Ch200%3A4.5";
+    let f = Form::from_query(q);
+    assert!(f.errors.is_empty(), "{:?}", f.errors);
+    assert_eq!(Form::from_query(&f.query()), f);
+    let space = f.space();
+    assert_eq!(space.targets.percentile, Percentile::P90);
+    assert_eq!(space.targets.ttft_s, 0.3);
+    assert_eq!(space.axes[0].knob, "gpu");
+    assert_eq!(space.axes[0].values, ["h100-sxm", "h200"]);
+    assert!(space.base.contains("rate=20") && space.base.contains("prompt_a=2000"));
+    let bad = Form::from_query("rate=-3&ttft=abc&pct=p42&tp=3&gpus=h100-sxm&budget=&colour=red");
+    for key in ["rate", "ttft", "pct", "tp", "gpus", "budget", "colour"] {
+        assert!(bad.errors.contains_key(key), "{key}: {:?}", bad.errors);
+    }
+    // Each bad field keeps its default.
+    assert_eq!(bad.space(), Space::seed());
+}
