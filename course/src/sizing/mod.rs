@@ -46,7 +46,7 @@ pub use figure::{figure, sizing_figure};
 pub use fit::{misfit, smallest_fitting_tp, Misfit, MisfitKind, FIX_FIELD, TP_SIZES};
 pub use inputs::{is_preset_figure, ChoiceOption, InputGroup, InputKind, InputSpec, Inputs};
 pub(crate) use query::write as write_query;
-pub use query::{page_query, page_query_keeping, pairs as query_pairs, PageQuery, Reveal};
+pub use query::{map_of, page_query, page_query_keeping, pairs as query_pairs, PageQuery, Reveal};
 pub use reveal::gives_away;
 pub use seed_words::seed_words;
 

@@ -9,8 +9,8 @@ use crate::url_state::{pairs, use_url_state, UrlState};
 use leptos::prelude::*;
 use std::collections::BTreeMap;
 use trainer_course::sizing::{
-    derive, misfit, page_query, page_query_keeping, Derivation, InputKind, InputSpec, Inputs,
-    Misfit, PageQuery, Question, Reveal, FIX_FIELD,
+    derive, map_of, misfit, page_query, page_query_keeping, Derivation, InputKind, InputSpec,
+    Inputs, Misfit, PageQuery, Question, Reveal, FIX_FIELD,
 };
 use trainer_engine::error::ConfigError;
 
@@ -80,11 +80,8 @@ impl Calc {
         let mut texts = texts_of(q, &page.inputs);
         // Show the bad text in its field, with the message, so a deep link says what is wrong.
         texts.extend(page.bad_text);
-        let parse_errors: BTreeMap<String, String> = page
-            .errors
-            .into_iter()
-            .map(|e| (e.field, e.message))
-            .collect();
+        let parse_errors: BTreeMap<String, String> =
+            map_of(page.errors.into_iter().map(|e| (e.field, e.message)));
         let (inputs, revealed) = (page.inputs, page.reveal);
         let inputs = RwSignal::new(inputs);
         let linked = RwSignal::new(false);
@@ -227,19 +224,16 @@ impl Calc {
             names.extend(i.validate(q).into_iter().map(|e| e.field));
             let specs = i.specs(q);
             self.texts.with_untracked(|t| {
-                names
-                    .into_iter()
-                    .filter_map(|name| {
-                        let spec = specs.iter().find(|s| s.name == name)?;
-                        let text = t.get(&name)?;
-                        let text = if self.parse_errors.with_untracked(|p| p.contains_key(&name)) {
-                            text.clone()
-                        } else {
-                            spec.kind.typed(text)
-                        };
-                        Some((name, text))
-                    })
-                    .collect()
+                map_of(names.into_iter().filter_map(|name| {
+                    let spec = specs.iter().find(|s| s.name == name)?;
+                    let text = t.get(&name)?;
+                    let text = if self.parse_errors.with_untracked(|p| p.contains_key(&name)) {
+                        text.clone()
+                    } else {
+                        spec.kind.typed(text)
+                    };
+                    Some((name, text))
+                }))
             })
         })
     }
@@ -400,14 +394,15 @@ const DRILL_KEY: &str = "drill";
 
 /// The text of every numeric field for these inputs.
 fn texts_of(q: Question, inputs: &Inputs) -> BTreeMap<String, String> {
-    inputs
-        .specs(q)
-        .into_iter()
-        .filter(|s| s.kind != InputKind::Choice)
-        .filter_map(|s| {
-            inputs
-                .get(s.name)
-                .map(|v| (s.name.to_string(), s.kind.field_text(v)))
-        })
-        .collect()
+    map_of(
+        inputs
+            .specs(q)
+            .into_iter()
+            .filter(|s| s.kind != InputKind::Choice)
+            .filter_map(|s| {
+                inputs
+                    .get(s.name)
+                    .map(|v| (s.name.to_string(), s.kind.field_text(v)))
+            }),
+    )
 }

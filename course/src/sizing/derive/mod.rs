@@ -739,7 +739,15 @@ fn finish_with(
     mut readings: Vec<LimitReading>,
     said: Vec<Said>,
 ) -> Derivation {
-    readings.sort_by_key(|r| r.limit);
+    // By limit, stable, by hand: a handful of readings, and a `sort` here would bring its own
+    // copy of the sort into the calculator's first load.
+    for i in 1..readings.len() {
+        let mut j = i;
+        while j > 0 && readings[j - 1].limit > readings[j].limit {
+            readings.swap(j - 1, j);
+            j -= 1;
+        }
+    }
     let pick = |p: Pressure| -> Vec<&LimitReading> {
         readings.iter().filter(|r| r.pressure == p).collect()
     };
