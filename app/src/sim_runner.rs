@@ -37,7 +37,7 @@ impl RunStatus {
 
 type Done = Box<dyn FnOnce(Vec<(FleetConfig, FleetReport)>)>;
 
-struct Batch {
+struct Running {
     configs: Vec<FleetConfig>,
     reports: Vec<Option<FleetReport>>,
     progress: Vec<f64>,
@@ -46,7 +46,7 @@ struct Batch {
     done: Option<Done>,
 }
 
-impl Batch {
+impl Running {
     fn cancel(&mut self) {
         self.done = None;
         for h in self.handles.drain(..) {
@@ -64,6 +64,15 @@ pub fn run_fleets(
     status: RwSignal<RunStatus>,
     done: impl FnOnce(Vec<(FleetConfig, FleetReport)>) + 'static,
 ) {
+    start_fleets(configs, status, done);
+}
+
+/// [`run_fleets`], with a handle that stops the batch.
+pub fn start_fleets(
+    configs: Vec<FleetConfig>,
+    status: RwSignal<RunStatus>,
+    done: impl FnOnce(Vec<(FleetConfig, FleetReport)>) + 'static,
+) -> Batch {
     let n = configs.len();
     if n == 0 {
         status.set(RunStatus::Done {
@@ -71,14 +80,14 @@ pub fn run_fleets(
             longest_ms: 0.0,
         });
         done(Vec::new());
-        return;
+        return Batch(None);
     }
     status.set(RunStatus::Running {
         run: 0,
         runs: n,
         progress: 0.0,
     });
-    let batch = Rc::new(RefCell::new(Batch {
+    let batch = Rc::new(RefCell::new(Running {
         configs: configs.clone(),
         reports: vec![None; n],
         progress: vec![0.0; n],
@@ -96,9 +105,22 @@ pub fn run_fleets(
         let h = submit(job, move |reply| on_reply(&b, i, reply, status));
         batch.borrow_mut().handles.push(h);
     }
+    Batch(Some(batch))
 }
 
-fn on_reply(batch: &Rc<RefCell<Batch>>, i: usize, reply: Reply, status: RwSignal<RunStatus>) {
+/// A batch sent by [`run_fleets`], to stop it.
+pub struct Batch(Option<Rc<RefCell<Running>>>);
+
+impl Batch {
+    /// Stops the batch's runs; its `done` is never called.
+    pub fn cancel(&self) {
+        if let Some(b) = &self.0 {
+            b.borrow_mut().cancel();
+        }
+    }
+}
+
+fn on_reply(batch: &Rc<RefCell<Running>>, i: usize, reply: Reply, status: RwSignal<RunStatus>) {
     let mut b = batch.borrow_mut();
     if b.done.is_none() {
         return;

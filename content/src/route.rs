@@ -22,18 +22,21 @@ pub enum Route {
     MockReport,
     /// How close the simulator comes to published measurements.
     Simulator,
+    /// The serving advisor: the cheapest configuration that holds the targets.
+    Advisor,
     NotFound(String),
 }
 
 /// The first path segments that start a route: the same list as `roots` in the inline script
 /// of `index.html`, which works out the base path before the app loads (a browser test
 /// compares the two).
-pub const ROOTS: [&str; 7] = [
+pub const ROOTS: [&str; 8] = [
     "lesson",
     "size",
     "buildups",
     "moments",
     "lab",
+    "advisor",
     "mock",
     "simulator",
 ];
@@ -65,6 +68,7 @@ impl Route {
             ["mock"] => Route::Mock,
             ["mock", "report"] => Route::MockReport,
             ["simulator"] => Route::Simulator,
+            ["advisor"] => Route::Advisor,
             _ => Route::NotFound(rel.to_string()),
         }
     }
@@ -93,6 +97,7 @@ impl Route {
             Route::Mock,
             Route::MockReport,
             Route::Simulator,
+            Route::Advisor,
             Route::NotFound(String::new()),
         ];
         kinds
@@ -110,7 +115,8 @@ impl Route {
                 | Route::Lab
                 | Route::Mock
                 | Route::MockReport
-                | Route::Simulator) => vec![fixed],
+                | Route::Simulator
+                | Route::Advisor) => vec![fixed],
             })
             .collect()
     }
@@ -130,6 +136,7 @@ impl Route {
             Route::Mock => "mock".into(),
             Route::MockReport => "mock/report".into(),
             Route::Simulator => "simulator".into(),
+            Route::Advisor => "advisor".into(),
             Route::NotFound(p) => p.clone(),
         }
     }
@@ -143,6 +150,7 @@ impl Route {
             Route::BuildUps | Route::BuildUp(_) => Section::BuildUps,
             Route::Moments | Route::Moment(_) => Section::Moments,
             Route::Lab => Section::Lab,
+            Route::Advisor => Section::Advisor,
             Route::Mock | Route::MockReport => Section::Mock,
         }
     }
@@ -169,17 +177,19 @@ pub enum Section {
     BuildUps,
     Moments,
     Lab,
+    Advisor,
     Mock,
 }
 
 impl Section {
-    pub const NAV: [Section; 7] = [
+    pub const NAV: [Section; 8] = [
         Section::Home,
         Section::Lesson,
         Section::Size,
         Section::BuildUps,
         Section::Moments,
         Section::Lab,
+        Section::Advisor,
         Section::Mock,
     ];
 
@@ -191,6 +201,7 @@ impl Section {
             Section::BuildUps => "Build-ups",
             Section::Moments => "Interview moments",
             Section::Lab => "Lab",
+            Section::Advisor => "Advisor",
             Section::Mock => "Mock interview",
         }
     }
@@ -203,6 +214,7 @@ impl Section {
             Section::BuildUps => Route::BuildUps,
             Section::Moments => Route::Moments,
             Section::Lab => Route::Lab,
+            Section::Advisor => Route::Advisor,
             Section::Mock => Route::Mock,
         }
     }
@@ -216,6 +228,7 @@ impl Section {
             Section::BuildUps => "buildups",
             Section::Moments => "moments",
             Section::Lab => "lab",
+            Section::Advisor => "advisor",
             Section::Mock => "mock",
         }
     }

@@ -20,6 +20,7 @@ pub struct Site {
     lesson: Doc,
     lab: LabText,
     about: About,
+    advisor: trainer_course::advisor::answer::Words,
     moments: Vec<Moment>,
 }
 
@@ -68,6 +69,7 @@ impl Site {
             lesson,
             lab: trainer_course::lab::text().map_err(|e| e.to_string())?,
             about: trainer_course::validation::about().map_err(|e| e.to_string())?,
+            advisor: trainer_course::advisor::answer::words().map_err(|e| e.to_string())?,
             moments: trainer_course::moments::moments().map_err(|e| e.to_string())?,
         })
     }
@@ -206,6 +208,12 @@ impl Site {
                 None,
                 &self.about.title,
                 Some(("", &self.about.intro)),
+            ),
+            Route::Advisor => head(
+                "lab advisor",
+                Some(&self.advisor.eyebrow),
+                &self.advisor.title,
+                Some(("lede", &self.advisor.intro)),
             ),
             Route::NotFound(_) => String::new(),
         }

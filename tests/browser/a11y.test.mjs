@@ -63,7 +63,7 @@ test("every page has no axe violation, light and dark", async () => {
     "", "lesson", "size", ...QUESTIONS.map((q) => `size/${q}`), "size/no-such-question",
     "buildups", ...BUILDUPS.map((b) => `buildups/${b}`),
     "moments", ...MOMENTS.map((m) => `moments/${m}`), "moments/no-such-moment",
-    "lab", "mock", "mock/report", "simulator", "no/such/page",
+    "lab", "advisor", "mock", "mock/report", "simulator", "no/such/page",
   ];
   const all = [];
   for (const rel of pages) {

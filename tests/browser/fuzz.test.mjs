@@ -59,9 +59,10 @@ const KINDS = {
   buildup: { paths: ["buildups/replica", "buildups/fleet"], fields: null, extra: ["step", "sub", "prompt", "budget", "pool", "cache"] },
   moment: { paths: ["moments/routing", "moments/autoscaler", "moments/rag", "moments/self-host", "moments/long-prompts", "moments/ttft-gap", "moments/halve-cost", "moments/spec-latency"], fields: null, extra: ["choice", "engine"] },
   mock: { paths: ["mock"], fields: null, extra: ["curveball"] },
+  advisor: { paths: ["advisor"], fields: '[data-testid^="adv-"]:is(input, select)', prefix: "adv-", extra: ["tp", "weights", "max_seqs", "budget", "gpus"] },
 };
 const PLAIN = ["", "lesson", "size", "buildups", "moments", "mock/report", "simulator"];
-const PREFIXES = ["lesson", "size", "buildups", "moments", "lab", "mock", "simulator", "index.html", "404.html"];
+const PREFIXES = ["lesson", "size", "buildups", "moments", "lab", "advisor", "mock", "simulator", "index.html", "404.html"];
 
 /** Reads the keys of the page at `rel` (of kind `kind`) from its fields, once per page. */
 const known = new Map();

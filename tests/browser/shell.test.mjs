@@ -14,6 +14,7 @@ const ROUTES = [
   { rel: "buildups", name: "buildups", heading: /Build-ups/i, nav: "buildups" },
   { rel: "moments", name: "moments", heading: /Interview moments/i, nav: "moments" },
   { rel: "lab", name: "lab", heading: /Lab/i, nav: "lab" },
+  { rel: "advisor", name: "advisor", heading: /serving advisor/i, nav: "advisor" },
   { rel: "mock", name: "mock", heading: /Mock interview/i, nav: "mock" },
   { rel: "simulator", name: "simulator", heading: /How close is the simulator/, nav: null },
   { rel: "no/such/page", name: "not-found", heading: /Page not found/, nav: null },

@@ -19,7 +19,7 @@ after(async () => { await app?.close(); });
 
 test("every page of the route table is its own file, answered with 200; 404.html answers only unknown addresses", async () => {
   // The route table's pages of each kind are all there (content/src/route.rs, Route::all).
-  for (const r of ["", "lesson", "size", "size/fleet", "buildups", "buildups/fleet", "moments", "moments/routing", "lab", "mock", "mock/report", "simulator"]) {
+  for (const r of ["", "lesson", "size", "size/fleet", "buildups", "buildups/fleet", "moments", "moments/routing", "lab", "advisor", "mock", "mock/report", "simulator"]) {
     assert.ok(ROUTES.includes(r), `no ${r}/index.html in dist`);
   }
   let bytes = 0;

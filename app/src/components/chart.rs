@@ -115,6 +115,10 @@ pub fn Chart(
     /// is drawn when it comes on screen or when this turns false. Default: never held.
     #[prop(into, optional)]
     hold_offscreen: Signal<bool>,
+    /// Told where each draw put the axes (a page that finds the dot under a click, with
+    /// [`Frame::nearest`]).
+    #[prop(into, optional)]
+    on_frame: Option<Callback<Frame>>,
     /// The text alternative: a table of the figures the chart draws.
     children: Children,
 ) -> impl IntoView {
@@ -148,8 +152,11 @@ pub fn Chart(
                     return;
                 };
                 let c: web_sys::HtmlCanvasElement = c.unchecked_into();
-                if let Some(n) = data.try_with_untracked(|d| draw(&c, d)) {
+                if let Some((n, f)) = data.try_with_untracked(|d| draw(&c, d)) {
                     let _ = drawn.try_set(n);
+                    if let (Some(on_frame), Some(f)) = (on_frame, f) {
+                        on_frame.run(f);
+                    }
                 }
             },
             std::time::Duration::ZERO,
@@ -183,6 +190,7 @@ pub fn Chart(
             <canvas
                 node_ref=canvas_ref
                 class="chart-canvas"
+                class:pickable=on_frame.is_some()
                 role="img"
                 aria-label=format!("{title} (the table below gives its figures)")
                 aria-describedby=table_id.clone()
@@ -347,7 +355,83 @@ fn parse_hex(s: &str) -> Option<RGBColor> {
 
 /// Sizes the backing store for the screen and draws; returns what was drawn (0 on failure
 /// or for empty data, which leaves a note on the canvas instead).
-fn draw(canvas: &web_sys::HtmlCanvasElement, data: &ChartData) -> usize {
+/// Where a line chart's axes sit on its canvas (backing-store pixels), to find the dot under
+/// a click.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Frame {
+    /// The axes' ranges, in drawn units (a log axis's in log10).
+    x: (f64, f64),
+    y: (f64, f64),
+    /// The plotting area's pixel ranges.
+    px_x: (i32, i32),
+    px_y: (i32, i32),
+    dpr: f64,
+    x_log: bool,
+    /// The smallest positive x, where a log axis puts zero.
+    floor: f64,
+}
+
+impl Frame {
+    fn pixel(&self, (x, y): (f64, f64)) -> (f64, f64) {
+        let fx = if self.x_log {
+            x.max(self.floor).log10()
+        } else {
+            x
+        };
+        let (x0, x1) = self.x;
+        let (y0, y1) = self.y;
+        let px =
+            f64::from(self.px_x.0) + (fx - x0) / (x1 - x0) * f64::from(self.px_x.1 - self.px_x.0);
+        let py =
+            f64::from(self.px_y.0) + (y1 - y) / (y1 - y0) * f64::from(self.px_y.1 - self.px_y.0);
+        (px, py)
+    }
+
+    /// Where every dot (a point of a line drawn with markers) is, in CSS pixels from the
+    /// canvas's corner, line by line.
+    pub fn dots(&self, data: &ChartData) -> Vec<Vec<(f64, f64)>> {
+        let ChartData::Lines { lines, .. } = data else {
+            return Vec::new();
+        };
+        lines
+            .iter()
+            .map(|l| {
+                if !l.markers {
+                    return Vec::new();
+                }
+                l.points
+                    .iter()
+                    .map(|&p| {
+                        let (x, y) = self.pixel(p);
+                        (x / self.dpr, y / self.dpr)
+                    })
+                    .collect()
+            })
+            .collect()
+    }
+
+    /// The (line, point) of the dot (a line drawn with markers) nearest to `at`, CSS pixels
+    /// from the canvas's corner, if one is within `reach` CSS pixels.
+    pub fn nearest(&self, data: &ChartData, at: (f64, f64), reach: f64) -> Option<(usize, usize)> {
+        let (at, reach) = ((at.0 * self.dpr, at.1 * self.dpr), reach * self.dpr);
+        let ChartData::Lines { lines, .. } = data else {
+            return None;
+        };
+        let mut best: Option<((usize, usize), f64)> = None;
+        for (li, l) in lines.iter().enumerate().filter(|(_, l)| l.markers) {
+            for (pi, &p) in l.points.iter().enumerate() {
+                let (px, py) = self.pixel(p);
+                let d = (px - at.0).hypot(py - at.1);
+                if d <= reach && best.is_none_or(|(_, b)| d < b) {
+                    best = Some(((li, pi), d));
+                }
+            }
+        }
+        best.map(|(hit, _)| hit)
+    }
+}
+
+fn draw(canvas: &web_sys::HtmlCanvasElement, data: &ChartData) -> (usize, Option<Frame>) {
     let dpr = web_sys::window()
         .map_or(1.0, |w| w.device_pixel_ratio())
         .max(1.0);
@@ -362,11 +446,11 @@ fn draw(canvas: &web_sys::HtmlCanvasElement, data: &ChartData) -> usize {
     }
     let t = theme(canvas);
     let Some(backend) = PlotCanvas::new(canvas) else {
-        return 0;
+        return (0, None);
     };
     let root = backend.into_drawing_area();
     if root.fill(&t.surface).is_err() {
-        return 0;
+        return (0, None);
     }
     let px = |v: f64| (v * dpr).round() as u32;
     let font = |size: f64, c: RGBColor| ("sans-serif", size * dpr).into_font().color(&c);
@@ -378,8 +462,9 @@ fn draw(canvas: &web_sys::HtmlCanvasElement, data: &ChartData) -> usize {
             font(13.0, t.muted),
         ));
         let _ = root.present();
-        return 0;
+        return (0, None);
     }
+    let mut frame = None;
     let ok = match data {
         ChartData::Lines {
             lines,
@@ -425,7 +510,7 @@ fn draw(canvas: &web_sys::HtmlCanvasElement, data: &ChartData) -> usize {
                 .build_cartesian_2d(x0..x1, y0..y1)
             {
                 Ok(c) => c,
-                Err(_) => return 0,
+                Err(_) => return (0, None),
             };
             let mesh = chart
                 .configure_mesh()
@@ -461,6 +546,15 @@ fn draw(canvas: &web_sys::HtmlCanvasElement, data: &ChartData) -> usize {
                 ok &= drawn.is_ok();
             }
             let (xs, ys) = chart.plotting_area().get_pixel_range();
+            frame = Some(Frame {
+                x: (x0, x1),
+                y: (y0, y1),
+                px_x: (xs.start, xs.end),
+                px_y: (ys.start, ys.end),
+                dpr,
+                x_log: log,
+                floor,
+            });
             ok &= legend(&root, lines, &t, dpr, (xs.end, ys.end)).is_ok();
             ok
         }
@@ -491,7 +585,7 @@ fn draw(canvas: &web_sys::HtmlCanvasElement, data: &ChartData) -> usize {
                 .build_cartesian_2d(0.0..bars.len() as f64, 0.0..top)
             {
                 Ok(c) => c,
-                Err(_) => return 0,
+                Err(_) => return (0, None),
             };
             let mut ok = chart
                 .configure_mesh()
@@ -528,7 +622,7 @@ fn draw(canvas: &web_sys::HtmlCanvasElement, data: &ChartData) -> usize {
         }
     };
     if root.present().is_err() || !ok {
-        return 0;
+        return (0, None);
     }
-    n
+    (n, frame)
 }

@@ -29,7 +29,7 @@ mod step_player;
 mod url_errors;
 
 pub use card::Card;
-pub use chart::{Chart, ChartData, Format, Line};
+pub use chart::{Chart, ChartData, Format, Frame, Line};
 pub use choice_field::ChoiceField;
 pub use column_heads::ColumnHeads;
 pub use confidence_note::ConfidenceNote;
@@ -39,7 +39,7 @@ pub use countdown::Countdown;
 pub use deferred::{lazy_region, lazy_turn, when_drawn, Deferred};
 pub use engine_note::EngineNote;
 pub use estimate_box::{Compared, EstimateBox, SimFigure};
-pub use field_error::FieldMessage;
+pub use field_error::{FieldError, FieldMessage};
 pub use figure::{DerivedAt, Figure};
 pub use hidden_figure::HiddenFigure;
 pub use inputs_banner::InputsBanner;

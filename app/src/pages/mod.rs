@@ -1,5 +1,6 @@
 //! One module per page. [`render`] maps a route to its page.
 
+mod advisor;
 mod buildups;
 mod home;
 mod home_progress;
@@ -30,6 +31,7 @@ pub async fn preload(route: &Route) {
         Route::NotFound(_) => __preload_not_found_page().await,
         Route::SizeIndex | Route::Size(_) => __preload_size_pages().await,
         Route::Simulator => __preload_simulator_page().await,
+        Route::Advisor => __preload_advisor_page().await,
         Route::Lab => __preload_lab_page().await,
         Route::Lesson => __preload_lesson_page().await,
         Route::BuildUps | Route::BuildUp(_) => __preload_buildup_pages().await,
@@ -44,6 +46,7 @@ async fn page(route: Route) -> AnyView {
         Route::NotFound(path) => not_found_page(path).await,
         Route::SizeIndex | Route::Size(_) => size_pages(route).await,
         Route::Simulator => simulator_page().await,
+        Route::Advisor => advisor_page().await,
         Route::Lab => lab_page().await,
         Route::Lesson => lesson_page().await,
         Route::BuildUps | Route::BuildUp(_) => buildup_pages(route).await,
@@ -63,6 +66,11 @@ fn size_pages(route: Route) -> AnyView {
 #[lazy]
 fn simulator_page() -> AnyView {
     view! { <simulator::SimulatorPage/> }.into_any()
+}
+
+#[lazy]
+fn advisor_page() -> AnyView {
+    view! { <advisor::AdvisorPage/> }.into_any()
 }
 
 #[lazy]

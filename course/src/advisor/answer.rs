@@ -30,8 +30,8 @@ pub struct Words {
     pub stage_confirm: String,
     pub stopped: String,
     pub stale: String,
+    pub ruled_out: String,
     pub took: String,
-    pub guess_prompt: String,
     pub answer: AnswerWords,
     pub reasons: ReasonWords,
     pub plots: PlotWords,
@@ -73,6 +73,11 @@ pub struct PlotWords {
     pub cost_y: String,
     pub speed_x: String,
     pub speed_y: String,
+    pub frontier: String,
+    pub beaten: String,
+    pub ttft_line: String,
+    pub tpot_line: String,
+    pub columns: Vec<String>,
 }
 
 /// The advisor's words.
