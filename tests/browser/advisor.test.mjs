@@ -80,8 +80,7 @@ test("a row's link and a dot open that configuration in the lab, and Back return
   const [row, at] = dots.split(";")[0].split(":");
   const [x, y] = at.split(",").map(Number);
   const rowHref = await page
-    .locator(`${tid("plot-advisor-cost")} [data-testid="advisor-row"]`)
-    .nth(Number(row))
+    .locator(`${tid("plot-advisor-cost")} [data-testid="advisor-row"][data-row="${row}"]`)
     .locator(tid("advisor-open-lab"))
     .getAttribute("href");
   await page.locator(tid("plot-advisor-cost-canvas")).click({ position: { x, y } });

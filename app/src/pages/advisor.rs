@@ -54,7 +54,8 @@ struct Finished {
 /// One candidate at its count: what the tables say and the lab query it opens.
 #[derive(Clone, Debug, PartialEq)]
 struct Row {
-    config: String,
+    /// Each setting searched: the knob's label and the value as the lab shows it.
+    parts: Vec<(String, String)>,
     lab: String,
     best: bool,
     f: FrontierPoint,
@@ -75,6 +76,10 @@ pub fn AdvisorPage() -> impl IntoView {
     // What each text field shows: what was typed, even when it was refused.
     let shown = RwSignal::new(shown_of(&form.get_untracked()));
     url.follow(Form::from_query, move |f: Form| {
+        // Leaving for another page changes the query too: that one is not this page's.
+        if router.route.get_untracked() != Route::Advisor {
+            return;
+        }
         shown.set(shown_of(&f));
         form.set(f);
     });
@@ -86,8 +91,9 @@ pub fn AdvisorPage() -> impl IntoView {
         });
         url.replace(&form.with_untracked(Form::query));
     };
-    let error =
-        move |key: &'static str| Signal::derive(move || form.with(|f| f.errors.get(key).cloned()));
+    let error = move |key: &'static str| {
+        Signal::derive(move || form.try_with(|f| f.errors.get(key).cloned()).flatten())
+    };
 
     let phase = RwSignal::new(Phase::Idle);
     let batch = RwSignal::new(RunStatus::Idle);
@@ -96,9 +102,10 @@ pub fn AdvisorPage() -> impl IntoView {
     let generation = StoredValue::new(0u64);
     let started = StoredValue::new(0.0f64);
     let finished = RwSignal::new(None::<Finished>);
+    // Also the page's cleanup, when its values may already be gone: every access tries.
     let stop = move || {
-        generation.update_value(|g| *g += 1);
-        sent.with_value(|b| {
+        let _ = generation.try_update_value(|g| *g += 1);
+        let _ = sent.try_with_value(|b| {
             if let Some(b) = b {
                 b.cancel();
             }
@@ -121,7 +128,14 @@ pub fn AdvisorPage() -> impl IntoView {
                     .frontier()
                     .into_iter()
                     .map(|f| Row {
-                        config: answer::describe(s, f.candidate),
+                        parts: {
+                            let cfg = s.setup(f.candidate, 1).config;
+                            s.candidates[f.candidate]
+                                .settings
+                                .iter()
+                                .map(|(k, v)| answer::setting_parts(&cfg, k, v))
+                                .collect()
+                        },
                         lab: href_query(f.candidate, f.replicas),
                         best: best == Some((f.candidate, f.replicas)),
                         gpus: f.replicas * s.candidates[f.candidate].gpus_per_replica,
@@ -239,7 +253,7 @@ pub fn AdvisorPage() -> impl IntoView {
         phase.set(Phase::Stopped);
     };
     let running = Memo::new(move |_| matches!(phase.get(), Phase::Running { .. }));
-    let invalid = Memo::new(move |_| form.with(|f| !f.errors.is_empty()));
+    let invalid = Memo::new(move |_| form.try_with(|f| !f.errors.is_empty()).unwrap_or(true));
 
     let preset = FleetConfig::seed();
     let traffic_fields = TRAFFIC
@@ -254,7 +268,7 @@ pub fn AdvisorPage() -> impl IntoView {
                     testid=format!("adv-{key}")
                     label=label
                     unit=unit
-                    value=Signal::derive(move || shown.with(|s| s.get(key).cloned().unwrap_or_default()))
+                    value=Signal::derive(move || shown.try_with(|s| s.get(key).cloned()).flatten().unwrap_or_default())
                     hint=String::new()
                     integer=key != "rate"
                     message=FieldMessage::new(error(key), format!("error-{key}"))
@@ -273,7 +287,7 @@ pub fn AdvisorPage() -> impl IntoView {
                 testid=format!("adv-{key}")
                 label=label
                 unit="ms"
-                value=Signal::derive(move || shown.with(|s| s.get(key).cloned().unwrap_or_default()))
+                value=Signal::derive(move || shown.try_with(|s| s.get(key).cloned()).flatten().unwrap_or_default())
                 hint=String::new()
                 integer=false
                 message=FieldMessage::new(error(key), format!("error-{key}"))
@@ -297,7 +311,10 @@ pub fn AdvisorPage() -> impl IntoView {
                 .map(|&v| {
                     let text = answer::setting_text(&preset, key, v);
                     let text = text.split_once(": ").map_or(text.clone(), |(_, t)| t.to_string());
-                    let checked = move || form.with(|f| f.ticked.get(key).is_some_and(|t| t.iter().any(|x| x == v)));
+                    let checked = move || {
+                        form.try_with(|f| f.ticked.get(key).is_some_and(|t| t.iter().any(|x| x == v)))
+                            .unwrap_or(false)
+                    };
                     let toggle = move |_| {
                         let mut now = form.with_untracked(|f| f.ticked.get(key).cloned().unwrap_or_default());
                         if let Some(i) = now.iter().position(|x| x == v) {
@@ -338,7 +355,7 @@ pub fn AdvisorPage() -> impl IntoView {
                     testid=testid
                     label=g.name.as_str()
                     unit="$/h"
-                    value=Signal::derive(move || shown.with(|s| s.get(&k2).cloned().unwrap_or_default()))
+                    value=Signal::derive(move || shown.try_with(|s| s.get(&k2).cloned()).flatten().unwrap_or_default())
                     hint=String::new()
                     integer=false
                     message=FieldMessage::never(format!("advprice-{id}-msg"))
@@ -351,13 +368,14 @@ pub fn AdvisorPage() -> impl IntoView {
         })
         .collect_view();
     let unknown = move || {
-        form.with(|f| {
+        form.try_with(|f| {
             f.errors
                 .iter()
                 .filter(|(k, _)| !is_field(k))
                 .map(|(k, m)| format!("{k}: {m}"))
                 .collect::<Vec<_>>()
         })
+        .unwrap_or_default()
     };
     let status = move || {
         match phase.get() {
@@ -392,7 +410,7 @@ pub fn AdvisorPage() -> impl IntoView {
     let stale = move || {
         finished.with(|f| {
             f.as_ref()
-                .is_some_and(|f| form.with(|now| now.query() != f.key))
+                .is_some_and(|f| form.try_with(|now| now.query() != f.key).unwrap_or(false))
         })
     };
     let open_lab = move |query: String| router.navigate(Route::Lab, &query);
@@ -426,7 +444,7 @@ pub fn AdvisorPage() -> impl IntoView {
                 let spots = data.clone();
                 let rows_at = rows_of.clone();
                 let on_frame = Callback::new(move |f: Frame| {
-                    frame.set_value(Some(f));
+                    let _ = frame.try_set_value(Some(f));
                     let list: Vec<String> = f
                         .dots(&spots)
                         .iter()
@@ -444,7 +462,12 @@ pub fn AdvisorPage() -> impl IntoView {
                     let on_canvas = e
                         .target()
                         .is_some_and(|t| wasm_bindgen::JsCast::has_type::<web_sys::HtmlCanvasElement>(&t));
-                    let Some(f) = frame.get_value().filter(|_| on_canvas) else {
+                    // A click elsewhere (a link in the table below, which may have left
+                    // the page) is not the chart's.
+                    if !on_canvas {
+                        return;
+                    }
+                    let Some(Some(f)) = frame.try_get_value() else {
                         return;
                     };
                     let at = (f64::from(e.offset_x()), f64::from(e.offset_y()));
@@ -460,13 +483,13 @@ pub fn AdvisorPage() -> impl IntoView {
             };
             let (cost_frame, cost_click, cost_dots) = pick(cost.clone(), cost_rows, rows.clone());
             let (speed_frame, speed_click, speed_dots) = pick(speed.clone(), speed_rows, f.rows.clone());
-            let table = rows_table(&rows, f.pct, &plots.columns);
-            let table2 = rows_table(&rows, f.pct, &plots.columns);
+            let table = tables(&rows, f.pct, &plots, false);
+            let table2 = tables(&rows, f.pct, &plots, true);
             let pruned = f.pruned.clone();
             let pruned_count = pruned.len();
             view! {
                 <section class="advisor-answer" aria-labelledby="advisor-answer-h" data-testid="advisor-answer">
-                    <h2 id="advisor-answer-h">{say(|w| &w.title)}</h2>
+                    <h2 id="advisor-answer-h">{say(|w| &w.answer_heading)}</h2>
                     {lines}
                     <p class="muted small" data-testid="advisor-took">{took}</p>
                 </section>
@@ -526,7 +549,7 @@ pub fn AdvisorPage() -> impl IntoView {
                                 testid="adv-pct"
                                 label=words.percentile_label.as_str()
                                 options=pct_options
-                                selected=Signal::derive(move || form.with(|f| f.percentile.name().to_string()))
+                                selected=Signal::derive(move || form.try_with(|f| f.percentile.name().to_string()).unwrap_or_default())
                                 message=FieldMessage::new(error("pct"), "error-pct")
                                 on_change=Callback::new(move |v: String| edit("pct", v))
                             />
@@ -717,29 +740,93 @@ fn target(name: &str, points: Vec<(f64, f64)>) -> Line {
     }
 }
 
-/// The plots' text alternative: every candidate at its count, with its figures and a link
-/// that opens it in the lab (the keyboard's way to what a click on a dot does).
-fn rows_table(rows: &[Row], pct: &'static str, columns: &[String]) -> impl IntoView {
-    let body = rows
+/// A plot's text alternative: the candidates on its frontier (and the answer) in a table, the
+/// others, each beaten on both of the plot's axes, in a second one behind a summary. Every
+/// row links to the lab (the keyboard's way to what a click on a dot does).
+fn tables(rows: &[Row], pct: &'static str, w: &PlotWords, speed: bool) -> impl IntoView {
+    let beaten = |r: &Row| {
+        if speed {
+            r.f.speed_beaten_by
+        } else {
+            r.f.cost_beaten_by
+        }
+    };
+    let (front, rest): (Vec<usize>, Vec<usize>) =
+        (0..rows.len()).partition(|&i| rows[i].best || beaten(&rows[i]).is_none());
+    let more = rest.len();
+    view! {
+        {rows_table(rows, &front, pct, w, speed)}
+        {(more > 0).then(|| view! {
+            <details class="advisor-more">
+                <summary>{fill(&w.more, &[("n", int(more as f64))])}</summary>
+                {rows_table(rows, &rest, pct, w, speed)}
+            </details>
+        })}
+    }
+}
+
+/// The rows `show` of `rows`: the settings searched, then the plot's figures, what beats the
+/// row, and its link to the lab.
+fn rows_table(
+    rows: &[Row],
+    show: &[usize],
+    pct: &'static str,
+    w: &PlotWords,
+    speed: bool,
+) -> impl IntoView {
+    let axes: Vec<String> = rows
+        .first()
+        .map(|r| r.parts.iter().map(|(label, _)| label.clone()).collect())
+        .unwrap_or_default();
+    let figures: Vec<String> = if speed {
+        vec![
+            w.col_per_user.clone(),
+            w.col_per_gpu.clone(),
+            w.col_replicas.clone(),
+        ]
+    } else {
+        vec![
+            w.col_replicas.clone(),
+            w.col_per_hour.clone(),
+            w.col_per_million.clone(),
+            fill(&w.col_ttft, &[("pct", pct.to_string())]),
+            fill(&w.col_tpot, &[("pct", pct.to_string())]),
+        ]
+    };
+    let heads: Vec<String> = std::iter::once("#".to_string())
+        .chain(axes)
+        .chain(figures)
+        .chain([w.col_beaten.clone(), w.col_open.clone()])
+        .collect();
+    let open = w.col_open.clone();
+    let body = show
         .iter()
-        .enumerate()
+        .filter_map(|&i| rows.get(i).map(|r| (i, r)))
         .map(|(i, r)| {
             let p = &r.f.point;
-            let beaten = r.f.cost_beaten_by.map_or(String::new(), |j| format!("#{}", j + 1));
-            let open = columns.last().cloned().unwrap_or_default();
+            let by = if speed { r.f.speed_beaten_by } else { r.f.cost_beaten_by };
+            let by = by.map_or(String::new(), |j| format!("#{}", j + 1));
+            let per_replica = r.gpus / r.f.replicas.max(1);
+            let replicas = format!("{} × {}", int(r.f.replicas as f64), int(per_replica as f64));
+            let figures: Vec<String> = if speed {
+                vec![sig(p.tokens_per_user_s, 3), sig(p.tokens_per_gpu_s, 3), replicas]
+            } else {
+                vec![
+                    replicas,
+                    money(p.dollars_per_hour),
+                    money(p.dollars_per_million),
+                    duration(p.ttft_s, 3),
+                    duration(p.tpot_s, 3),
+                ]
+            };
+            let open = open.clone();
             view! {
-                <tr data-testid="advisor-row" data-best=r.best.to_string() data-replicas=r.f.replicas.to_string()>
+                <tr data-testid="advisor-row" data-best=r.best.to_string() data-replicas=r.f.replicas.to_string() data-row=i.to_string()>
                     <th scope="row">{format!("#{}", i + 1)}{r.best.then_some(" ★")}</th>
-                    <td>{r.config.clone()}</td>
-                    <td>{int(r.f.replicas as f64)}" × "{int((r.gpus / r.f.replicas.max(1)) as f64)}</td>
-                    <td>{money(p.dollars_per_hour)}</td>
-                    <td>{money(p.dollars_per_million)}</td>
-                    <td>{duration(p.ttft_s, 3)}</td>
-                    <td>{duration(p.tpot_s, 3)}</td>
-                    <td>{sig(p.tokens_per_gpu_s, 3)}</td>
-                    <td>{sig(p.tokens_per_user_s, 3)}</td>
-                    <td>{beaten}</td>
-                    <td><Link to=Route::Lab query=r.lab.clone() testid="advisor-open-lab">{open.clone()}</Link></td>
+                    {r.parts.iter().map(|(_, v)| view! { <td>{v.clone()}</td> }).collect_view()}
+                    {figures.into_iter().map(|v| view! { <td>{v}</td> }).collect_view()}
+                    <td>{by}</td>
+                    <td><Link to=Route::Lab query=r.lab.clone() testid="advisor-open-lab">{open}</Link></td>
                 </tr>
             }
         })
@@ -747,9 +834,7 @@ fn rows_table(rows: &[Row], pct: &'static str, columns: &[String]) -> impl IntoV
     view! {
         <table class="data-table">
             <thead>
-                <tr>
-                    {columns.iter().map(|c| view! { <th scope="col">{fill(c, &[("pct", pct.to_string())])}</th> }).collect_view()}
-                </tr>
+                <tr>{heads.into_iter().map(|c| view! { <th scope="col">{c}</th> }).collect_view()}</tr>
             </thead>
             <tbody>{body}</tbody>
         </table>

@@ -30,6 +30,7 @@ pub struct Words {
     pub stage_confirm: String,
     pub stopped: String,
     pub stale: String,
+    pub answer_heading: String,
     pub ruled_out: String,
     pub took: String,
     pub answer: AnswerWords,
@@ -77,7 +78,16 @@ pub struct PlotWords {
     pub beaten: String,
     pub ttft_line: String,
     pub tpot_line: String,
-    pub columns: Vec<String>,
+    pub col_replicas: String,
+    pub col_per_hour: String,
+    pub col_per_million: String,
+    pub col_ttft: String,
+    pub col_tpot: String,
+    pub col_per_gpu: String,
+    pub col_per_user: String,
+    pub col_beaten: String,
+    pub col_open: String,
+    pub more: String,
 }
 
 /// The advisor's words.
@@ -112,8 +122,18 @@ pub fn describe(search: &Search, i: usize) -> String {
 /// One setting as the panel shows it: the knob's label and the option's label (or the value
 /// and its unit).
 pub fn setting_text(cfg: &trainer_engine::fleet::FleetConfig, key: &str, value: &str) -> String {
+    let (label, shown) = setting_parts(cfg, key, value);
+    format!("{label}: {shown}")
+}
+
+/// [`setting_text`]'s two halves: the knob's label, and the value as the panel shows it.
+pub fn setting_parts(
+    cfg: &trainer_engine::fleet::FleetConfig,
+    key: &str,
+    value: &str,
+) -> (String, String) {
     let Some(k) = Knob::from_key(key) else {
-        return format!("{key} {value}");
+        return (key.to_string(), value.to_string());
     };
     let shown = k
         .options(cfg)
@@ -128,7 +148,7 @@ pub fn setting_text(cfg: &trainer_engine::fleet::FleetConfig, key: &str, value: 
                 format!("{value} {unit}")
             }
         });
-    format!("{}: {shown}", k.label(cfg))
+    (k.label(cfg).to_string(), shown)
 }
 
 /// A pruned combination's reason in words.
