@@ -3,19 +3,13 @@
 // whole batch with one worker and with navigator.hardwareConcurrency, so the gain from running
 // options in parallel is measured. Run by `./dev bench`.
 
-import { start, open } from "../browser/harness.mjs";
+import { start, open, cores } from "../browser/harness.mjs";
 
 const MOMENT = process.env.BENCH_MOMENT || "routing";
 const app = await start({ base: "/" });
 try {
-  const cores = await (async () => {
-    const page = await app.page();
-    await open(page, app.url);
-    const n = await page.evaluate(() => navigator.hardwareConcurrency);
-    await page.context().close();
-    return n;
-  })();
-  for (const workers of [...new Set([1, cores])]) {
+  const machine = await cores(app);
+  for (const workers of [...new Set([1, machine])]) {
     const page = await app.page();
     await open(page, app.url, `moments/${MOMENT}`);
     await page.waitForFunction(() => window.wasmBindings && window.wasmBindings.set_worker_limit);
@@ -25,7 +19,7 @@ try {
     await page.click('[data-testid="commit-answer"]');
     await page.waitForSelector('[data-testid="moment-time"]', { timeout: 600000 });
     const wall = Number(await page.getAttribute('[data-testid="moment-time"]', "data-value"));
-    console.log(`moment ${MOMENT}: every option run in ${(wall / 1e3).toFixed(2)} s of wall time on ${workers} worker(s) (this machine has ${cores} cores)`);
+    console.log(`moment ${MOMENT}: every option run in ${(wall / 1e3).toFixed(2)} s of wall time on ${workers} worker(s) (this machine has ${machine} cores)`);
     if (page.problems.length) {
       console.error(page.problems.join("\n"));
       process.exitCode = 1;

@@ -30,9 +30,13 @@ for (const viewport of [DESKTOP, PHONE]) {
     assert.equal(await page.inputValue(tid("adv-rate")), "10");
     assert.equal(await page.isChecked(tid("advtick-weights-fp8")), true);
     assert.equal(await page.isChecked(tid("advtick-weights-fp8-weight-only")), false);
+    // Predict, then reveal: a guess typed before the search is set beside what it found.
+    await page.fill(tid("adv-guess"), "2");
     const t0 = Date.now();
     await search(page);
     console.log(`advisor search at ${viewport.width} px: ${Date.now() - t0} ms`);
+    const guess = await page.textContent(tid("advisor-guess"));
+    assert.match(guess, /^You guessed 2 GPUs(, as many as|: \d+ (more|fewer) than the \d+) the runs needed/, guess);
     const best = await page.textContent(tid("advisor-best"));
     assert.match(best, /on \d+ replicas? \(\d+ GPUs?\) for \$[0-9.,]+ an hour/, best);
     assert.match(await page.textContent(tid("advisor-binds")), /replica/);
@@ -104,6 +108,12 @@ test("a bad field is named, blocks the search and is in the URL; a search can be
   await page.waitForSelector(tid("error-max_seqs"));
   await page.click(tid("advtick-max_seqs-128"));
   await page.waitForFunction(() => !document.querySelector('[data-testid="error-max_seqs"]'));
+  // A guess that is not a whole number is named, and nothing runs.
+  await page.fill(tid("adv-guess"), "two");
+  await page.click(tid("advisor-run"));
+  await page.waitForSelector(tid("error-guess"));
+  assert.equal(await page.locator(tid("advisor-running")).count(), 0);
+  await page.fill(tid("adv-guess"), "");
   await page.click(tid("advisor-run"));
   await page.waitForSelector(tid("advisor-running"));
   await page.click(tid("advisor-stop"));

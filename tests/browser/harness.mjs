@@ -130,3 +130,13 @@ export async function missDrill(page) {
   await page.waitForSelector('[data-testid="drill-result"][data-correct="false"]');
   return target;
 }
+
+/** How many cores the browser says the machine has (navigator.hardwareConcurrency): the
+ *  benchmarks time a batch on one worker and on that many. */
+export async function cores(app) {
+  const page = await app.page();
+  await open(page, app.url);
+  const n = await page.evaluate(() => navigator.hardwareConcurrency);
+  await page.context().close();
+  return n;
+}

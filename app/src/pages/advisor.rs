@@ -118,6 +118,10 @@ pub fn AdvisorPage() -> impl IntoView {
             phase.set(Phase::Failed(m));
         }
     });
+    // The learner's guess: its text, and the number committed when the search started.
+    let guess_text = RwSignal::new(String::new());
+    let guess_error = RwSignal::new(None::<String>);
+    let committed = StoredValue::new(None::<u32>);
     let finish = move |key: String| {
         let wall_ms = crate::browser::now_ms() - started.get_value();
         let done = search.with_value(|s| {
@@ -160,7 +164,16 @@ pub fn AdvisorPage() -> impl IntoView {
                     .collect();
                 Finished {
                     key,
-                    lines: w.with_value(|w| answer::answer(s, &w.answer)),
+                    lines: w.with_value(|w| {
+                        let mut lines = answer::answer(s, &w.answer);
+                        let guessed = committed
+                            .get_value()
+                            .and_then(|g| answer::guessed(s, &w.answer, g));
+                        if let Some(line) = guessed {
+                            lines.insert(1, ("guess", line));
+                        }
+                        lines
+                    }),
                     rows,
                     pruned,
                     runs: s.points.len(),
@@ -234,6 +247,20 @@ pub fn AdvisorPage() -> impl IntoView {
         if form.with_untracked(|f| !f.errors.is_empty()) {
             return;
         }
+        // A guess, if one is typed, is committed as the search starts.
+        let typed = guess_text.get_untracked();
+        let guess = match typed.trim() {
+            "" => None,
+            t => match t.parse::<u32>() {
+                Ok(g) if g >= 1 => Some(g),
+                _ => {
+                    guess_error.set(Some(say(|w| &w.guess_bad)));
+                    return;
+                }
+            },
+        };
+        guess_error.set(None);
+        committed.set_value(guess);
         let space: Space = form.with_untracked(Form::space);
         let key = form.with_untracked(Form::query);
         match Search::new(space) {
@@ -491,7 +518,7 @@ pub fn AdvisorPage() -> impl IntoView {
                 <section class="advisor-answer" aria-labelledby="advisor-answer-h" data-testid="advisor-answer">
                     <h2 id="advisor-answer-h">{say(|w| &w.answer_heading)}</h2>
                     {lines}
-                    <p class="muted small" data-testid="advisor-took">{took}</p>
+                    <p class="muted small" data-testid="advisor-took" data-wall-ms=format!("{:.0}", f.wall_ms) data-runs=f.runs.to_string()>{took}</p>
                 </section>
                 <div class="lab-charts">
                     <div on:click=cost_click data-testid="advisor-cost-dots" data-dots=move || cost_dots.get()>
@@ -564,6 +591,21 @@ pub fn AdvisorPage() -> impl IntoView {
                     </fieldset>
                 </form>
                 <div class="lab-main">
+                    <NumberField
+                        id="adv-guess"
+                        testid="adv-guess"
+                        label=words.guess_label.as_str()
+                        unit="GPUs"
+                        value=guess_text
+                        hint=String::new()
+                        integer=true
+                        message=FieldMessage::new(guess_error, "error-guess")
+                        disabled=running
+                        on_input=Callback::new(move |t: String| {
+                            guess_text.set(t);
+                            guess_error.set(None);
+                        })
+                    />
                     <div class="lab-actions">
                         <button class="button" type="button" data-testid="advisor-run" disabled=move || running.get() || invalid.get() on:click=start>
                             {say(|w| &w.run)}
@@ -636,57 +678,65 @@ fn workers() -> usize {
         .clamp(1, 8)
 }
 
-/// The cost plot: $ per million output tokens against TTFT, the frontier and the beaten apart,
-/// the TTFT target as a dashed line; and, per line, which row each dot is.
+/// The cost plot: $ per million output tokens against TTFT, and the TTFT target; with, per
+/// line, which row each dot is.
 fn cost_chart(f: &Finished, w: &PlotWords) -> (ChartData, Vec<Vec<usize>>) {
-    let split = |beaten: bool| -> (Vec<(f64, f64)>, Vec<usize>) {
-        let mut v: Vec<(usize, (f64, f64))> = f
-            .rows
-            .iter()
-            .enumerate()
-            .filter(|(_, r)| r.f.cost_beaten_by.is_some() == beaten)
-            .map(|(i, r)| (i, (r.f.point.ttft_s, r.f.point.dollars_per_million)))
-            .collect();
-        v.sort_by(|a, b| a.1 .0.total_cmp(&b.1 .0));
-        (
-            v.iter().map(|p| p.1).collect(),
-            v.iter().map(|p| p.0).collect(),
-        )
+    let axes = Axes {
+        x_label: fill(&w.cost_x, &[("pct", f.pct.to_string())]),
+        y_label: w.cost_y.clone(),
+        x_format: Format::Duration,
+        target: (w.ttft_line.clone(), f.targets.0),
     };
-    let (front, front_rows) = split(false);
-    let (beaten, beaten_rows) = split(true);
-    let top = f
-        .rows
-        .iter()
-        .map(|r| r.f.point.dollars_per_million)
-        .fold(0.0, f64::max);
-    let lines = vec![
-        dots(&w.frontier, 0, front),
-        dots(&w.beaten, 3, beaten),
-        target(&w.ttft_line, vec![(f.targets.0, 0.0), (f.targets.0, top)]),
-    ];
-    (
-        ChartData::Lines {
-            lines,
-            x_label: fill(&w.cost_x, &[("pct", f.pct.to_string())]),
-            y_label: w.cost_y.clone(),
-            x_log: false,
-            x_format: Format::Duration,
-            y_format: Format::Number,
-        },
-        vec![front_rows, beaten_rows],
+    frontier_chart(
+        f,
+        w,
+        axes,
+        |r| r.f.cost_beaten_by,
+        |p| (p.ttft_s, p.dollars_per_million),
     )
 }
 
 /// The speed plot: tokens a second per GPU against per user, and the per-token target's speed.
 fn speed_chart(f: &Finished, w: &PlotWords) -> (ChartData, Vec<Vec<usize>>) {
-    let split = |beaten: bool| -> (Vec<(f64, f64)>, Vec<usize>) {
+    let axes = Axes {
+        x_label: w.speed_x.clone(),
+        y_label: w.speed_y.clone(),
+        x_format: Format::Number,
+        target: (w.tpot_line.clone(), 1.0 / f.targets.1),
+    };
+    frontier_chart(
+        f,
+        w,
+        axes,
+        |r| r.f.speed_beaten_by,
+        |p| (p.tokens_per_user_s, p.tokens_per_gpu_s),
+    )
+}
+
+/// A frontier plot's axes and its target, a dashed line at an x.
+struct Axes {
+    x_label: String,
+    y_label: String,
+    x_format: Format,
+    target: (String, f64),
+}
+
+/// Every row's dot at `xy` of its point, the frontier and the beaten (by `beaten`) as two lines
+/// of dots, and the target; with, per line, which row each dot is.
+fn frontier_chart(
+    f: &Finished,
+    w: &PlotWords,
+    axes: Axes,
+    beaten: fn(&Row) -> Option<usize>,
+    xy: fn(&trainer_course::advisor::Point) -> (f64, f64),
+) -> (ChartData, Vec<Vec<usize>>) {
+    let split = |is_beaten: bool| -> (Vec<(f64, f64)>, Vec<usize>) {
         let mut v: Vec<(usize, (f64, f64))> = f
             .rows
             .iter()
             .enumerate()
-            .filter(|(_, r)| r.f.speed_beaten_by.is_some() == beaten)
-            .map(|(i, r)| (i, (r.f.point.tokens_per_user_s, r.f.point.tokens_per_gpu_s)))
+            .filter(|(_, r)| beaten(r).is_some() == is_beaten)
+            .map(|(i, r)| (i, xy(&r.f.point)))
             .collect();
         v.sort_by(|a, b| a.1 .0.total_cmp(&b.1 .0));
         (
@@ -695,28 +745,24 @@ fn speed_chart(f: &Finished, w: &PlotWords) -> (ChartData, Vec<Vec<usize>>) {
         )
     };
     let (front, front_rows) = split(false);
-    let (beaten, beaten_rows) = split(true);
-    let top = f
-        .rows
-        .iter()
-        .map(|r| r.f.point.tokens_per_gpu_s)
-        .fold(0.0, f64::max);
-    let floor = 1.0 / f.targets.1;
+    let (others, other_rows) = split(true);
+    let top = f.rows.iter().map(|r| xy(&r.f.point).1).fold(0.0, f64::max);
+    let (name, x) = axes.target;
     let lines = vec![
         dots(&w.frontier, 0, front),
-        dots(&w.beaten, 3, beaten),
-        target(&w.tpot_line, vec![(floor, 0.0), (floor, top)]),
+        dots(&w.beaten, 3, others),
+        target(&name, vec![(x, 0.0), (x, top)]),
     ];
     (
         ChartData::Lines {
             lines,
-            x_label: w.speed_x.clone(),
-            y_label: w.speed_y.clone(),
+            x_label: axes.x_label,
+            y_label: axes.y_label,
             x_log: false,
-            x_format: Format::Number,
+            x_format: axes.x_format,
             y_format: Format::Number,
         },
-        vec![front_rows, beaten_rows],
+        vec![front_rows, other_rows],
     )
 }
 

@@ -23,6 +23,8 @@ pub struct Words {
     pub percentile_label: String,
     pub ttft_label: String,
     pub tpot_label: String,
+    pub guess_label: String,
+    pub guess_bad: String,
     pub run: String,
     pub cancel: String,
     pub running: String,
@@ -53,6 +55,11 @@ pub struct AnswerWords {
     pub estimate_more: String,
     pub estimate_fewer: String,
     pub estimate_same: String,
+    pub gpus_one: String,
+    pub gpus_many: String,
+    pub guess_right: String,
+    pub guess_over: String,
+    pub guess_under: String,
 }
 
 #[derive(Clone, Debug, PartialEq, Deserialize)]
@@ -211,6 +218,7 @@ pub fn reason(w: &ReasonWords, p: &Pruned) -> String {
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Estimate {
     pub replicas: f64,
+    pub gpus: f64,
     pub dollars_per_hour: f64,
     /// The decode batch the estimate assumes per replica.
     pub batch: f64,
@@ -236,6 +244,7 @@ pub fn estimate(search: &Search) -> Option<Estimate> {
     let d = derive(q, &inputs).ok()?;
     Some(Estimate {
         replicas: d.step("replicas")?.value,
+        gpus: d.step("gpus")?.value,
         dollars_per_hour: d.step("cost_per_hour")?.value,
         batch: inputs.get("batch")?,
     })
@@ -353,6 +362,36 @@ pub fn answer(search: &Search, w: &AnswerWords) -> Vec<(&'static str, String)> {
         out.push(("estimate", say(template, &v)));
     }
     out
+}
+
+/// The learner's guess of the GPUs in the cheapest fleet, set beside what the runs found and
+/// what the calculator's arithmetic said; `None` when nothing held the targets.
+pub fn guessed(search: &Search, w: &AnswerWords, guess: u32) -> Option<String> {
+    let (best, n) = search.best()?;
+    let found = n * search.candidates[best].gpus_per_replica;
+    let est = estimate(search).map_or(String::from("—"), |e| int(e.gpus));
+    let values = [
+        (
+            "guess",
+            say(
+                if guess == 1 {
+                    &w.gpus_one
+                } else {
+                    &w.gpus_many
+                },
+                &[("n", int(guess as f64))],
+            ),
+        ),
+        ("found", int(found as f64)),
+        ("gap", int(guess.abs_diff(found) as f64)),
+        ("est", est),
+    ];
+    let template = match guess.cmp(&found) {
+        std::cmp::Ordering::Equal => &w.guess_right,
+        std::cmp::Ordering::Greater => &w.guess_over,
+        std::cmp::Ordering::Less => &w.guess_under,
+    };
+    Some(say(template, &values))
 }
 
 impl Point {

@@ -261,6 +261,18 @@ fn the_seed_answer_is_said_from_its_runs() {
     )
     .unwrap();
     assert_eq!(e.replicas, d.step("replicas").unwrap().value);
+    // A guess is set beside what the runs found, and the sentence follows its side.
+    let found = n * c.gpus_per_replica;
+    let say = |g| answer::guessed(&s, &w.answer, g).unwrap();
+    assert!(say(found).contains("as many as"), "{}", say(found));
+    assert!(say(found + 5).contains("5 more than"), "{}", say(found + 5));
+    assert!(
+        say(found - 1).contains("1 fewer than"),
+        "{}",
+        say(found - 1)
+    );
+    assert!(say(found).contains(&format!("said {}", trainer_engine::format::int(e.gpus))));
+    assert!(say(1).starts_with("You guessed 1 GPU:"), "{}", say(1));
     // Every pruned reason reads without a gap.
     for p in &s.pruned {
         let r = answer::reason(&w.reasons, p);
