@@ -20,7 +20,8 @@
 //! 2. **Short runs** find each candidate's smallest replica count that holds the targets:
 //!    from the arithmetic's floor, doubling until a count holds, then halving the gap.
 //! 3. **Longer runs** confirm the cheapest candidates at their counts, adding a replica while
-//!    a longer run misses.
+//!    a longer run misses, a few at a time until no candidate left unconfirmed could be
+//!    cheaper than the cheapest confirmed.
 //!
 //! The search asks for runs and is told their reports ([`Search::pending`],
 //! [`Search::record`]), so any driver can run them: [`Search::run_here`] runs them in turn,
@@ -106,7 +107,7 @@ pub struct Space {
     pub short_s: f64,
     /// Simulated seconds of the runs that confirm the cheapest.
     pub confirm_s: f64,
-    /// How many of the cheapest candidates are confirmed.
+    /// How many candidates a round of longer runs confirms.
     pub confirm: usize,
 }
 
@@ -115,7 +116,7 @@ pub const MAX_REPLICAS: u32 = 32;
 /// Simulated seconds of a short run, and of a confirming one.
 pub const SHORT_S: f64 = 60.0;
 pub const CONFIRM_S: f64 = 300.0;
-/// How many of the cheapest candidates a longer run confirms.
+/// How many candidates a round of longer runs confirms.
 pub const CONFIRM: usize = 3;
 
 impl Space {

@@ -50,7 +50,8 @@ pub struct Search {
     pub stages: Vec<Stage>,
     /// Every run done, in the order recorded.
     pub points: Vec<Point>,
-    confirming: bool,
+    /// Candidates sent to a longer run (or runs) already.
+    tried: Vec<bool>,
 }
 
 impl Search {
@@ -74,6 +75,7 @@ impl Search {
         }
         let base = base(&space)?;
         let found = enumerate(&space, &base)?;
+        let n = found.candidates.len();
         let stages = found
             .candidates
             .iter()
@@ -89,7 +91,7 @@ impl Search {
             setups: found.setups,
             stages,
             points: Vec::new(),
-            confirming: false,
+            tried: vec![false; n],
         })
     }
 
@@ -119,8 +121,8 @@ impl Search {
     /// They are independent: a driver may run them in any order, in parallel.
     pub fn pending(&mut self) -> Vec<RunSpec> {
         let mut out = self.due();
-        if out.is_empty() && !self.confirming {
-            self.start_confirming();
+        if out.is_empty() {
+            self.confirm_more();
             out = self.due();
         }
         out
@@ -231,20 +233,27 @@ impl Search {
             .min()
     }
 
-    /// After the short runs: the `confirm` cheapest candidates that held get a longer run.
-    fn start_confirming(&mut self) {
-        self.confirming = true;
+    /// After the short runs: the `confirm` cheapest candidates that held, not yet tried, get a
+    /// longer run, while one of them could still beat the cheapest confirmed (a longer run
+    /// only ever adds replicas, so a candidate whose short count already costs as much cannot).
+    fn confirm_more(&mut self) {
+        let bar = self
+            .best()
+            .map(|(i, n)| self.candidates[i].dollars_per_hour(n));
         let mut found: Vec<(usize, u32)> = self
             .stages
             .iter()
             .enumerate()
+            .filter(|&(i, _)| !self.tried[i])
             .filter_map(|(i, st)| match st {
                 Stage::Done { short: Some(n), .. } => Some((i, *n)),
                 _ => None,
             })
+            .filter(|&(i, n)| bar.is_none_or(|b| self.candidates[i].dollars_per_hour(n) < b))
             .collect();
         found.sort_by(|a, b| self.order(*a, self.space.short_s, *b));
         for &(i, n) in found.iter().take(self.space.confirm) {
+            self.tried[i] = true;
             self.stages[i] = Stage::Confirm { replicas: n };
         }
     }
@@ -385,7 +394,7 @@ pub fn exhaustive(space: &Space) -> Result<Vec<(Settings, Option<u32>)>, String>
             setups: vec![setup],
             stages: Vec::new(),
             points: Vec::new(),
-            confirming: true,
+            tried: vec![true],
         };
         let mut smallest = None;
         for n in 1..=space.max_replicas {

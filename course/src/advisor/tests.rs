@@ -92,6 +92,21 @@ fn the_seed_search_prunes_with_reasons_and_confirms_the_cheapest() {
             assert!(cand.dollars_per_hour(m) >= c.dollars_per_hour(n));
         }
     }
+    // Every candidate whose short runs' count would cost less than the answer had a longer
+    // run: nothing left unconfirmed could be cheaper.
+    for (i, cand) in s.candidates.iter().enumerate() {
+        if let Stage::Done { short: Some(m), .. } = s.stages[i] {
+            if cand.dollars_per_hour(m) < c.dollars_per_hour(n) {
+                assert!(
+                    s.points
+                        .iter()
+                        .any(|p| p.candidate == i && p.horizon_s == 300.0),
+                    "{:?} at {m} was never confirmed",
+                    cand.settings
+                );
+            }
+        }
+    }
     // The floor is below every count found.
     for (i, cand) in s.candidates.iter().enumerate() {
         if let Some(m) = s.count(i) {
