@@ -348,8 +348,18 @@ pub const MAX_COMBINATIONS: usize = 4096;
 /// the reason it is pruned.
 pub fn enumerate(space: &Space, base: &Setup) -> Result<Enumerated, String> {
     let mut out = Enumerated::default();
+    let price_knob = Knob::from_key("price").ok_or("price: no such knob")?;
     for (settings, setup) in combinations(space, base)? {
         let verdict = setup.and_then(|s| prune(space, &s.config).map(|found| (s, found)));
+        // The candidate's runs (and its link to the lab) cost its GPU at the space's price.
+        let verdict = verdict.and_then(|(mut s, found)| {
+            s.set(price_knob, &crate::lab::knobs::num(found.1))
+                .map_err(|message| Reason::Invalid {
+                    knob: "price".into(),
+                    message,
+                })?;
+            Ok((s, found))
+        });
         match verdict {
             Err(reason) => out.pruned.push(Pruned { settings, reason }),
             Ok((setup, (gpus_per_replica, gpu_hour_price, floor))) => {

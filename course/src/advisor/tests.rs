@@ -344,3 +344,23 @@ fn the_form_round_trips_and_names_bad_values() {
     // Each bad field keeps its default.
     assert_eq!(bad.space(), Space::seed());
 }
+
+#[test]
+fn a_gpus_price_is_what_its_runs_and_its_lab_link_cost() {
+    let run = |price: f64| {
+        let mut space = small(6.0, 500, 60, 500.0, 20.0);
+        space.axes = vec![axis("tp", &["1"])];
+        space.prices = vec![("h100-sxm".into(), price)];
+        let mut s = Search::new(space).unwrap();
+        s.run_here().unwrap();
+        let (i, n) = s.best().expect("holds");
+        (s.run_at(i, n).unwrap().clone(), s.setup(i, n).query())
+    };
+    let (cheap, _) = run(2.5);
+    let (dear, link) = run(5.0);
+    assert_eq!(dear.replicas, cheap.replicas);
+    assert_eq!(dear.dollars_per_hour, 2.0 * cheap.dollars_per_hour);
+    let ratio = dear.dollars_per_million / cheap.dollars_per_million;
+    assert!((ratio - 2.0).abs() < 1e-9, "{ratio}");
+    assert!(link.contains("price=5"), "{link}");
+}

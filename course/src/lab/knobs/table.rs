@@ -191,6 +191,11 @@ pub const KNOBS: &[Spec] = &[
         .read(|c| c.pools[0].replicas.to_string())
         .try_set(set_replicas)
         .errors(&["replicas"]),
+    // The engine takes 0 to 10,000 $/h.
+    number("price", Fleet, "Price per GPU-hour", "$/h", lab(false, 0.0, 10_000.0))
+        .read(|c| num(c.pools[0].gpu_hour_price))
+        .set(|c, v| c.pools[0].gpu_hour_price = v)
+        .errors(&["gpu_hour_price"]),
     choice("policy", Fleet, "Router policy", policy_options)
         .read(|c| c.router.policy.name().into())
         .pick(set_policy),
