@@ -53,6 +53,7 @@ pub struct AnswerWords {
     pub cheaper: String,
     pub cheaper_lost: String,
     pub estimate_more: String,
+    pub estimate_more_other: String,
     pub estimate_fewer: String,
     pub estimate_same: String,
     pub gpus_one: String,
@@ -250,6 +251,34 @@ pub fn estimate(search: &Search) -> Option<Estimate> {
     })
 }
 
+/// How the calculator's estimate stands beside the answer.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum EstimateCase {
+    /// It costs more, and the runs held more streams per replica than the batch it assumes.
+    MoreBatched,
+    /// It costs more, though the runs held no more streams per replica than it assumes (its
+    /// format, its ceiling or its prefill demand is what differs, not the batch).
+    More,
+    Fewer,
+    Same,
+}
+
+/// Which sentence sets the estimate beside an answer costing `cost` an hour whose runs held
+/// `streams` open per replica.
+pub fn estimate_case(e: &Estimate, cost: f64, streams: f64) -> EstimateCase {
+    if e.dollars_per_hour > cost {
+        if streams > e.batch {
+            EstimateCase::MoreBatched
+        } else {
+            EstimateCase::More
+        }
+    } else if e.dollars_per_hour < cost {
+        EstimateCase::Fewer
+    } else {
+        EstimateCase::Same
+    }
+}
+
 /// The figures every sentence may name.
 fn common(search: &Search) -> Vec<(&'static str, String)> {
     let t = &search.space.targets;
@@ -352,12 +381,11 @@ pub fn answer(search: &Search, w: &AnswerWords) -> Vec<(&'static str, String)> {
             ("est_batch", int(e.batch)),
             ("run_batch", sig(run.open_streams / n as f64, 2)),
         ]);
-        let template = if e.dollars_per_hour > cost {
-            &w.estimate_more
-        } else if e.dollars_per_hour < cost {
-            &w.estimate_fewer
-        } else {
-            &w.estimate_same
+        let template = match estimate_case(&e, cost, run.open_streams / n as f64) {
+            EstimateCase::MoreBatched => &w.estimate_more,
+            EstimateCase::More => &w.estimate_more_other,
+            EstimateCase::Fewer => &w.estimate_fewer,
+            EstimateCase::Same => &w.estimate_same,
         };
         out.push(("estimate", say(template, &v)));
     }

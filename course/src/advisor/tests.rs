@@ -364,3 +364,20 @@ fn a_gpus_price_is_what_its_runs_and_its_lab_link_cost() {
     assert!((ratio - 2.0).abs() < 1e-9, "{ratio}");
     assert!(link.contains("price=5"), "{link}");
 }
+
+#[test]
+fn the_estimates_sentence_follows_its_figures() {
+    use answer::{estimate_case, Estimate, EstimateCase};
+    let e = Estimate {
+        replicas: 8.0,
+        gpus: 8.0,
+        dollars_per_hour: 20.0,
+        batch: 32.0,
+    };
+    assert_eq!(estimate_case(&e, 7.5, 45.0), EstimateCase::MoreBatched);
+    // 8,000-token prompts: the runs held 12 streams a replica, fewer than the assumed 32, so
+    // the batch is not why the estimate asks for more.
+    assert_eq!(estimate_case(&e, 7.5, 12.0), EstimateCase::More);
+    assert_eq!(estimate_case(&e, 25.0, 12.0), EstimateCase::Fewer);
+    assert_eq!(estimate_case(&e, 20.0, 40.0), EstimateCase::Same);
+}
