@@ -8,6 +8,7 @@ use leptos::prelude::*;
 use std::cell::RefCell;
 use std::rc::Rc;
 use trainer_course::jobs::{Control, Job, Outcome, Reply};
+use trainer_course::moments::Rounds;
 use trainer_engine::fleet::{FleetConfig, FleetReport};
 
 /// Where a batch of runs stands.
@@ -65,6 +66,35 @@ pub fn run_fleets(
     done: impl FnOnce(Vec<(FleetConfig, FleetReport)>) + 'static,
 ) {
     start_fleets(configs, status, done);
+}
+
+/// Runs moments' fleets in rounds ([`Rounds`]: a fleet moment's one round, a search
+/// moment's as many as its searches ask for), every round's fleets side by side in the
+/// workers, and hands the finished rounds to `done`. `status` shows the round in hand; a
+/// failed run stops the rest.
+pub fn run_rounds(
+    mut rounds: Vec<Rounds>,
+    status: RwSignal<RunStatus>,
+    done: impl FnOnce(Vec<Rounds>) + 'static,
+) {
+    let counts: Vec<usize>;
+    let fleets: Vec<FleetConfig> = {
+        let due: Vec<Vec<FleetConfig>> = rounds.iter_mut().map(Rounds::due).collect();
+        counts = due.iter().map(Vec::len).collect();
+        due.into_iter().flatten().collect()
+    };
+    if fleets.is_empty() {
+        done(rounds);
+        return;
+    }
+    start_fleets(fleets, status, move |reports| {
+        let mut reports = reports.into_iter().map(|(_, r)| r);
+        for (r, n) in rounds.iter_mut().zip(counts) {
+            let got: Vec<FleetReport> = reports.by_ref().take(n).collect();
+            r.record(&got);
+        }
+        run_rounds(rounds, status, done);
+    });
 }
 
 /// [`run_fleets`], with a handle that stops the batch.

@@ -163,6 +163,8 @@ pub struct MomentsWords {
     pub others: String,
     pub sums_up: String,
     pub open_in_lab: String,
+    /// A search moment's link to the advisor, which searches every combination.
+    pub open_in_advisor: String,
     pub your_estimate: String,
     pub estimate_note: String,
     /// A bar for an option that misses the target: drawn, but never as the best.

@@ -16,8 +16,8 @@
 //!
 //! - [`advisor`]: the search for the cheapest configuration that holds latency targets.
 //!
-//! Layers, lowest first (`tests/layers.rs` holds them): `text`, `precision`; `sizing`; `study`, `validation`,
-//! `probes`, `moments`, `buildup`, `lab`; `mock`, `advisor`; `jobs`.
+//! Layers, lowest first (`tests/layers.rs` holds them): `text`, `precision`; `sizing`; `study`,
+//! `validation`, `probes`, `buildup`, `lab`; `advisor`; `moments`; `mock`; `jobs`.
 //!
 //! Like the engine, nothing here knows about the DOM, WASM or a browser.
 

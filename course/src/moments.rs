@@ -2,10 +2,14 @@
 //! approaches, and every approach run on the same traffic. A fleet moment maps each option to
 //! an arm of a shipped fleet scenario, run for the moment's horizon and read through named
 //! figures of the report; a break-even moment prices each option with the sizing engine (an
-//! always-on self-hosted fleet against a hosted API's per-token prices). The outcome ranks
+//! always-on self-hosted fleet against a hosted API's per-token prices); a search moment
+//! names a configuration per option and the advisor's search ([`crate::advisor`]) finds the
+//! smallest fleet of each that holds the targets, so the learner guesses the winner before
+//! the search runs. The outcome ranks
 //! the options on the figure the moment is about, among those that hold its SLO, and the
 //! `content` test checks that the option the file calls strong is the one that wins.
 
+use crate::advisor::{Form, Search};
 use crate::sizing::{derive, Inputs, Question};
 use crate::text::lookup;
 pub use crate::text::{show, UNITS};
@@ -19,7 +23,7 @@ use trainer_engine::scenario::fleet::FleetScenario;
 
 /// The shipped moments, as (id, text: see [`trainer_engine::files`]), in the order the app
 /// lists them.
-pub const BUILTIN: [(&str, &str); 8] = [
+pub const BUILTIN: [(&str, &str); 9] = [
     ("routing", files::MOMENTS_ROUTING),
     ("autoscaler", files::MOMENTS_AUTOSCALER),
     ("rag", files::MOMENTS_RAG),
@@ -28,6 +32,7 @@ pub const BUILTIN: [(&str, &str); 8] = [
     ("ttft-gap", files::MOMENTS_TTFT_GAP),
     ("halve-cost", files::MOMENTS_HALVE_COST),
     ("spec-latency", files::MOMENTS_SPEC_LATENCY),
+    ("cheapest-fleet", files::MOMENTS_CHEAPEST_FLEET),
 ];
 
 /// One moment.
@@ -48,6 +53,11 @@ pub struct Moment {
     /// For a break-even moment: the traffic and the prices.
     #[serde(default)]
     pub break_even: Option<BreakEvenSpec>,
+    /// For a search moment: the advisor's query for what every option shares (the percentile,
+    /// the GPUs' prices; the traffic and targets stay the seed's, which its words read), each
+    /// option naming one configuration in `settings`.
+    #[serde(default)]
+    pub search: Option<String>,
     /// The figure the moment is about, and which way is better.
     pub key: String,
     pub better: Better,
@@ -135,6 +145,9 @@ pub struct MomentOption {
     /// Self-hosted replicas, 0 for the hosted API (break-even moments).
     #[serde(default)]
     pub replicas: Option<u32>,
+    /// The advisor's query for one value of each axis (search moments): `tp=1&weights=fp8`.
+    #[serde(default)]
+    pub settings: Option<String>,
     pub grade: Grade,
     /// Why, in the interviewer's voice.
     pub why: String,
@@ -211,7 +224,12 @@ impl Moment {
     /// `{tokens}` the prompt length of the estimate.
     /// `{option.figure}` is left for the runs ([`Moment::fill`]).
     fn fill_words(&mut self, own: &str) -> Result<(), ConfigError> {
-        let (file, cost) = match &self.scenario {
+        let scenario = self.scenario.clone().or_else(|| {
+            self.search
+                .as_ref()
+                .map(|_| crate::advisor::form::PRESET.to_string())
+        });
+        let (file, cost) = match &scenario {
             Some(name) => {
                 let (_, text) = trainer_engine::scenario::fleet::BUILTIN
                     .iter()
@@ -341,8 +359,8 @@ impl Moment {
                 }
             }
         }
-        match (&self.scenario, &self.break_even) {
-            (Some(_), None) => {
+        match (&self.scenario, &self.break_even, &self.search) {
+            (Some(_), None, None) => {
                 if let Some(o) = self.options.iter().find(|o| o.arm.is_none()) {
                     return err(format!("option {} names no arm", o.id));
                 }
@@ -350,12 +368,46 @@ impl Moment {
                     return err("a fleet moment runs for 1 to 3,600 s (horizon_s)".into());
                 }
             }
-            (None, Some(_)) => {
+            (None, Some(_), None) => {
                 if let Some(o) = self.options.iter().find(|o| o.replicas.is_none()) {
                     return err(format!("option {} names no replica count", o.id));
                 }
             }
-            _ => return err("has a scenario or a break_even table, not both".into()),
+            (None, None, Some(q)) => {
+                let d = Form::default();
+                let shared = Form::from_query(q);
+                if let Some((k, m)) = shared.errors.iter().next() {
+                    return err(format!("search: {k}: {m}"));
+                }
+                if shared.traffic != d.traffic
+                    || shared.ttft_ms != d.ttft_ms
+                    || shared.tpot_ms != d.tpot_ms
+                {
+                    return err(
+                        "search: the traffic and targets are the seed's (the words read its file)"
+                            .into(),
+                    );
+                }
+                for o in &self.options {
+                    let Some(settings) = &o.settings else {
+                        return err(format!("option {} names no settings", o.id));
+                    };
+                    let f = Form::from_query(&format!("{q}&{settings}"));
+                    if let Some((k, m)) = f.errors.iter().next() {
+                        return err(format!("option {}: {k}: {m}", o.id));
+                    }
+                    let space = f.space();
+                    if space.axes.iter().any(|a| a.values.len() != 1) || space.prices.len() != 1 {
+                        return err(format!(
+                            "option {} names one value of every axis and one GPU",
+                            o.id
+                        ));
+                    }
+                }
+            }
+            _ => {
+                return err("has one of a scenario, a break_even table or a search, not two".into())
+            }
         }
         Ok(())
     }
@@ -534,23 +586,90 @@ impl Moment {
         }
     }
 
-    /// Every option's figures under `v`, each option's fleet run to its end here (the app runs
-    /// them in slices instead, and reads the reports with [`Moment::outcomes`]); a
-    /// break-even moment prices its options.
+    /// Every option's figures under `v`, each run done here to its end (the app runs them in
+    /// the workers instead, through [`Moment::rounds`]); a break-even moment prices its
+    /// options.
     pub fn run_options(&self, v: Variant) -> Result<Vec<OptionOutcome>, ConfigError> {
         if let Some(priced) = self.break_even_outcomes() {
             return priced;
         }
-        let reports = self
-            .fleets_for(v)?
-            .into_iter()
-            .map(|f| {
-                let mut sim = FleetSim::new(f)?;
-                sim.run();
-                Ok(sim.report())
+        let mut r = self.rounds(v)?;
+        loop {
+            let fleets = r.due();
+            if fleets.is_empty() {
+                return Ok(r.outcomes(self));
+            }
+            let reports = fleets
+                .into_iter()
+                .map(|f| {
+                    let mut sim = FleetSim::new(f)?;
+                    sim.run();
+                    Ok(sim.report())
+                })
+                .collect::<Result<Vec<_>, ConfigError>>()?;
+            r.record(&reports);
+        }
+    }
+
+    /// The runs of a fleet or search moment under `v`, in rounds: a fleet moment has one
+    /// round, its fleets; a search moment as many as its options' searches ask for.
+    pub fn rounds(&self, v: Variant) -> Result<Rounds, ConfigError> {
+        let plan = match &self.search {
+            Some(_) => Plan::Searches(self.searches_for(v)?),
+            None => Plan::Fleets {
+                fleets: self.fleets_for(v)?,
+                reports: None,
+            },
+        };
+        Ok(Rounds {
+            plan,
+            asked: Vec::new(),
+        })
+    }
+
+    /// One search per option of a search moment, each of one configuration, on the variant's
+    /// engine, traffic and seeds (empty for other moments).
+    pub fn searches_for(&self, v: Variant) -> Result<Vec<Search>, ConfigError> {
+        let Some(q) = &self.search else {
+            return Ok(Vec::new());
+        };
+        self.options
+            .iter()
+            .map(|o| {
+                let settings = o.settings.as_deref().unwrap_or_default();
+                let space = Form::from_query(&format!("{q}&{settings}")).space();
+                Search::varied(space, |f| v.apply(f))
+                    .map_err(|m| ConfigError::new(format!("option {}", o.id), m))
             })
-            .collect::<Result<Vec<_>, ConfigError>>()?;
-        Ok(self.outcomes(&reports))
+            .collect()
+    }
+
+    /// Option `i`'s configuration as the lab's panel names it, a "label: value" per axis
+    /// (search moments; empty otherwise).
+    pub fn option_settings(&self, i: usize) -> Vec<String> {
+        let (Some(q), Some(settings)) = (
+            &self.search,
+            self.options.get(i).and_then(|o| o.settings.as_deref()),
+        ) else {
+            return Vec::new();
+        };
+        let space = Form::from_query(&format!("{q}&{settings}")).space();
+        let cfg = crate::lab::Setup::from_query(&space.base).config;
+        space
+            .axes
+            .iter()
+            .filter_map(|a| {
+                let v = a.values.first()?;
+                Some(crate::advisor::answer::setting_text(&cfg, &a.knob, v))
+            })
+            .collect()
+    }
+
+    /// The link to the advisor with option `i`'s configuration alone (search moments).
+    pub fn advisor_query(&self, i: usize) -> Option<String> {
+        let q = self.search.as_ref()?;
+        let settings = self.options.get(i)?.settings.as_deref()?;
+        Some(Form::from_query(&format!("{q}&{settings}")).query())
     }
 
     /// Every option of a break-even moment, priced (None for a fleet moment).
@@ -762,6 +881,127 @@ impl Variant {
     }
 }
 
+/// How a moment's runs are found: all at once, or by each option's search.
+#[derive(Clone, Debug)]
+enum Plan {
+    Fleets {
+        fleets: Vec<FleetConfig>,
+        reports: Option<Vec<FleetReport>>,
+    },
+    Searches(Vec<Search>),
+}
+
+/// A moment's runs in rounds ([`Moment::rounds`]): [`Rounds::due`] gives the fleets due now
+/// (independent: run them in any order, side by side), [`Rounds::record`] takes their
+/// reports in the same order, until `due` is empty; then [`Rounds::outcomes`].
+#[derive(Clone, Debug)]
+pub struct Rounds {
+    plan: Plan,
+    /// The runs of the round in hand: the option's search and its run.
+    asked: Vec<(usize, crate::advisor::RunSpec)>,
+}
+
+/// What a search moment reads for an option: the smallest fleet of its configuration that
+/// held the targets over the confirming run, and that run's figures (`null`: none held).
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct SizedOption {
+    pub replicas: u32,
+    pub gpus: u32,
+    pub dollars_per_hour: f64,
+    pub dollars_per_million: f64,
+    /// Server TTFT and time per output token at the targets' percentile, seconds.
+    pub ttft_s: f64,
+    pub tpot_s: f64,
+    pub tokens_per_gpu_s: f64,
+    /// Mean streams open per replica.
+    pub streams_per_replica: f64,
+    /// The count the short runs found (the confirming run may have needed more).
+    pub short_replicas: Option<u32>,
+}
+
+impl Rounds {
+    /// The fleets to run now; empty when every run is done.
+    pub fn due(&mut self) -> Vec<FleetConfig> {
+        match &mut self.plan {
+            Plan::Fleets { fleets, reports } => {
+                if reports.is_some() {
+                    Vec::new()
+                } else {
+                    fleets.clone()
+                }
+            }
+            Plan::Searches(searches) => {
+                self.asked = searches
+                    .iter_mut()
+                    .enumerate()
+                    .flat_map(|(k, s)| s.pending().into_iter().map(move |r| (k, r)))
+                    .collect();
+                self.asked
+                    .iter()
+                    .map(|(k, r)| searches[*k].fleet(r))
+                    .collect()
+            }
+        }
+    }
+
+    /// The reports of the fleets [`Rounds::due`] gave, in its order.
+    pub fn record(&mut self, got: &[FleetReport]) {
+        match &mut self.plan {
+            Plan::Fleets { reports, .. } => *reports = Some(got.to_vec()),
+            Plan::Searches(searches) => {
+                for ((k, run), report) in self.asked.drain(..).zip(got) {
+                    searches[k].record(run, report);
+                }
+            }
+        }
+    }
+
+    /// Every option's figures, once the runs are done.
+    pub fn outcomes(&self, m: &Moment) -> Vec<OptionOutcome> {
+        match &self.plan {
+            Plan::Fleets { reports, .. } => m.outcomes(reports.iter().flatten()),
+            Plan::Searches(searches) => searches
+                .iter()
+                .map(|s| {
+                    let v = sized(s).map_or(serde_json::Value::Null, |o| {
+                        serde_json::to_value(o).unwrap_or_default()
+                    });
+                    m.read(&v)
+                })
+                .collect(),
+        }
+    }
+
+    /// The searches of a search moment (for the page's links and plots).
+    pub fn searches(&self) -> &[Search] {
+        match &self.plan {
+            Plan::Searches(s) => s,
+            Plan::Fleets { .. } => &[],
+        }
+    }
+}
+
+/// The smallest confirmed fleet of a one-configuration search, with its run's figures.
+fn sized(s: &Search) -> Option<SizedOption> {
+    let (i, n) = s.best()?;
+    let p = s.run_at(i, n)?;
+    let c = &s.candidates[i];
+    Some(SizedOption {
+        replicas: n,
+        gpus: n * c.gpus_per_replica,
+        dollars_per_hour: c.dollars_per_hour(n),
+        dollars_per_million: p.dollars_per_million,
+        ttft_s: p.ttft_s,
+        tpot_s: p.tpot_s,
+        tokens_per_gpu_s: p.tokens_per_gpu_s,
+        streams_per_replica: p.open_streams / n as f64,
+        short_replicas: match s.stages[i] {
+            crate::advisor::Stage::Done { short, .. } => short,
+            _ => None,
+        },
+    })
+}
+
 /// Whether two key figures are the same for grading: equal to nine significant digits, so
 /// two runs that behaved identically tie however their sums were ordered.
 fn same_figure(a: f64, b: f64) -> bool {
@@ -917,5 +1157,70 @@ mod tests {
         let flops = 8000.0 * 2.0 * 70_553_706_496.0 + 4.0 * 80.0 * 8192.0 * 8000.0 * 8001.0 / 2.0;
         let want = flops / (4.0 * 989e12 * 0.5) * 1e3;
         assert!((ms - want).abs() < 1e-6 * want, "{ms} vs {want}");
+    }
+
+    #[test]
+    fn a_search_moment_names_one_configuration_per_option() {
+        let text = files::MOMENTS_CHEAPEST_FLEET;
+        let m = parse(text).unwrap();
+        assert!(m.search.is_some());
+        // Its words read the seed's file: no placeholder is left.
+        assert!(!m.prompt.contains("{param"), "{}", m.prompt);
+        let refused = |t: &str, what: &str| {
+            let e = parse(t).expect_err(what);
+            assert!(e.message.contains(what), "{what}: {e:?}");
+        };
+        refused(
+            &text.replacen("max_seqs=32&", "max_seqs=32,64&", 1),
+            "one value of every axis",
+        );
+        refused(&text.replacen("weights=bf16", "weights=int3", 1), "int3");
+        refused(
+            &text.replacen("search = \"\"", "search = \"rate=80\"", 1),
+            "traffic and targets are the seed's",
+        );
+        refused(
+            &text.replacen("settings = \"tp=2", "arm = \"tp=2", 1),
+            "names no settings",
+        );
+        // Each option's link to the advisor searches that configuration alone.
+        let q = m.advisor_query(0).unwrap();
+        assert!(
+            q.contains("max_seqs=32") && q.contains("weights=bf16"),
+            "{q}"
+        );
+    }
+
+    #[test]
+    fn a_fleet_moment_runs_in_one_round_and_a_search_moment_in_several() {
+        let m = moment("routing").unwrap();
+        let mut r = m.rounds(Variant::default()).unwrap();
+        assert_eq!(r.due().len(), m.options.len());
+        r.record(&[]);
+        assert!(r.due().is_empty());
+        let m = moment("cheapest-fleet").unwrap();
+        let mut r = m.rounds(Variant::default()).unwrap();
+        let mut rounds = 0;
+        loop {
+            let fleets = r.due();
+            if fleets.is_empty() {
+                break;
+            }
+            rounds += 1;
+            let reports: Vec<FleetReport> = fleets
+                .into_iter()
+                .map(|f| {
+                    let mut sim = FleetSim::new(f).unwrap();
+                    sim.run();
+                    sim.report()
+                })
+                .collect();
+            r.record(&reports);
+        }
+        assert!(rounds > 1, "{rounds} rounds");
+        assert_eq!(r.searches().len(), m.options.len());
+        let o = r.outcomes(&m);
+        // The same figures as running them here in one go.
+        assert_eq!(o, m.run_options(Variant::default()).unwrap());
     }
 }

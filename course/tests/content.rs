@@ -658,12 +658,15 @@ fn the_mock_interview_types_no_figure_and_its_figures_link_to_their_steps() {
     if let Some(f) = v.get_mut("figures").and_then(|f| f.as_table_mut()) {
         f.remove("inputs");
     }
-    const FILLED: [&str; 34] = [
+    const FILLED: [&str; 37] = [
         "input rate",
         "input prompt_tokens",
         "input output_tokens",
         "input model",
         "rate_factor",
+        "cost_cut",
+        "cut",
+        "allowed",
         "reasons",
         "answer",
         "spare",

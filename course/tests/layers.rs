@@ -21,11 +21,13 @@ const ENGINE: [&[&str]; 9] = [
 ];
 
 /// Every top-level module of the course, by layer, lowest first.
-const COURSE: [&[&str]; 5] = [
+const COURSE: [&[&str]; 7] = [
     &["text", "precision"],
     &["sizing"],
-    &["study", "validation", "probes", "moments", "buildup", "lab"],
-    &["mock", "advisor"],
+    &["study", "validation", "probes", "buildup", "lab"],
+    &["advisor"],
+    &["moments"],
+    &["mock"],
     &["jobs"],
 ];
 

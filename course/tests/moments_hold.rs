@@ -1,13 +1,13 @@
 //! A moment's ranking is a claim about the world, so it must hold beyond one run. Every
-//! option of every fleet moment runs under both engines, at the scenario's load and a quarter
+//! option of every fleet and search moment runs under both engines, at the scenario's load and a quarter
 //! below and above it, over three seeds: the option the file calls strong must be graded
 //! strong (best among those holding the target, ties shared) in every case at the scenario's
 //! load, and at the other loads too unless the moment says its ranking depends on the load,
 //! in which case the runs must show it change (a stale claim fails as well). At the
 //! scenario's own load, seed and engine, every computed grade is the file's.
 //!
-//! Where a moment's reasons claim more than its ranking (the budget-cut and the speculation
-//! moments), the claims are checked on the same runs.
+//! Where a moment's reasons claim more than its ranking (the budget-cut, the speculation and
+//! the cheapest-fleet moments), the claims are checked on the same runs.
 //!
 //! About 550 fleet runs: they are spread over the machine's cores.
 
@@ -19,7 +19,7 @@ fn every_moments_strong_option_wins_beyond_one_run() {
     let all: Vec<Moment> = moments()
         .expect("the moments parse")
         .into_iter()
-        .filter(|m| m.scenario.is_some())
+        .filter(|m| m.scenario.is_some() || m.search.is_some())
         .collect();
     let mut cases = Vec::new();
     for (mi, _) in all.iter().enumerate() {
@@ -104,11 +104,15 @@ fn every_moments_strong_option_wins_beyond_one_run() {
                 the_bf16_budget_fleet_has_the_least_margin_at_and_above_its_load(m, &runs)
             }
             "spec-latency" => the_speculation_moments_reasons_hold(m, &runs),
+            "cheapest-fleet" => the_cheapest_fleet_moments_reasons_hold(m, &runs),
             _ => {}
         }
-        checked += usize::from(matches!(m.id.as_str(), "halve-cost" | "spec-latency"));
+        checked += usize::from(matches!(
+            m.id.as_str(),
+            "halve-cost" | "spec-latency" | "cheapest-fleet"
+        ));
     }
-    assert_eq!(checked, 2, "both moments with reasons to check ran");
+    assert_eq!(checked, 3, "every moment with reasons to check ran");
 }
 
 /// Prints every fleet moment's figures at its own load, seed and engine (for authors).
@@ -118,7 +122,7 @@ fn print_the_default_runs() {
     for m in moments()
         .unwrap()
         .into_iter()
-        .filter(|m| m.scenario.is_some())
+        .filter(|m| m.scenario.is_some() || m.search.is_some())
     {
         let o = m
             .run_options(Variant::default())
@@ -206,4 +210,44 @@ fn the_speculation_moments_reasons_hold(m: &Moment, runs: &[(Variant, &[OptionOu
         }
     }
     assert_eq!(seen, 2 * 2 * 3, "both engines, two loads, three seeds");
+}
+
+/// The cheapest-fleet moment says the options capped at the sizing's batch cap it at the batch
+/// the calculator assumes; that BF16 at that cap runs the largest bill of the options; and
+/// that FP8 at the cap carries fewer streams per replica than FP8 with the high limit. On every
+/// engine, load and seed.
+fn the_cheapest_fleet_moments_reasons_hold(m: &Moment, runs: &[(Variant, &[OptionOutcome])]) {
+    use trainer_course::sizing::{Inputs, Question};
+    let assumed = Inputs::defaults(Question::Fleet)
+        .get("batch")
+        .expect("the calculator assumes a batch");
+    for id in ["bf16-32", "fp8-32"] {
+        let o = m.options.iter().find(|o| o.id == id).expect(id);
+        let settings = o.settings.as_deref().unwrap_or_default();
+        assert!(
+            settings.contains(&format!("max_seqs={assumed}")),
+            "{id} is capped at the calculator's batch of {assumed}: {settings}"
+        );
+    }
+    let at = |id: &str| m.options.iter().position(|o| o.id == id).expect(id);
+    let (bill, streams) = (
+        m.figure_index("dollars_per_hour").unwrap(),
+        m.figure_index("streams").unwrap(),
+    );
+    for (v, o) in runs {
+        let worst = o.iter().filter_map(|x| x.figures[bill]).fold(0.0, f64::max);
+        assert_eq!(
+            o[at("bf16-32")].figures[bill],
+            Some(worst),
+            "BF16 at the sizing's batch has the largest bill at {v:?}: {o:?}"
+        );
+        let (capped, open) = (
+            o[at("fp8-32")].figures[streams].unwrap(),
+            o[at("fp8-256")].figures[streams].unwrap(),
+        );
+        assert!(
+            capped < open,
+            "FP8 at the cap carries fewer streams ({capped}) than with the high limit ({open}) at {v:?}"
+        );
+    }
 }

@@ -168,6 +168,25 @@ test("interviewer mode shows the expected points and the rubric beside each prom
   await page.context().close();
 });
 
+test("finance wants a cut: the configuration runs with the others and is graded against the arithmetic's bill", async () => {
+  const page = await app.page();
+  await startMock(page, { mode: "practice", curveball: "finance-cut" });
+  for (let i = 0; i < 6; i++) await page.click('[data-testid="mock-next"]');
+  assert.equal(await stage(page), "curveball");
+  assert.match(await page.textContent("main"), /Finance wants 30 % off/);
+  // Capped at the sizing's batch in BF16: it holds the targets but costs more than finance allows.
+  await page.check('[data-testid="pushback-option-bf16-32"]');
+  await page.click('[data-testid="pushback-run"]');
+  await page.waitForSelector('[data-testid="pushback-result"]', { timeout: 120000 });
+  assert.equal(await page.getAttribute('[data-testid="pushback-result"]', "data-grade"), "weak");
+  const said = await page.textContent('[data-testid="pushback-result"]');
+  assert.match(said, /over what finance allows/);
+  assert.match(said, /30 % off the \$[\d.]+ an hour of the \d+ replicas the arithmetic sized/);
+  assert.match(await page.getAttribute('[data-testid="pushback-lab"]', "href"), /\/trainer\/advisor$/);
+  assert.deepEqual(page.problems, []);
+  await page.context().close();
+});
+
 test("a missed drill is due today on the home page, which takes the learner there; later it is overdue", async () => {
   const page = await app.page();
   await open(page, app.url);

@@ -11,7 +11,7 @@ before(async () => { app = await start({ base: "/trainer/" }); });
 after(async () => { await app?.close(); });
 
 const KEY = "serving-trainer.progress";
-const MOMENTS = ["routing", "autoscaler", "rag", "self-host", "long-prompts", "ttft-gap", "halve-cost", "spec-latency"];
+const MOMENTS = ["routing", "autoscaler", "rag", "self-host", "long-prompts", "ttft-gap", "halve-cost", "spec-latency", "cheapest-fleet"];
 
 test("the list shows every moment and opens each", async () => {
   const page = await app.page();
@@ -211,3 +211,28 @@ for (const viewport of [DESKTOP, PHONE]) {
     await page.context().close();
   });
 }
+
+test("the search moment: each option is a configuration, the search sizes each, and the advisor is a click away", async () => {
+  const page = await app.page();
+  await open(page, app.url, "moments/cheapest-fleet");
+  // Before the commit: each option names its settings and no fleet size is shown.
+  assert.match(await page.textContent('[data-testid="settings-fp8-256"]'), /Max sequences per step: 256/);
+  assert.match(await page.textContent('[data-testid="settings-bf16-32"]'), /Max sequences per step: 32/);
+  assert.equal(await page.locator('[data-testid="moment-results"]').count(), 0);
+  await page.check('[data-testid="option-fp8-256"]');
+  await page.click('[data-testid="commit-answer"]');
+  await page.waitForSelector('[data-testid="moment-results"]', { timeout: 120000 });
+  assert.equal(await page.getAttribute('[data-testid="moment-verdict"]', "data-grade"), "strong");
+  // Every option was sized: a whole number of replicas, and its bill is replicas × GPUs × price.
+  for (const o of ["bf16-32", "bf16-256", "tp2", "fp8-32", "fp8-256"]) {
+    const n = Number(await page.getAttribute(`[data-testid="result-${o}-replicas"]`, "data-value"));
+    const gpus = Number(await page.getAttribute(`[data-testid="result-${o}-gpus"]`, "data-value"));
+    const bill = Number(await page.getAttribute(`[data-testid="result-${o}-dollars_per_hour"]`, "data-value"));
+    assert.ok(Number.isInteger(n) && n >= 1, `${o}: ${n}`);
+    assert.equal(gpus, n * (o === "tp2" ? 2 : 1), o);
+    assert.ok(Math.abs(bill - gpus * 2.5) < 1e-9, `${o}: ${bill}`);
+  }
+  assert.match(await page.getAttribute('[data-testid="open-in-advisor"]', "href"), /\/trainer\/advisor$/);
+  assert.deepEqual(page.problems, []);
+  await page.context().close();
+});

@@ -7,7 +7,7 @@
 use crate::components::{Card, Compared, EngineNote, EstimateBox, Link};
 use crate::progress::{use_progress, MomentAttempt};
 use crate::route::{use_router, Route};
-use crate::sim_runner::{run_fleets, RunStatus};
+use crate::sim_runner::{run_rounds, RunStatus};
 use crate::text::fill;
 use crate::text::format::{duration, sig};
 use crate::url_state::{pairs, use_url_state};
@@ -194,14 +194,17 @@ pub fn MomentPage(id: String) -> impl IntoView {
             }
             return;
         }
-        match mm.fleets() {
-            Ok(mut fleets) => {
-                if let Some(e) = engine_choice.get_untracked() {
-                    fleets.iter_mut().for_each(|f| e.apply(f));
-                }
-                ran_on.set(fleets.first().and_then(Engine::of_fleet));
-                run_fleets(fleets, status, move |done| {
-                    let outcomes = mm.outcomes(done.iter().map(|(_, r)| r));
+        // The validated engine unless the learner picked the other.
+        let engine = engine_choice.get_untracked().unwrap_or(Engine::Validated);
+        let variant = Variant {
+            engine,
+            ..Variant::default()
+        };
+        match mm.rounds(variant) {
+            Ok(rounds) => {
+                ran_on.set(Some(engine));
+                run_rounds(vec![rounds], status, move |done| {
+                    let outcomes = done.first().map(|r| r.outcomes(&mm)).unwrap_or_default();
                     let r = Runs::of(&mm, outcomes);
                     record(&r);
                     let _ = runs.try_set(Some(r));
@@ -248,27 +251,26 @@ pub fn MomentPage(id: String) -> impl IntoView {
         }
         let mm = m.get_value();
         let engine = engine_choice.get_untracked().unwrap_or(Engine::Validated);
-        let mut fleets = Vec::new();
+        let mut all = Vec::new();
         for load in Variant::OTHER_LOADS {
-            match mm.fleets_for(Variant {
+            match mm.rounds(Variant {
                 engine,
                 load,
                 seed: 0,
             }) {
-                Ok(f) => fleets.extend(f),
+                Ok(r) => all.push(r),
                 Err(e) => {
                     loads_status.set(RunStatus::Failed(e.to_string()));
                     return;
                 }
             }
         }
-        let n = mm.runs_per_variant();
-        run_fleets(fleets, loads_status, move |done| {
+        run_rounds(all, loads_status, move |done| {
             let rows = Variant::OTHER_LOADS
                 .iter()
-                .zip(done.chunks(n.max(1)))
-                .map(|(&load, chunk)| {
-                    let outcomes = mm.outcomes(chunk.iter().map(|(_, r)| r));
+                .zip(&done)
+                .map(|(&load, r)| {
+                    let outcomes = r.outcomes(&mm);
                     LoadRow {
                         load,
                         grades: mm.grades(&outcomes),
@@ -278,7 +280,7 @@ pub fn MomentPage(id: String) -> impl IntoView {
             let _ = loads.try_set(Some(rows));
         });
     };
-    let has_fleets = m.with_value(|m| m.scenario.is_some());
+    let has_fleets = m.with_value(|m| m.scenario.is_some() || m.search.is_some());
     let engine_note = move || {
         (has_fleets && committed.get().is_some() && runs.get().is_some()).then(|| {
             view! {
@@ -297,7 +299,17 @@ pub fn MomentPage(id: String) -> impl IntoView {
     let options = m.with_value(|m| m.options.clone());
     let radios = options
         .into_iter()
-        .map(|o| {
+        .enumerate()
+        .map(|(i, o)| {
+            // A search moment's option is a configuration: its settings, as the lab names them.
+            let settings = m.with_value(|m| m.option_settings(i));
+            let settings = (!settings.is_empty()).then(|| {
+                view! {
+                    <span class="muted option-settings" data-testid=format!("settings-{}", o.id)>
+                        {settings.join("; ")}
+                    </span>
+                }
+            });
             let oid = o.id.clone();
             let oid2 = o.id.clone();
             let input_id = format!("opt-{}", o.id);
@@ -312,7 +324,7 @@ pub fn MomentPage(id: String) -> impl IntoView {
                         disabled=move || committed.get().is_some()
                         on:change=move |_| selected.set(Some(oid2.clone()))
                     />
-                    <label for=input_id>{o.label.clone()}</label>
+                    <label for=input_id>{o.label.clone()} " " {settings}</label>
                 </li>
             }
         })
@@ -565,6 +577,11 @@ fn results_view(m: &Moment, r: &Runs, choice: &str, estimate: Option<f64>) -> An
         let q = format!("preset={sc}&arm={arm}");
         view! { <Link to=Route::Lab query=q class="button" testid="open-in-lab">{words().open_in_lab.clone()}</Link> }
     });
+    // A search moment: the advisor runs the same search over every combination of the axes.
+    let advisor = m.search.as_ref().map(|q| {
+        let q = trainer_course::advisor::Form::from_query(q).query();
+        view! { <Link to=Route::Advisor query=q class="button" testid="open-in-advisor">{words().open_in_advisor.clone()}</Link> }
+    });
     let est = estimate.map(|v| {
         view! { <p class="muted" data-testid="moment-your-estimate">{fill(&words().your_estimate, &[("estimate", sig(v, 3))])}</p> }
     });
@@ -588,6 +605,7 @@ fn results_view(m: &Moment, r: &Runs, choice: &str, estimate: Option<f64>) -> An
             <p>{m.fill(&m.closing, &r.outcomes)}</p>
         </blockquote>
         {lab}
+        {advisor}
     }
     .into_any()
 }

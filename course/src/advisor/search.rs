@@ -58,6 +58,13 @@ impl Search {
     /// The search of `space`: its candidates enumerated and pruned, no run done yet. Refuses a
     /// base the lab cannot read, an unknown knob, an axis with no values or bad limits.
     pub fn new(space: Space) -> Result<Search, String> {
+        Search::varied(space, |_| {})
+    }
+
+    /// [`Search::new`] with every run's fleet changed by `vary` before anything is read from
+    /// it (the arithmetic's pruning and floor included): another engine, the traffic scaled,
+    /// other seeds. A moment checks that its ranking survives these.
+    pub fn varied(space: Space, vary: impl Fn(&mut FleetConfig)) -> Result<Search, String> {
         if !(1..=256).contains(&space.max_replicas) {
             return Err(format!(
                 "max_replicas: must be 1 to 256, got {}",
@@ -73,7 +80,10 @@ impl Search {
         if !(t.ttft_s.is_finite() && t.ttft_s > 0.0 && t.tpot_s.is_finite() && t.tpot_s > 0.0) {
             return Err("targets: must be positive".into());
         }
-        let base = base(&space)?;
+        let mut base = base(&space)?;
+        // The source's fleet too, so the knobs the candidates set replay onto the varied one.
+        vary(&mut base.base);
+        vary(&mut base.config);
         let found = enumerate(&space, &base)?;
         let n = found.candidates.len();
         let stages = found

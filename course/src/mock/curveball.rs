@@ -98,25 +98,65 @@ pub fn grade_replicas(
     })
 }
 
+/// What finance allows a `cost_cut` curveball: the fleet the arithmetic sizes for the mock's
+/// load, its bill an hour, and that bill less the cut.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Budget {
+    pub cut: f64,
+    pub reference_replicas: u32,
+    pub reference_dollars_per_hour: f64,
+    pub allowed_dollars_per_hour: f64,
+}
+
+/// The budget of curveball `c` at the mock's load `base` (None: the curveball cuts nothing).
+pub fn budget(c: &Curveball, base: &Inputs) -> Result<Option<Budget>, ConfigError> {
+    let Some(cut) = c.cost_cut else {
+        return Ok(None);
+    };
+    let inputs = curveball_inputs(c, base)?;
+    let d = derive(Question::Fleet, &inputs).map_err(|mut e| e.remove(0))?;
+    let reference = d
+        .step("cost_per_hour")
+        .map(|s| s.value)
+        .ok_or_else(|| ConfigError::new("cost_cut", "the derivation gave no cost"))?;
+    let n = reference_replicas(c, base)?;
+    Ok(Some(Budget {
+        cut,
+        reference_replicas: n,
+        reference_dollars_per_hour: reference,
+        allowed_dollars_per_hour: reference * (1.0 - cut),
+    }))
+}
+
 /// Grades option `chosen` of a `moment` curveball from every option's outcome (`shown`
-/// formats a figure of the moment by its index).
+/// formats a figure of the moment by its index). With a `budget` (the moment's key figure is
+/// then a bill an hour), an option over it is weak whatever its rank, and the sentence says
+/// where it stands against the budget.
 pub fn grade_option(
     m: &Mock,
     moment: &Moment,
     outcomes: &[OptionOutcome],
     chosen: usize,
+    budget: Option<&Budget>,
     shown: impl Fn(usize, Option<f64>) -> String,
 ) -> Pushback {
     let ranking = moment.ranking(outcomes);
     let outcome = &outcomes[chosen];
     let holds = moment.holds_slo(outcome);
+    let key_i = moment.figure_index(&moment.key).unwrap_or(0);
+    let key_value = outcome.figures.get(key_i).copied().flatten();
+    let over = budget.map(|b| key_value.is_none_or(|v| v > b.allowed_dollars_per_hour + 1e-9));
     // The moment's own grades, computed from the runs: the mock never grades otherwise.
-    let grade = moment
+    let ranked = moment
         .grades(outcomes)
         .get(chosen)
         .copied()
         .unwrap_or(Grade::Weak);
-    let key_i = moment.figure_index(&moment.key).unwrap_or(0);
+    let grade = if over == Some(true) {
+        Grade::Weak
+    } else {
+        ranked
+    };
     let label = |i: usize| {
         moment
             .figures
@@ -139,6 +179,10 @@ pub fn grade_option(
         None => Default::default(),
     };
     let key = match grade {
+        Grade::Weak if key_value.is_none() => "moment_no_key",
+        Grade::Weak if over == Some(true) => "moment_over_budget",
+        // It holds the target yet trails the best by more than the moment allows.
+        Grade::Weak if holds => "moment_weak_behind",
         // When the target is on the key figure itself, the sentence names it once.
         Grade::Weak if moment.slo.as_ref().is_some_and(|s| s.figure == moment.key) => {
             "moment_weak_on_key"
@@ -165,10 +209,28 @@ pub fn grade_option(
         ("slo", slo),
         ("slo_max", slo_max),
     ];
+    let mut summary = m.say(key, &fill);
+    if let Some(b) = budget {
+        let pct = format!("{} %", trainer_engine::format::num(b.cut * 100.0));
+        let said = m.say(
+            if over == Some(true) {
+                "budget_missed"
+            } else {
+                "budget_met"
+            },
+            &[
+                ("cut", pct),
+                ("allowed", money(b.allowed_dollars_per_hour)),
+                ("reference", int(b.reference_replicas as f64)),
+                ("reference_cost", money(b.reference_dollars_per_hour)),
+            ],
+        );
+        summary = format!("{summary} {said}");
+    }
     Pushback {
         grade,
         holds,
-        summary: m.say(key, &fill),
+        summary,
     }
 }
 

@@ -105,6 +105,10 @@ pub struct Curveball {
     pub rate_factor: Option<f64>,
     #[serde(default)]
     pub spare: Option<u32>,
+    /// For a `moment` curveball about cost: the fraction finance takes off the bill of the
+    /// fleet the arithmetic sizes (the moment's key figure must be a bill an hour).
+    #[serde(default)]
+    pub cost_cut: Option<f64>,
     /// For a `moment` curveball: the moment whose options are the answers.
     #[serde(default)]
     pub moment: Option<String>,
@@ -162,10 +166,16 @@ impl Mock {
             }
         }
         for c in &mut self.curveballs {
-            let factor = c.rate_factor;
-            let own = move |inside: &str| match (inside, factor) {
-                ("rate_factor", Some(f)) => Ok(trainer_engine::format::num(f)),
-                _ => Err("a curveball's words take {rate_factor} (when it has one)".to_string()),
+            let (factor, cut) = (c.rate_factor, c.cost_cut);
+            let own = move |inside: &str| match (inside, factor, cut) {
+                ("rate_factor", Some(f), _) => Ok(trainer_engine::format::num(f)),
+                ("cost_cut", _, Some(c)) => {
+                    Ok(format!("{} %", trainer_engine::format::num(c * 100.0)))
+                }
+                _ => Err(
+                    "a curveball's words take {rate_factor} and {cost_cut} (when it has them)"
+                        .to_string(),
+                ),
             };
             fill(&c.id, &mut c.title, &own)?;
             fill(&c.id, &mut c.ask, &own)?;
@@ -212,7 +222,21 @@ impl Mock {
                     let Some(id) = &c.moment else {
                         return err(&c.id, "a moment curveball needs moment".into());
                     };
-                    crate::moments::moment(id)?;
+                    let moment = crate::moments::moment(id)?;
+                    if let Some(cut) = c.cost_cut {
+                        if !(cut > 0.0 && cut < 1.0) {
+                            return err(&c.id, format!("cost_cut is a fraction, not {cut}"));
+                        }
+                        let bill = moment.figure_index(&moment.key).map(|i| &moment.figures[i]);
+                        if !bill
+                            .is_some_and(|f| f.unit == "dollars" && f.path == "dollars_per_hour")
+                        {
+                            return err(
+                                &c.id,
+                                "a cost_cut curveball's moment is keyed on dollars_per_hour".into(),
+                            );
+                        }
+                    }
                 }
                 k => return err(&c.id, format!("kind must be replicas or moment, got {k}")),
             }
@@ -263,7 +287,7 @@ impl Mock {
     }
 }
 
-const VERDICTS: [&str; 9] = [
+const VERDICTS: [&str; 14] = [
     "no_replica",
     "replicas_weak",
     "replicas_weak_none_lost",
@@ -273,6 +297,11 @@ const VERDICTS: [&str; 9] = [
     "moment_weak_on_key",
     "moment_strong",
     "moment_acceptable",
+    "moment_weak_behind",
+    "moment_no_key",
+    "moment_over_budget",
+    "budget_met",
+    "budget_missed",
 ];
 
 #[cfg(test)]
@@ -697,7 +726,7 @@ mod tests {
                 OptionOutcome { figures }
             })
             .collect();
-        let p = grade_option(&m, &moment, &outcomes, 0, |_, v| {
+        let p = grade_option(&m, &moment, &outcomes, 0, None, |_, v| {
             format!("{:.2}", v.unwrap_or(0.0))
         });
         assert_eq!(p.grade, Grade::Weak);
@@ -733,7 +762,7 @@ mod tests {
             outcome(0.3, 15.0),
         ];
         let shown = |_: usize, v: Option<f64>| format!("{:.2}", v.unwrap_or(0.0));
-        let g = |i| grade_option(&m, &moment, &outcomes, i, shown);
+        let g = |i| grade_option(&m, &moment, &outcomes, i, None, shown);
         assert_eq!(g(0).grade, Grade::Weak);
         assert!(
             g(0).summary.contains("0.90") && g(0).summary.contains("0.50"),
@@ -756,10 +785,93 @@ mod tests {
             outcome(0.3, 15.0),
             outcome(0.2, 15.0),
         ];
-        let g = |i| grade_option(&m, &moment, &outcomes, i, shown);
+        let g = |i| grade_option(&m, &moment, &outcomes, i, None, shown);
         assert_eq!(g(0).grade, Grade::Weak);
         assert_eq!(g(1).grade, Grade::Acceptable);
         assert_eq!(g(2).grade, Grade::Strong);
         assert_eq!(g(3).grade, Grade::Strong);
+    }
+
+    /// Regression: an option that holds the moment's target but trails the best by more than
+    /// the moment allows is weak, and the sentence said it "misses the target". It says it
+    /// holds it and trails.
+    #[test]
+    fn a_weak_answer_that_holds_the_target_is_not_said_to_miss_it() {
+        let m = mock().unwrap();
+        let moment = crate::moments::moment("halve-cost").unwrap();
+        let key = moment.figure_index("tpot_p99").unwrap();
+        let outcome = |v: f64| {
+            let mut figures = vec![Some(0.0); moment.figures.len()];
+            figures[key] = Some(v);
+            OptionOutcome { figures }
+        };
+        // Every option holds the 20 ms target; the first is more than 1.5 times the best.
+        let outcomes: Vec<OptionOutcome> = [0.016, 0.012, 0.011, 0.010, 0.013]
+            .into_iter()
+            .map(outcome)
+            .collect();
+        let p = grade_option(&m, &moment, &outcomes, 0, None, |_, v| {
+            format!("{:.3}", v.unwrap_or(0.0))
+        });
+        assert_eq!(p.grade, Grade::Weak);
+        assert!(p.holds);
+        assert!(!p.summary.contains("misses"), "{}", p.summary);
+        assert!(p.summary.contains("0.016 against 0.010"), "{}", p.summary);
+    }
+
+    /// Finance's cut is priced from the arithmetic's fleet at the mock's load; an answer over
+    /// the budget is weak whatever its rank, one within it keeps the moment's grade, and
+    /// both sentences name the budget.
+    #[test]
+    fn the_finance_cut_grades_by_the_budget_the_arithmetic_sets() {
+        let m = mock().unwrap();
+        let c = m
+            .curveball("finance-cut")
+            .expect("the finance curveball")
+            .clone();
+        let base = m.figures.load().unwrap();
+        let b = budget(&c, &base).unwrap().expect("a budget");
+        let inputs = curveball_inputs(&c, &base).unwrap();
+        let price = inputs.get("price").unwrap();
+        assert_eq!(b.reference_replicas, reference_replicas(&c, &base).unwrap());
+        assert!(
+            (b.reference_dollars_per_hour - b.reference_replicas as f64 * price).abs() < 1e-9,
+            "{b:?}"
+        );
+        assert!((b.allowed_dollars_per_hour - b.reference_dollars_per_hour * 0.7).abs() < 1e-9);
+        let moment = crate::moments::moment(c.moment.as_deref().unwrap()).unwrap();
+        let key = moment.figure_index(&moment.key).unwrap();
+        let bill = |v: Option<f64>| {
+            let mut figures = vec![Some(1.0); moment.figures.len()];
+            figures[key] = v;
+            OptionOutcome { figures }
+        };
+        let allowed = b.allowed_dollars_per_hour;
+        // Over the budget but best of the options; within it but behind; the cheapest; none.
+        let outcomes = vec![
+            bill(Some(allowed * 1.01)),
+            bill(Some(allowed * 0.9)),
+            bill(Some(allowed * 0.7)),
+            bill(None),
+            bill(Some(allowed * 0.95)),
+        ];
+        let shown = |_: usize, v: Option<f64>| format!("{:.2}", v.unwrap_or(0.0));
+        let g = |i| grade_option(&m, &moment, &outcomes, i, Some(&b), shown);
+        assert_eq!(g(0).grade, Grade::Weak);
+        assert!(
+            g(0).summary.contains("over what finance allows"),
+            "{}",
+            g(0).summary
+        );
+        assert_eq!(g(1).grade, Grade::Acceptable);
+        assert!(g(1).summary.ends_with(": met."), "{}", g(1).summary);
+        assert_eq!(g(2).grade, Grade::Strong);
+        assert!(g(2).summary.contains("30 %"), "{}", g(2).summary);
+        assert_eq!(g(3).grade, Grade::Weak);
+        assert!(
+            g(3).summary.contains("nothing it tried held"),
+            "{}",
+            g(3).summary
+        );
     }
 }

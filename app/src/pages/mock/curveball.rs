@@ -4,12 +4,12 @@
 
 use crate::components::PathLink;
 use crate::progress::PushbackRecord;
-use crate::sim_runner::{run_fleets, RunStatus};
+use crate::sim_runner::{run_fleets, run_rounds, RunStatus};
 use crate::text::format::{int, sig};
 use leptos::prelude::*;
 use trainer_course::mock::{
-    curveball_inputs, grade_id, grade_option, grade_replicas, mock, replicas_fleet, Curveball,
-    Pushback,
+    budget, curveball_inputs, grade_id, grade_option, grade_replicas, mock, replicas_fleet,
+    Curveball, Pushback,
 };
 use trainer_course::sizing::{Inputs, Question, SimCheck};
 
@@ -92,14 +92,25 @@ pub fn CurveballAnswer(c: Curveball, result: RwSignal<Option<PushbackRecord>>) -
                 error.set(Some("Pick one of the approaches first.".into()));
                 return;
             };
-            match moment.fleets() {
-                Ok(fleets) => run_fleets(fleets, status, move |done| {
-                    let outcomes = moment.outcomes(done.iter().map(|(_, r)| r));
+            // A curveball about cost is graded against the budget the arithmetic sets.
+            let cap = match budget(&cb, &base.get_value()) {
+                Ok(b) => b,
+                Err(e) => {
+                    error.set(Some(e.to_string()));
+                    return;
+                }
+            };
+            match moment.rounds(trainer_course::moments::Variant::default()) {
+                Ok(rounds) => run_rounds(vec![rounds], status, move |done| {
+                    let outcomes = done
+                        .first()
+                        .map(|r| r.outcomes(&moment))
+                        .unwrap_or_default();
                     let shown = |i: usize, v: Option<f64>| match (moment.figures.get(i), v) {
                         (Some(f), Some(v)) => trainer_course::moments::show(&f.unit, v),
                         _ => "n/a".to_string(),
                     };
-                    let p = grade_option(&m, &moment, &outcomes, chosen, shown);
+                    let p = grade_option(&m, &moment, &outcomes, chosen, cap.as_ref(), shown);
                     let id = moment.options[chosen].id.clone();
                     record(id, p);
                 }),
