@@ -120,9 +120,31 @@ test("a bad field is named, blocks the search and is in the URL; a search can be
   await page.waitForSelector(tid("advisor-stopped"));
   assert.equal(await page.isDisabled(tid("advisor-run")), false);
   // A URL's bad values are named on their fields, and unknown keys in a notice.
-  await open(page, app.url, "advisor?tp=7&gpus=nope&colour=red");
-  for (const key of ["tp", "gpus"]) await page.waitForSelector(tid(`error-${key}`));
+  await open(page, app.url, "advisor?tp=7&gpus=nope&colour=red&model=gpt-9");
+  for (const key of ["tp", "gpus", "model"]) await page.waitForSelector(tid(`error-${key}`));
   assert.match(await page.textContent(tid("advisor-url-errors")), /colour/);
+  assert.deepEqual(page.problems, []);
+  await page.context().close();
+});
+
+test("the model is the learner's: a larger one is chosen, kept in the URL, and searched on the split that holds it", async () => {
+  const page = await app.page();
+  await open(page, app.url, "advisor?tpot=40&tp=1,4&weights=bf16&max_seqs=64&budget=2048");
+  assert.equal(await page.inputValue(tid("adv-model")), "llama-3.1-8b");
+  await page.selectOption(tid("adv-model"), "llama-3.1-70b");
+  await page.waitForFunction(() => /model=llama-3\.1-70b/.test(location.search));
+  // One GPU cannot hold the 70B's weights: that split is ruled out with the knob's reason, and
+  // the search runs on four.
+  await page.click(tid("advisor-run"));
+  await page.waitForSelector(tid("advisor-answer"), { timeout: 180000 });
+  const pruned = await page.textContent(tid("advisor-pruned"));
+  assert.match(pruned, /Tensor parallelism: 1/);
+  assert.match(pruned, /no room for a KV cache/);
+  assert.match(await page.textContent(tid("advisor-answer")), /Llama 3\.1 70B/);
+  // A reload keeps the model.
+  await page.reload();
+  await page.waitForSelector(tid("adv-model"));
+  assert.equal(await page.inputValue(tid("adv-model")), "llama-3.1-70b");
   assert.deepEqual(page.problems, []);
   await page.context().close();
 });

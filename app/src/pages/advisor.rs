@@ -307,6 +307,24 @@ pub fn AdvisorPage() -> impl IntoView {
             }
         })
         .collect_view();
+    // The model served: the lab's model knob, its label and its catalog list.
+    let model_knob = Knob::from_key("model");
+    let model_label = model_knob.map_or("Model", |k| k.label(&preset));
+    let model_options: Vec<(String, String)> = trainer_engine::catalog::models()
+        .into_iter()
+        .map(|m| (m.id, m.name))
+        .collect();
+    let model_field = view! {
+        <ChoiceField
+            id="adv-model"
+            testid="adv-model"
+            label=model_label
+            options=model_options
+            selected=Signal::derive(move || form.try_with(|f| f.model.clone()).unwrap_or_default())
+            message=FieldMessage::new(error("model"), "error-model")
+            on_change=Callback::new(move |v: String| edit("model", v))
+        />
+    };
     let target_field = move |key: &'static str, label: &'static str| {
         view! {
             <NumberField
@@ -564,7 +582,7 @@ pub fn AdvisorPage() -> impl IntoView {
                 <form class="lab-panel" data-testid="advisor-form" on:submit=|e| e.prevent_default()>
                     <fieldset class="lab-section">
                         <legend>{say(|w| &w.traffic_heading)}</legend>
-                        <div class="lab-fields">{traffic_fields}</div>
+                        <div class="lab-fields">{model_field}{traffic_fields}</div>
                     </fieldset>
                     <fieldset class="lab-section">
                         <legend>{say(|w| &w.targets_heading)}</legend>
@@ -640,7 +658,7 @@ fn words() -> Option<&'static Words> {
 fn is_field(key: &str) -> bool {
     TRAFFIC.iter().any(|(k, _)| *k == key)
         || CHOICES.iter().any(|(k, _)| *k == key)
-        || matches!(key, "ttft" | "tpot" | "pct" | "gpus")
+        || matches!(key, "ttft" | "tpot" | "pct" | "gpus" | "model")
 }
 
 /// What each text field shows for a form: traffic, targets and each GPU's price.

@@ -225,7 +225,8 @@ pub struct Estimate {
     pub batch: f64,
 }
 
-/// The calculator's estimate for `search`'s traffic, or `None` when the calculator refuses it.
+/// The calculator's estimate for `search`'s traffic and model (on its first candidate's
+/// split), or `None` when the calculator refuses it.
 pub fn estimate(search: &Search) -> Option<Estimate> {
     let q = Question::Fleet;
     let cfg = &search.setup(0, 1).config;
@@ -233,6 +234,10 @@ pub fn estimate(search: &Search) -> Option<Estimate> {
     let mut inputs = Inputs::defaults(q);
     let (gpu, price) = search.space.prices.first()?;
     inputs.set_choice(q, "gpu", gpu).ok()?;
+    // The model served, on the split of the first candidate (one GPU for the seed's 8B).
+    let d = &cfg.pools.first()?.replica.deployment;
+    inputs.set_choice(q, "model", &d.model.id).ok()?;
+    inputs.set(q, "gpus_per_replica", d.tp as f64).ok()?;
     for (name, v) in [
         ("rate", w.arrival.mean_rate()),
         ("prompt_tokens", w.prompt_len.mean().round()),

@@ -6,7 +6,7 @@ use super::{Axis, Percentile, Space, Targets};
 use crate::lab::{Knob, Setup};
 use crate::sizing::{query_pairs, write_query};
 use std::collections::BTreeMap;
-use trainer_engine::catalog::gpu_by_id;
+use trainer_engine::catalog::{gpu_by_id, model_by_id, models};
 
 /// The preset whose traffic the form changes.
 pub const PRESET: &str = "fleet-seed";
@@ -47,6 +47,8 @@ pub struct Form {
     pub ticked: BTreeMap<String, Vec<String>>,
     /// GPUs searched, each with its price per GPU-hour.
     pub gpus: Vec<(String, f64)>,
+    /// The model served (a catalog id).
+    pub model: String,
     /// Messages by field key.
     pub errors: BTreeMap<String, String>,
 }
@@ -88,6 +90,7 @@ impl Form {
                 .first()
                 .map(|p| vec![(p.replica.deployment.gpu.id.clone(), p.gpu_hour_price)])
                 .unwrap_or_default(),
+            model: preset_model(),
             errors: BTreeMap::new(),
         };
         for (key, value) in &pairs {
@@ -147,6 +150,12 @@ impl Form {
             // In the order the form lists them.
             vals.sort_by_key(|v| allowed.iter().position(|a| a == v));
             self.ticked.insert(key.into(), vals);
+        } else if key == "model" {
+            if model_by_id(value).is_none() {
+                let ids: Vec<String> = models().into_iter().map(|m| m.id).collect();
+                return Err(format!("“{value}” is not one of {}", ids.join(", ")));
+            }
+            self.model = value.to_string();
         } else if key == "gpus" {
             let mut gpus = Vec::new();
             for item in value.split(',').map(str::trim).filter(|v| !v.is_empty()) {
@@ -195,6 +204,9 @@ impl Form {
         if self.tpot_ms != d.tpot_ms {
             pairs.push(("tpot", crate::lab::knobs::num(self.tpot_ms)));
         }
+        if self.model != d.model {
+            pairs.push(("model", self.model.clone()));
+        }
         if self.percentile != d.percentile {
             pairs.push(("pct", self.percentile.name().into()));
         }
@@ -238,6 +250,18 @@ impl Form {
                 values: self.ticked.get(*key).cloned().unwrap_or_default(),
             })
             .collect();
+        // The model is one value, set with the axes (in the lab's order, retried after the
+        // tensor parallelism that lets a large model fit), so a combination it does not fit is
+        // ruled out with the knob's reason instead of the whole search.
+        if self.model != preset_model() {
+            axes.insert(
+                0,
+                Axis {
+                    knob: "model".into(),
+                    values: vec![self.model.clone()],
+                },
+            );
+        }
         if self.gpus.len() > 1 || self.gpus.first().is_some_and(|(g, _)| *g != preset_gpu()) {
             axes.insert(
                 0,
@@ -262,6 +286,14 @@ impl Form {
             confirm: super::CONFIRM,
         }
     }
+}
+
+fn preset_model() -> String {
+    preset()
+        .config
+        .pools
+        .first()
+        .map_or(String::new(), |p| p.replica.deployment.model.id.clone())
 }
 
 fn preset_gpu() -> String {

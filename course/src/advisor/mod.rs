@@ -322,23 +322,47 @@ pub fn combinations(space: &Space, base: &Setup) -> Result<Vec<Combination>, Str
     for mut n in 0..total {
         let mut setup = base.clone();
         let mut settings = Vec::with_capacity(axes.len());
-        let mut refused = None;
         for (knob, axis) in &axes {
             let value = &axis.values[n % axis.values.len()];
             n /= axis.values.len();
-            settings.push((knob.key().to_string(), value.clone()));
-            if refused.is_none() {
-                if let Err(m) = setup.set(*knob, value) {
-                    refused = Some(Reason::Invalid {
-                        knob: knob.key().into(),
-                        message: m,
-                    });
-                }
-            }
+            settings.push((*knob, value.clone()));
         }
+        let refused = apply(&mut setup, &settings);
+        let settings = settings
+            .into_iter()
+            .map(|(k, v)| (k.key().to_string(), v))
+            .collect();
         out.push((settings, refused.map_or(Ok(setup), Err)));
     }
     Ok(out)
+}
+
+/// Sets each knob to its value in the lab's order; a value refused on the way is tried again
+/// once the others are set, while that helps (a 70B model does not fit one GPU until the
+/// tensor parallelism that comes after it in the order is set). The first value still
+/// refused is the reason.
+fn apply(setup: &mut Setup, settings: &[(Knob, String)]) -> Option<Reason> {
+    let mut left: Vec<&(Knob, String)> = settings.iter().collect();
+    loop {
+        let mut refused = Vec::new();
+        let mut first = None;
+        for &(knob, ref value) in &left {
+            if let Err(m) = setup.set(*knob, value) {
+                first.get_or_insert(Reason::Invalid {
+                    knob: knob.key().into(),
+                    message: m,
+                });
+                refused.push(*knob);
+            }
+        }
+        if refused.is_empty() {
+            return None;
+        }
+        if refused.len() == left.len() {
+            return first;
+        }
+        left.retain(|(k, _)| refused.contains(k));
+    }
 }
 
 /// The most combinations a space may have.

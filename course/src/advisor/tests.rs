@@ -381,3 +381,48 @@ fn the_estimates_sentence_follows_its_figures() {
     assert_eq!(estimate_case(&e, 25.0, 12.0), EstimateCase::Fewer);
     assert_eq!(estimate_case(&e, 20.0, 40.0), EstimateCase::Same);
 }
+
+/// The model is the learner's: a model that does not fit one GPU is searched on the tensor
+/// parallelism that holds it (the lab's order sets the model first; the refused value is
+/// tried again once the split is set), and the combinations it does not fit are ruled out
+/// with the knob's reason, not the whole search. A model the catalog lacks is named.
+#[test]
+fn a_larger_model_is_searched_on_the_split_that_holds_it() {
+    let f =
+        Form::from_query("model=llama-3.1-70b&tpot=40&tp=1,4&weights=bf16&max_seqs=64&budget=2048");
+    assert!(f.errors.is_empty(), "{:?}", f.errors);
+    assert_eq!(Form::from_query(&f.query()), f);
+    let s = Search::new(f.space()).unwrap();
+    assert_eq!(s.candidates.len(), 1, "{:?}", s.pruned);
+    assert!(s.candidates[0]
+        .settings
+        .contains(&("tp".into(), "4".into())));
+    assert_eq!(s.candidates[0].gpus_per_replica, 4);
+    let cfg = &s.setup(0, 1).config;
+    assert_eq!(cfg.pools[0].replica.deployment.model.id, "llama-3.1-70b");
+    assert_eq!(s.pruned.len(), 1);
+    assert!(
+        matches!(&s.pruned[0].reason, Reason::Invalid { knob, .. } if knob == "model"),
+        "{:?}",
+        s.pruned[0]
+    );
+    let bad = Form::from_query("model=gpt-9");
+    assert!(
+        bad.errors["model"].contains("llama-3.1-8b"),
+        "{:?}",
+        bad.errors
+    );
+    assert_eq!(bad.space(), Space::seed());
+}
+
+/// The calculator's estimate beside the answer is for the model searched, on the split of
+/// the first candidate: a 70B search is not compared with the 8B's arithmetic.
+#[test]
+fn the_estimate_is_for_the_model_searched() {
+    let space = |q: &str| Form::from_query(q).space();
+    let seed = answer::estimate(&Search::new(Space::seed()).unwrap()).unwrap();
+    let big = Search::new(space("model=llama-3.1-70b&tpot=40&tp=4")).unwrap();
+    let e = answer::estimate(&big).unwrap();
+    assert_eq!(e.gpus, e.replicas * 4.0, "{e:?}");
+    assert!(e.replicas > seed.replicas, "{e:?} against {seed:?}");
+}
