@@ -148,3 +148,33 @@ test("the model is the learner's: a larger one is chosen, kept in the URL, and s
   assert.deepEqual(page.problems, []);
   await page.context().close();
 });
+
+test("a link carries the guess and the run: opening it runs the same search and sets the guess beside it", async () => {
+  const page = await app.page();
+  const q = "tp=1&weights=fp8&max_seqs=64&budget=2048";
+  await open(page, app.url, "advisor?" + q);
+  await page.fill(tid("adv-guess"), "5");
+  await page.waitForFunction(() => /guess=5/.test(location.search));
+  await page.click(tid("advisor-run"));
+  await page.waitForSelector(tid("advisor-answer"), { timeout: 120000 });
+  const link = new URL(page.url());
+  assert.match(link.search, /guess=5&run=1$/);
+  const first = await page.textContent(tid("advisor-best"));
+  // The same link in a fresh page: no click, the same answer, the guess set beside it.
+  const other = await app.page();
+  await other.goto(link.href);
+  await other.waitForSelector(tid("advisor-answer"), { timeout: 120000 });
+  assert.equal(await other.inputValue(tid("adv-guess")), "5");
+  assert.match(await other.textContent(tid("advisor-guess")), /^You guessed 5 GPUs/);
+  assert.equal(await other.textContent(tid("advisor-best")), first);
+  // Changing the traffic makes the result stale: the link no longer says it ran.
+  await other.fill(tid("adv-rate"), "30");
+  await other.waitForFunction(() => !/run=1/.test(location.search));
+  // A bad run value is named.
+  await open(other, app.url, "advisor?run=yes");
+  assert.match(await other.textContent(tid("advisor-url-errors")), /run/);
+  assert.deepEqual(page.problems, []);
+  assert.deepEqual(other.problems, []);
+  await page.context().close();
+  await other.context().close();
+});

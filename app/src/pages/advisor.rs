@@ -15,7 +15,7 @@ use crate::url_state::use_url_state;
 use leptos::prelude::*;
 use std::collections::BTreeMap;
 use trainer_course::advisor::answer::{self, PlotWords, Words};
-use trainer_course::advisor::form::{CHOICES, TRAFFIC};
+use trainer_course::advisor::form::{PageState, CHOICES, TRAFFIC};
 use trainer_course::advisor::{Form, FrontierPoint, Search, Space};
 use trainer_course::lab::Knob;
 use trainer_engine::catalog::gpus;
@@ -72,24 +72,39 @@ pub fn AdvisorPage() -> impl IntoView {
     let say = move |f: fn(&Words) -> &String| f(words).clone();
     let url = use_url_state();
     let router = use_router();
-    let form = RwSignal::new(url.read(Form::from_query));
+    let (first, first_page) = url.read(Form::from_page_query);
+    let form = RwSignal::new(first);
     // What each text field shows: what was typed, even when it was refused.
     let shown = RwSignal::new(shown_of(&form.get_untracked()));
-    url.follow(Form::from_query, move |f: Form| {
+    // The learner's guess: its text (in the URL as typed), and the number committed when the
+    // search started.
+    let guess_text = RwSignal::new(first_page.guess.clone());
+    let guess_error = RwSignal::new(None::<String>);
+    let committed = StoredValue::new(None::<u32>);
+    url.follow(Form::from_page_query, move |(f, p): (Form, PageState)| {
         // Leaving for another page changes the query too: that one is not this page's.
         if router.route.get_untracked() != Route::Advisor {
             return;
         }
         shown.set(shown_of(&f));
         form.set(f);
+        guess_text.set(p.guess);
     });
+    // The URL: the form, the guess as typed, and whether the search ran.
+    let write_url = move |run: bool| {
+        let page = PageState {
+            guess: guess_text.get_untracked(),
+            run,
+        };
+        url.replace(&form.with_untracked(|f| f.page_query(&page)));
+    };
     let edit = move |key: &str, text: String| {
         form.update(|f| {
             if let Err(m) = f.set(key, &text) {
                 f.errors.insert(key.to_string(), m);
             }
         });
-        url.replace(&form.with_untracked(Form::query));
+        write_url(false);
     };
     let error = move |key: &'static str| {
         Signal::derive(move || form.try_with(|f| f.errors.get(key).cloned()).flatten())
@@ -118,10 +133,6 @@ pub fn AdvisorPage() -> impl IntoView {
             phase.set(Phase::Failed(m));
         }
     });
-    // The learner's guess: its text, and the number committed when the search started.
-    let guess_text = RwSignal::new(String::new());
-    let guess_error = RwSignal::new(None::<String>);
-    let committed = StoredValue::new(None::<u32>);
     let finish = move |key: String| {
         let wall_ms = crate::browser::now_ms() - started.get_value();
         let done = search.with_value(|s| {
@@ -240,7 +251,7 @@ pub fn AdvisorPage() -> impl IntoView {
         });
         sent.set_value(Some(b));
     }
-    let start = move |_| {
+    let start_search = move || {
         if matches!(phase.get_untracked(), Phase::Running { .. }) {
             return;
         }
@@ -261,6 +272,8 @@ pub fn AdvisorPage() -> impl IntoView {
         };
         guess_error.set(None);
         committed.set_value(guess);
+        // A link to this page now runs the search again: the same runs, the same figures.
+        write_url(true);
         let space: Space = form.with_untracked(Form::space);
         let key = form.with_untracked(Form::query);
         match Search::new(space) {
@@ -275,9 +288,15 @@ pub fn AdvisorPage() -> impl IntoView {
             }
         }
     };
+    let start = move |_| start_search();
+    // A link that says the search ran runs it (a bad field still blocks it, named).
+    if first_page.run {
+        request_animation_frame(start_search);
+    }
     let cancel = move |_| {
         stop();
         phase.set(Phase::Stopped);
+        write_url(false);
     };
     let running = Memo::new(move |_| matches!(phase.get(), Phase::Running { .. }));
     let invalid = Memo::new(move |_| form.try_with(|f| !f.errors.is_empty()).unwrap_or(true));
@@ -622,6 +641,9 @@ pub fn AdvisorPage() -> impl IntoView {
                         on_input=Callback::new(move |t: String| {
                             guess_text.set(t);
                             guess_error.set(None);
+                            // The guess changes nothing of a result on screen.
+                            let ran = matches!(phase.get_untracked(), Phase::Done | Phase::Running { .. });
+                            write_url(ran);
                         })
                     />
                     <div class="lab-actions">

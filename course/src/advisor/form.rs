@@ -34,6 +34,15 @@ const DEFAULT_TICKED: [(&str, &[&str]); 4] = [
     ("budget", &["2048", "8192"]),
 ];
 
+/// What the advisor page keeps in its URL beside the form: the guess as typed (committed when
+/// the search starts) and whether the search ran, so a link to a result runs it again (the
+/// same runs give the same figures).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct PageState {
+    pub guess: String,
+    pub run: bool,
+}
+
 /// The advisor's inputs.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Form {
@@ -67,7 +76,50 @@ impl Form {
     /// The form a query string describes; a bad value is named in `errors` and its field keeps
     /// the default.
     pub fn from_query(query: &str) -> Form {
-        let pairs = query_pairs(query);
+        Form::from_pairs(query_pairs(query))
+    }
+
+    /// The page's query: the form, and the page's own state beside it ([`PageState`]: the
+    /// guess and whether the search ran). A `run` other than `1` is named in `errors`.
+    pub fn from_page_query(query: &str) -> (Form, PageState) {
+        let mut pairs = query_pairs(query);
+        let guess = pairs.remove("guess").unwrap_or_default();
+        let run = pairs.remove("run");
+        let mut f = Form::from_pairs(pairs);
+        match run.as_deref() {
+            None | Some("1") => {}
+            Some(v) => {
+                f.errors.insert(
+                    "run".into(),
+                    format!("must be 1 (run the search), got “{v}”"),
+                );
+            }
+        }
+        let run = run.as_deref() == Some("1");
+        (f, PageState { guess, run })
+    }
+
+    /// The page's query string: [`Form::query`] with the page's state after it.
+    pub fn page_query(&self, page: &PageState) -> String {
+        let mut q = self.query();
+        let guess = page.guess.trim();
+        let mut extra: Vec<(&str, String)> = Vec::new();
+        if !guess.is_empty() {
+            extra.push(("guess", guess.to_string()));
+        }
+        if page.run {
+            extra.push(("run", "1".into()));
+        }
+        if !extra.is_empty() {
+            if !q.is_empty() {
+                q.push('&');
+            }
+            q.push_str(&write_query(&extra));
+        }
+        q
+    }
+
+    fn from_pairs(pairs: BTreeMap<String, String>) -> Form {
         let base = preset();
         let cfg = &base.config;
         let mut f = Form {

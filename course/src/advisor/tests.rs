@@ -426,3 +426,24 @@ fn the_estimate_is_for_the_model_searched() {
     assert_eq!(e.gpus, e.replicas * 4.0, "{e:?}");
     assert!(e.replicas > seed.replicas, "{e:?} against {seed:?}");
 }
+
+/// The page's URL carries the guess and whether the search ran beside the form, and reads
+/// them back; a bad `run` is named, and neither is a field of the form.
+#[test]
+fn the_page_query_keeps_the_guess_and_the_run() {
+    let f = Form::from_query("rate=20&tp=1");
+    let page = form::PageState {
+        guess: "4".into(),
+        run: true,
+    };
+    let q = f.page_query(&page);
+    assert_eq!(q, "rate=20&tp=1&guess=4&run=1");
+    assert_eq!(Form::from_page_query(&q), (f.clone(), page));
+    assert_eq!(Form::default().page_query(&form::PageState::default()), "");
+    let (bad, p) = Form::from_page_query("run=yes&guess=two");
+    assert!(bad.errors["run"].contains("yes"), "{:?}", bad.errors);
+    assert!(!p.run);
+    // The guess is kept as typed: the page names it when the search starts.
+    assert_eq!(p.guess, "two");
+    assert!(!bad.errors.contains_key("guess"));
+}
