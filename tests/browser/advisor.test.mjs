@@ -108,6 +108,10 @@ test("a bad field is named, blocks the search and is in the URL; a search can be
   await page.waitForSelector(tid("error-max_seqs"));
   await page.click(tid("advtick-max_seqs-128"));
   await page.waitForFunction(() => !document.querySelector('[data-testid="error-max_seqs"]'));
+  // Speculation is one more choice: ticking a proposer puts it in the URL beside off.
+  assert.equal(await page.isChecked(tid("advtick-spec-off")), true);
+  await page.click(tid("advtick-spec-eagle"));
+  await page.waitForFunction(() => /spec=off(%2C|,)eagle/.test(location.search));
   // A guess that is not a whole number is named, and nothing runs.
   await page.fill(tid("adv-guess"), "two");
   await page.click(tid("advisor-run"));

@@ -19,20 +19,26 @@ pub const TRAFFIC: [(&str, &str); 3] = [
 ];
 
 /// The axes the form offers: the key (the lab knob's), and every value a learner may tick.
-pub const CHOICES: [(&str, &[&str]); 4] = [
+pub const CHOICES: [(&str, &[&str]); 5] = [
     ("tp", &["1", "2", "4", "8"]),
     ("weights", &["bf16", "fp8-weight-only", "fp8"]),
     ("max_seqs", &["32", "64", "128", "256", "512"]),
     ("budget", &["2048", "8192", "16384"]),
+    ("spec", &["off", "ngram", "eagle"]),
 ];
 
 /// What each axis searches when the URL does not say.
-const DEFAULT_TICKED: [(&str, &[&str]); 4] = [
+const DEFAULT_TICKED: [(&str, &[&str]); 5] = [
     ("tp", &["1", "2"]),
     ("weights", &["bf16", "fp8-weight-only", "fp8"]),
     ("max_seqs", &["64", "128", "256"]),
     ("budget", &["2048", "8192"]),
+    ("spec", &["off"]),
 ];
+
+/// Axes left out of the search while only the preset's own value is ticked, so a choice
+/// most searches do not make (speculation) adds nothing to every candidate's description.
+const OMITTED_AT_PRESET: [&str; 1] = ["spec"];
 
 /// What the advisor page keeps in its URL beside the form: the guess as typed (committed when
 /// the search starts) and whether the search ran, so a link to a result runs it again (the
@@ -295,11 +301,17 @@ impl Form {
 
     /// The search these inputs ask for. The GPU axis appears when more than one GPU is named.
     pub fn space(&self) -> Space {
+        let cfg = preset().config;
         let mut axes: Vec<Axis> = CHOICES
             .iter()
             .map(|(key, _)| Axis {
                 knob: key.to_string(),
                 values: self.ticked.get(*key).cloned().unwrap_or_default(),
+            })
+            .filter(|a| {
+                let at_preset = Knob::from_key(&a.knob)
+                    .is_some_and(|k| a.values.len() == 1 && a.values[0] == k.get(&cfg));
+                !(OMITTED_AT_PRESET.contains(&a.knob.as_str()) && at_preset)
             })
             .collect();
         // The model is one value, set with the axes (in the lab's order, retried after the

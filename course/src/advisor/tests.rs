@@ -447,3 +447,28 @@ fn the_page_query_keeps_the_guess_and_the_run() {
     assert_eq!(p.guess, "two");
     assert!(!bad.errors.contains_key("guess"));
 }
+
+/// Speculation is one more entry of the form's choices, not a new loop: off alone leaves the
+/// search as it was; ticking a proposer searches it beside off, and on a small space the
+/// search still returns exactly what running every count returns.
+#[test]
+fn speculation_is_searched_by_naming_its_knob() {
+    assert!(!Space::seed().axes.iter().any(|a| a.knob == "spec"));
+    let f = Form::from_query("spec=off,eagle&tp=1&weights=fp8&max_seqs=64&budget=2048");
+    assert!(f.errors.is_empty(), "{:?}", f.errors);
+    let spec = f
+        .space()
+        .axes
+        .into_iter()
+        .find(|a| a.knob == "spec")
+        .unwrap();
+    assert_eq!(spec.values, ["off", "eagle"]);
+    let mut space = small(6.0, 500, 60, 500.0, 20.0);
+    space.axes = vec![axis("spec", &["off", "ngram", "eagle"])];
+    let mut s = Search::new(space.clone()).unwrap();
+    assert_eq!(s.candidates.len(), 3, "{:?}", s.pruned);
+    s.run_here().unwrap();
+    let mut all = exhaustive(&space).unwrap();
+    all.sort();
+    assert_eq!(short_counts(&s), all);
+}
