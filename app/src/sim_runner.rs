@@ -73,6 +73,16 @@ pub fn run_fleets(
 /// workers, and hands the finished rounds to `done`. `status` shows the round in hand; a
 /// failed run stops the rest.
 pub fn run_rounds(
+    rounds: Vec<Rounds>,
+    status: RwSignal<RunStatus>,
+    done: impl FnOnce(Vec<Rounds>) + 'static,
+) {
+    rounds_from(now_ms(), rounds, status, done);
+}
+
+/// [`run_rounds`] from `started`: the wall time it reports at the end is every round's.
+fn rounds_from(
+    started: f64,
     mut rounds: Vec<Rounds>,
     status: RwSignal<RunStatus>,
     done: impl FnOnce(Vec<Rounds>) + 'static,
@@ -84,6 +94,11 @@ pub fn run_rounds(
         due.into_iter().flatten().collect()
     };
     if fleets.is_empty() {
+        let _ = status.try_update(|s| {
+            if let RunStatus::Done { wall_ms, .. } = s {
+                *wall_ms = now_ms() - started;
+            }
+        });
         done(rounds);
         return;
     }
@@ -93,7 +108,7 @@ pub fn run_rounds(
             let got: Vec<FleetReport> = reports.by_ref().take(n).collect();
             r.record(&got);
         }
-        run_rounds(rounds, status, done);
+        rounds_from(started, rounds, status, done);
     });
 }
 
