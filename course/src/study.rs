@@ -146,6 +146,9 @@ pub struct MockRecord {
     pub assessment: BTreeMap<String, String>,
     /// The figures checked at the sizing stage (scheduled when they were checked).
     pub figures: Vec<FigureRecord>,
+    /// Seconds spent on each stage against the clock, by stage id (empty in practice mode and
+    /// in records saved before the plan).
+    pub stage_s: BTreeMap<String, f64>,
 }
 
 /// A figure the candidate typed in a mock, checked against a step of the fleet question.

@@ -658,7 +658,9 @@ fn the_mock_interview_types_no_figure_and_its_figures_link_to_their_steps() {
     if let Some(f) = v.get_mut("figures").and_then(|f| f.as_table_mut()) {
         f.remove("inputs");
     }
-    const FILLED: [&str; 37] = [
+    const FILLED: [&str; 39] = [
+        "spent",
+        "budget",
         "input rate",
         "input prompt_tokens",
         "input output_tokens",

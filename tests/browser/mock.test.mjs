@@ -187,6 +187,47 @@ test("finance wants a cut: the configuration runs with the others and is graded 
   await page.context().close();
 });
 
+test("a paced mock: each stage's share of the clock, a nudge past it, kept over a reload, and the time per stage in the report", async () => {
+  const page = await app.page();
+  await startMock(page, { minutes: "10" });
+  await bindings(page);
+  const pace = async () => [
+    Number(await page.getAttribute('[data-testid="mock-pace"]', "data-spent")),
+    Number(await page.getAttribute('[data-testid="mock-pace"]', "data-budget")),
+  ];
+  // The opening's share of a ten-minute clock: its minutes of the plan's, scaled (3 of 45).
+  assert.equal((await pace())[1], 40);
+  assert.equal(await page.locator('[data-testid="mock-pace-over"]').count(), 0);
+  await page.evaluate(() => window.wasmBindings.mock_clock_speed(100));
+  await page.waitForSelector('[data-testid="mock-pace-over"]', { timeout: 10000 });
+  await page.evaluate(() => window.wasmBindings.mock_clock_speed(1));
+  assert.match(await page.textContent('[data-testid="mock-pace"]'), /of the 0:40 the plan gives it/);
+  const [opening] = await pace();
+  assert.ok(opening > 40, `${opening}`);
+  // The next stage starts from nothing, with its own share (5 of 45).
+  await page.click('[data-testid="mock-next"]');
+  const [spent, budget] = await pace();
+  assert.ok(spent < 5 && Math.abs(budget - 66.7) < 0.05, `${spent} ${budget}`);
+  assert.equal(await page.locator('[data-testid="mock-pace-over"]').count(), 0);
+  // A reload keeps the time per stage.
+  await page.reload();
+  await page.waitForSelector('[data-testid="mock-resumed"]');
+  await page.click('[data-testid="mock-prev"]');
+  assert.ok((await pace())[0] >= opening, "the opening's time is kept");
+  assert.equal(await page.locator('[data-testid="mock-pace-over"]').count(), 1);
+  for (let i = 0; i < 6; i++) await page.click('[data-testid="mock-next"]');
+  await page.click('[data-testid="mock-finish"]');
+  await page.click('[data-testid="mock-save"]');
+  await page.waitForSelector('[data-testid="mock-done"]');
+  await page.click('[data-testid="mock-report-link"]');
+  await page.waitForSelector('[data-testid="report-pace"]');
+  assert.equal(await page.getAttribute('[data-testid="report-pace-opening"]', "data-over"), "true");
+  assert.equal(await page.getAttribute('[data-testid="report-pace-clarify"]', "data-over"), "false");
+  assert.match(await page.textContent('[data-testid="report-pace-opening"]'), /0:40.*\(long\)/);
+  assert.deepEqual(page.problems, []);
+  await page.context().close();
+});
+
 test("a missed drill is due today on the home page, which takes the learner there; later it is overdue", async () => {
   const page = await app.page();
   await open(page, app.url);

@@ -33,6 +33,8 @@ pub struct MockDraft {
     pub figures: BTreeMap<String, String>,
     /// The figures checked so far (a checked figure is final).
     pub marks: Vec<FigureRecord>,
+    /// Seconds the clock ran on each stage, by stage id.
+    pub spent_s: BTreeMap<String, f64>,
 }
 
 /// Marks a self-assessment takes.
@@ -85,6 +87,11 @@ impl MockDraft {
             .chain(["curveball"])
             .collect();
         d.notes.retain(|k, _| stages.contains(&k.as_str()));
+        // Time on a stage the mock no longer has, or not a real time, is dropped.
+        let limit = d.limit_s;
+        d.spent_s.retain(|k, v| {
+            stages.contains(&k.as_str()) && v.is_finite() && (0.0..=limit).contains(v)
+        });
         d.assessment
             .retain(|k, v| m.line(k).is_some() && ASSESSMENT_MARKS.contains(&v.as_str()));
         if d.pushback

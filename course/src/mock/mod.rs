@@ -32,10 +32,12 @@ use trainer_engine::format::{duration, int, money, num, percent, sig};
 mod curveball;
 mod draft;
 mod figures;
+mod pace;
 
 pub use curveball::*;
 pub use draft::*;
 pub use figures::*;
+pub use pace::*;
 
 /// The shipped mock interview.
 pub const BUILTIN: &str = trainer_engine::files::MOCK;
@@ -51,6 +53,10 @@ pub const CHECK: SimCheckConfig = SimCheckConfig {
 pub struct Mock {
     /// The clock's default length, minutes.
     pub minutes: u32,
+    /// The curveball's share of the plan, minutes (each prompt has its own).
+    pub curveball_minutes: u32,
+    /// The words of the plan: the pace beside the clock, the nudge, the report's table.
+    pub pace: PaceWords,
     /// What the setup page says first.
     pub intro: String,
     pub rubric: Vec<RubricLine>,
@@ -90,6 +96,23 @@ pub struct Prompt {
     /// Rubric lines this prompt gives evidence for.
     pub rubric: Vec<String>,
     pub train: String,
+    /// The stage's share of the plan, minutes (the shares add up to `minutes`).
+    pub minutes: u32,
+}
+
+/// The words of the interview's plan.
+#[derive(Clone, Debug, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PaceWords {
+    /// Beside the clock: `{spent}` on this stage of `{budget}`.
+    pub label: String,
+    /// When the stage has run past its share.
+    pub over: String,
+    pub report_title: String,
+    pub report_intro: String,
+    pub col_stage: String,
+    pub col_plan: String,
+    pub col_spent: String,
 }
 
 #[derive(Clone, Debug, PartialEq, Deserialize)]
@@ -192,6 +215,7 @@ impl Mock {
         if self.intro.trim().is_empty() {
             return err("intro", "is empty".into());
         }
+        self.check_plan()?;
         for r in &self.rubric {
             if !matches!(r.level.as_str(), "hire" | "strong") {
                 return err(
@@ -336,6 +360,7 @@ mod tests {
                 tolerance: "within 1 replica".into(),
                 right: true,
             }],
+            spent_s: [("opening".to_string(), 150.0)].into(),
         };
         (m, d)
     }
@@ -369,10 +394,18 @@ mod tests {
         x.assessment
             .insert(m.rubric[1].id.clone(), "brilliant".into());
         x.assessment.insert("gone".into(), "shown".into());
+        x.spent_s.insert("sizing".into(), 120.0);
+        x.spent_s.insert("gone".into(), 60.0);
+        x.spent_s.insert("path".into(), -5.0);
+        x.spent_s.insert("clocks".into(), x.limit_s + 1.0);
         let r = MockDraft::read(&x.to_json(), &m).unwrap();
         assert_eq!(r.notes, d.notes);
         assert_eq!(r.assessment.len(), 1);
         assert_eq!(r.assessment[&m.rubric[0].id], "shown");
+        // Time on a stage: kept when real, dropped for a stage gone or a time no clock gives.
+        let mut kept = d.spent_s.clone();
+        kept.insert("sizing".into(), 120.0);
+        assert_eq!(r.spent_s, kept);
     }
 
     /// The seed's figures, as the mock expects them.

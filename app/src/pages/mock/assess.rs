@@ -5,6 +5,7 @@ use super::{Phase, Session};
 use crate::components::PathLink;
 use crate::progress::{use_progress, MockRecord};
 use leptos::prelude::*;
+use std::collections::BTreeMap;
 use trainer_course::mock::Mock;
 use trainer_course::study::{FigureRecord, PushbackRecord};
 
@@ -134,6 +135,11 @@ pub fn Assess(s: Session) -> impl IntoView {
             pushback: s.pushback.get_untracked(),
             assessment: s.assessment.get_untracked(),
             figures: s.marks.get_untracked(),
+            stage_s: if timed {
+                s.spent.get_untracked()
+            } else {
+                BTreeMap::new()
+            },
         });
         s.phase.set(Phase::Done);
     };

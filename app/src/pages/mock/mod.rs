@@ -67,6 +67,8 @@ struct Session {
     figures: StoredValue<Vec<(String, RwSignal<String>)>>,
     /// The figures checked so far (each final once checked).
     marks: RwSignal<Vec<FigureRecord>>,
+    /// Seconds the clock has run on each stage, by stage id.
+    spent: RwSignal<BTreeMap<String, f64>>,
 }
 
 impl Session {
@@ -96,6 +98,7 @@ impl Session {
                     .collect()
             }),
             marks: self.marks.get(),
+            spent_s: self.spent.get(),
         }
     }
 
@@ -127,6 +130,7 @@ impl Session {
             }
         });
         self.marks.set(d.marks);
+        self.spent.set(d.spent_s);
         self.phase.set(if d.assessing {
             Phase::Assess
         } else {
@@ -231,6 +235,7 @@ pub fn MockPage() -> impl IntoView {
                 .collect(),
         ),
         marks: RwSignal::new(Vec::new()),
+        spent: RwSignal::new(BTreeMap::new()),
         mock: StoredValue::new(m),
     };
     // A session left mid-way comes back where it stood; one that cannot is set aside with
@@ -333,6 +338,7 @@ fn Setup(s: Session) -> impl IntoView {
         s.figures
             .with_value(|f| f.iter().for_each(|(_, t)| t.set(String::new())));
         s.marks.set(Vec::new());
+        s.spent.set(BTreeMap::new());
         s.phase.set(Phase::Interview);
         focus_prompt();
     };
@@ -442,10 +448,54 @@ fn Interview(s: Session) -> impl IntoView {
         s.stage.set(to);
         focus_prompt();
     };
+    // The clock's time goes to the stage shown while it runs.
+    let last = StoredValue::new(s.remaining.get_untracked());
+    Effect::new(move |_| {
+        let now = s.remaining.get();
+        let before = last.get_value();
+        last.set_value(now);
+        if now < before && s.limit_s.get_untracked() > 0.0 {
+            let i = s.stage.get_untracked();
+            let id = s
+                .mock
+                .with_value(|m| m.stage_ids().get(i).map(|x| x.to_string()));
+            if let Some(id) = id {
+                s.spent
+                    .update(|m| *m.entry(id).or_insert(0.0) += before - now);
+            }
+        }
+    });
+    // Against the clock: this stage's time against its share of the plan, and a nudge past it.
+    let pace = move || {
+        let limit = s.limit_s.get();
+        if limit <= 0.0 {
+            return None;
+        }
+        let i = s.stage.get();
+        let p = s
+            .spent
+            .with(|spent| s.mock.with_value(|m| m.pace(limit, spent)));
+        let p = p.into_iter().nth(i)?;
+        let w = s.mock.with_value(|m| m.pace.clone());
+        let over = p.over();
+        let label = crate::text::fill(
+            &w.label,
+            &[
+                ("spent", clock_text(p.spent_s)),
+                ("budget", clock_text(p.budget_s)),
+            ],
+        );
+        Some(view! {
+            <span class="muted mock-pace" class:over=over data-testid="mock-pace"
+                data-spent=format!("{:.1}", p.spent_s) data-budget=format!("{:.1}", p.budget_s)>{label}</span>
+            {over.then(|| view! { <p class="notice mock-pace-over" role="status" data-testid="mock-pace-over">{w.over.clone()}</p> })}
+        })
+    };
     view! {
         <div class="mock-bar">
             {clock}
             <span class="muted" data-testid="mock-progress">{move || format!("Stage {} of {total}", s.stage.get() + 1)}</span>
+            {pace}
         </div>
         <ol class="mock-stages" aria-label="The interview's stages">{list}</ol>
         {move || {
@@ -555,4 +605,10 @@ fn level_word(level: &str) -> &'static str {
         "strong" => "Strong hire",
         _ => "Hire",
     }
+}
+
+/// Seconds as the clock shows them: minutes and seconds.
+pub(crate) fn clock_text(seconds: f64) -> String {
+    let s = seconds.max(0.0).round() as u64;
+    format!("{}:{:02}", s / 60, s % 60)
 }

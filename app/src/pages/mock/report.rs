@@ -92,6 +92,39 @@ pub fn MockReport() -> impl IntoView {
         }
         .into_any()
     });
+    // Against the clock: each stage's share of the plan against the time it took.
+    let pace = (r.limit_s > 0.0 && !r.stage_s.is_empty()).then(|| {
+        let w = m.pace.clone();
+        let names: Vec<String> = m
+            .prompts
+            .iter()
+            .map(|p| p.stage.clone())
+            .chain(["The curveball".to_string()])
+            .collect();
+        let rows = m
+            .pace(r.limit_s, &r.stage_s)
+            .into_iter()
+            .zip(names)
+            .map(|(p, name)| {
+                let over = p.over();
+                view! {
+                    <tr data-testid=format!("report-pace-{}", p.id) class:over=over data-over=over.to_string()>
+                        <th scope="row">{name}</th>
+                        <td>{super::clock_text(p.budget_s)}</td>
+                        <td>{super::clock_text(p.spent_s)}{over.then_some(" (long)")}</td>
+                    </tr>
+                }
+            })
+            .collect_view();
+        view! {
+            <h2>{w.report_title.clone()}</h2>
+            <p class="muted">{w.report_intro.clone()}</p>
+            <table class="report-table" data-testid="report-pace">
+                <thead><tr><th scope="col">{w.col_stage.clone()}</th><th scope="col">{w.col_plan.clone()}</th><th scope="col">{w.col_spent.clone()}</th></tr></thead>
+                <tbody>{rows}</tbody>
+            </table>
+        }
+    });
     let print = move |_| {
         if let Some(w) = web_sys::window() {
             let _ = w.print();
@@ -108,6 +141,7 @@ pub fn MockReport() -> impl IntoView {
                 <thead><tr><th scope="col">"Rubric line"</th><th scope="col">"Self-assessed"</th><th scope="col">"Evidence"</th><th scope="col">"Where"</th></tr></thead>
                 <tbody>{rows}</tbody>
             </table>
+            {pace}
             <h2>"The curveball"</h2>
             {pushback.unwrap_or_else(|| view! { <p data-testid="report-pushback" data-grade="none">"No answer was run."</p> }.into_any())}
             <h2>"What to study next"</h2>
