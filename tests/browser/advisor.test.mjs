@@ -124,8 +124,8 @@ test("a bad field is named, blocks the search and is in the URL; a search can be
   await page.waitForSelector(tid("advisor-stopped"));
   assert.equal(await page.isDisabled(tid("advisor-run")), false);
   // A URL's bad values are named on their fields, and unknown keys in a notice.
-  await open(page, app.url, "advisor?tp=7&gpus=nope&colour=red&model=gpt-9");
-  for (const key of ["tp", "gpus", "model"]) await page.waitForSelector(tid(`error-${key}`));
+  await open(page, app.url, "advisor?tp=7&gpus=nope&colour=red&model=gpt-9&guess=two");
+  for (const key of ["tp", "gpus", "model", "guess"]) await page.waitForSelector(tid(`error-${key}`));
   assert.match(await page.textContent(tid("advisor-url-errors")), /colour/);
   assert.deepEqual(page.problems, []);
   await page.context().close();

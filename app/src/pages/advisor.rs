@@ -79,7 +79,9 @@ pub fn AdvisorPage() -> impl IntoView {
     // The learner's guess: its text (in the URL as typed), and the number committed when the
     // search started.
     let guess_text = RwSignal::new(first_page.guess.clone());
-    let guess_error = RwSignal::new(None::<String>);
+    // A guess in the link that is not a whole number of GPUs is named on its field.
+    let guess_error =
+        RwSignal::new((guess_of(&first_page.guess).is_err()).then(|| words.guess_bad.clone()));
     let committed = StoredValue::new(None::<u32>);
     url.follow(Form::from_page_query, move |(f, p): (Form, PageState)| {
         // Leaving for another page changes the query too: that one is not this page's.
@@ -88,6 +90,7 @@ pub fn AdvisorPage() -> impl IntoView {
         }
         shown.set(shown_of(&f));
         form.set(f);
+        guess_error.set(guess_of(&p.guess).is_err().then(|| say(|w| &w.guess_bad)));
         guess_text.set(p.guess);
     });
     // The URL: the form, the guess as typed, and whether the search ran.
@@ -259,16 +262,9 @@ pub fn AdvisorPage() -> impl IntoView {
             return;
         }
         // A guess, if one is typed, is committed as the search starts.
-        let typed = guess_text.get_untracked();
-        let guess = match typed.trim() {
-            "" => None,
-            t => match t.parse::<u32>() {
-                Ok(g) if g >= 1 => Some(g),
-                _ => {
-                    guess_error.set(Some(say(|w| &w.guess_bad)));
-                    return;
-                }
-            },
+        let Ok(guess) = guess_of(&guess_text.get_untracked()) else {
+            guess_error.set(Some(say(|w| &w.guess_bad)));
+            return;
         };
         guess_error.set(None);
         committed.set_value(guess);
@@ -674,6 +670,17 @@ thread_local! {
 
 fn words() -> Option<&'static Words> {
     WORDS.with(|w| *w)
+}
+
+/// A guess as typed: none when empty, a whole number of GPUs from 1, or refused.
+fn guess_of(typed: &str) -> Result<Option<u32>, ()> {
+    match typed.trim() {
+        "" => Ok(None),
+        t => match t.parse::<u32>() {
+            Ok(g) if g >= 1 => Ok(Some(g)),
+            _ => Err(()),
+        },
+    }
 }
 
 /// The fields the page has a place for; any other key's message goes in the notice.

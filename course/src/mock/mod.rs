@@ -55,6 +55,8 @@ pub struct Mock {
     pub minutes: u32,
     /// The curveball's share of the plan, minutes (each prompt has its own).
     pub curveball_minutes: u32,
+    /// What an answer to any curveball says at each level.
+    pub curveball_levels: Levels,
     /// The words of the plan: the pace beside the clock, the nudge, the report's table.
     pub pace: PaceWords,
     /// What the setup page says first.
@@ -98,6 +100,29 @@ pub struct Prompt {
     pub train: String,
     /// The stage's share of the plan, minutes (the shares add up to `minutes`).
     pub minutes: u32,
+    /// What an answer at each level says here.
+    pub levels: Levels,
+}
+
+/// Level calibration for one stage: what a mid-level, a senior and a staff candidate's answer
+/// says there, as evidence an interviewer can observe.
+#[derive(Clone, Debug, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Levels {
+    pub mid: String,
+    pub senior: String,
+    pub staff: String,
+}
+
+impl Levels {
+    /// Each level's name and its evidence, lowest first.
+    pub fn each(&self) -> [(&'static str, &str); 3] {
+        [
+            ("mid", self.mid.as_str()),
+            ("senior", self.senior.as_str()),
+            ("staff", self.staff.as_str()),
+        ]
+    }
 }
 
 /// The words of the interview's plan.
@@ -216,6 +241,16 @@ impl Mock {
             return err("intro", "is empty".into());
         }
         self.check_plan()?;
+        let levels = self
+            .prompts
+            .iter()
+            .map(|p| (p.id.as_str(), &p.levels))
+            .chain([("curveball_levels", &self.curveball_levels)]);
+        for (id, l) in levels {
+            if let Some((name, _)) = l.each().into_iter().find(|(_, t)| t.trim().is_empty()) {
+                return err(id, format!("says nothing for the {name} level"));
+            }
+        }
         for r in &self.rubric {
             if !matches!(r.level.as_str(), "hire" | "strong") {
                 return err(

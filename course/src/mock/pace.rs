@@ -116,6 +116,25 @@ mod tests {
     }
 
     #[test]
+    fn every_stage_calibrates_each_level_and_an_empty_one_is_refused() {
+        let m = mock().unwrap();
+        for p in &m.prompts {
+            assert!(
+                p.levels.each().iter().all(|(_, t)| t.len() > 20),
+                "{}",
+                p.id
+            );
+        }
+        let text = BUILTIN.replacen(
+            "levels.mid = \"Proposes more GPUs for both symptoms.\"",
+            "levels.mid = \" \"",
+            1,
+        );
+        let e = parse(&text).unwrap_err();
+        assert!(e.message.contains("mid level"), "{e:?}");
+    }
+
+    #[test]
     fn a_plan_that_does_not_add_up_is_refused() {
         let text = BUILTIN.replacen("minutes = 45", "minutes = 50", 1);
         let e = parse(&text).unwrap_err();

@@ -523,7 +523,7 @@ fn Stage(s: Session, index: usize) -> impl IntoView {
     let m = s.mock.get_value();
     let practice = !s.timed.get_untracked();
     let interviewer = s.interviewer;
-    let (id, stage, ask, hint, expect, rubric, train, body) = match m.prompts.get(index) {
+    let (id, stage, ask, hint, expect, rubric, train, body, levels) = match m.prompts.get(index) {
         Some(p) => (
             p.id.clone(),
             p.stage.clone(),
@@ -533,6 +533,7 @@ fn Stage(s: Session, index: usize) -> impl IntoView {
             p.rubric.clone(),
             p.train.clone(),
             (p.id == m.figures.prompt).then(|| view! { <figures::FigureCheck s=s/> }.into_any()),
+            p.levels.clone(),
         ),
         None => {
             let cid = s.curveball.get_untracked().unwrap_or_default();
@@ -548,6 +549,7 @@ fn Stage(s: Session, index: usize) -> impl IntoView {
                 vec!["pushback".to_string()],
                 c.train.clone(),
                 Some(view! { <curveball::CurveballAnswer c=c result=s.pushback/> }.into_any()),
+                m.curveball_levels.clone(),
             )
         }
     };
@@ -583,6 +585,13 @@ fn Stage(s: Session, index: usize) -> impl IntoView {
                         <ul>{expect.iter().map(|e| view! { <li>{e.clone()}</li> }).collect_view()}</ul>
                     })}
                     {with_figures.then(|| view! { <figures::ExpectedFigures s=s/> })}
+                    <h3>"What each level says here"</h3>
+                    <dl class="mock-levels" data-testid="interviewer-levels">
+                        {levels.each().into_iter().map(|(name, text)| view! {
+                            <dt>{level_name(name)}</dt>
+                            <dd data-testid=format!("interviewer-level-{name}")>{text.to_string()}</dd>
+                        }).collect_view()}
+                    </dl>
                     <h3>"Rubric lines this shows"</h3>
                     <ul>
                         {lines.iter().map(|(lid, level, text)| view! {
@@ -598,6 +607,15 @@ fn Stage(s: Session, index: usize) -> impl IntoView {
         </article>
     }
     .into_any()
+}
+
+/// A calibration level's name as the page shows it.
+fn level_name(level: &str) -> &'static str {
+    match level {
+        "mid" => "Mid-level",
+        "senior" => "Senior",
+        _ => "Staff",
+    }
 }
 
 fn level_word(level: &str) -> &'static str {
