@@ -145,6 +145,10 @@ test("interviewer mode shows the expected points and the rubric beside each prom
   assert.ok((await page.textContent('[data-testid="mock-hint"]')).length > 20);
   assert.ok(await page.isVisible('[data-testid="interviewer-notes"]'));
   assert.equal(await page.locator('[data-testid="interviewer-rubric-load-tokens"]').count(), 1);
+  // Level calibration: what a mid-level, senior and staff answer says at this stage.
+  for (const level of ["mid", "senior", "staff"]) {
+    assert.ok((await page.textContent(`[data-testid="interviewer-level-${level}"]`)).length > 20, level);
+  }
   await page.click('[data-testid="mock-next"]');
   await page.click('[data-testid="mock-next"]');
   assert.equal(await stage(page), "sizing");
@@ -155,6 +159,7 @@ test("interviewer mode shows the expected points and the rubric beside each prom
   // The router curveball: every approach runs, and the chosen one is graded by its rank.
   for (let i = 0; i < 4; i++) await page.click('[data-testid="mock-next"]');
   assert.equal(await stage(page), "curveball");
+  assert.match(await page.textContent('[data-testid="interviewer-level-staff"]'), /what it costs/);
   const options = await page.$$eval('[data-testid^="pushback-option-"]', (els) => els.map((e) => e.dataset.testid.slice(16)));
   assert.ok(options.includes("request-count"), options.join());
   await page.check('[data-testid="pushback-option-request-count"]');
