@@ -182,3 +182,22 @@ test("a link carries the guess and the run: opening it runs the same search and 
   await page.context().close();
   await other.context().close();
 });
+
+test("the traffic can come from a shipped scenario: its rate, model and targets fill the form, and the link names it", async () => {
+  const page = await app.page();
+  await open(page, app.url, "advisor");
+  assert.equal(await page.inputValue(tid("adv-scenario")), "fleet-seed");
+  const seedRate = await page.inputValue(tid("adv-rate"));
+  await page.selectOption(tid("adv-scenario"), "fleet-rag-70b");
+  await page.waitForFunction(() => /scenario=fleet-rag-70b/.test(location.search));
+  assert.equal(await page.inputValue(tid("adv-model")), "llama-3.1-70b");
+  assert.notEqual(await page.inputValue(tid("adv-rate")), seedRate);
+  // A reload keeps it; an unknown one is named on its field.
+  await page.reload();
+  await page.waitForSelector(tid("adv-scenario"));
+  assert.equal(await page.inputValue(tid("adv-scenario")), "fleet-rag-70b");
+  await open(page, app.url, "advisor?scenario=fleet-nope");
+  await page.waitForSelector(tid("error-scenario"));
+  assert.deepEqual(page.problems, []);
+  await page.context().close();
+});

@@ -298,12 +298,18 @@ pub fn AdvisorPage() -> impl IntoView {
     let invalid = Memo::new(move |_| form.try_with(|f| !f.errors.is_empty()).unwrap_or(true));
 
     let preset = FleetConfig::seed();
-    let traffic_fields = TRAFFIC
+    // The traffic fields are the scenario's knobs, labelled as its lengths are drawn (a mean,
+    // a fixed length, ...): built again when the scenario changes, not at each keystroke.
+    let scenario = Memo::new(move |_| form.with(|f| f.scenario.clone()));
+    let traffic_fields = move || {
+        let cfg =
+            trainer_course::lab::Setup::from_query(&format!("preset={}", scenario.get())).config;
+        TRAFFIC
         .iter()
         .map(|&(key, knob)| {
             let k = Knob::from_key(knob);
-            let label = k.map_or(key, |k| k.label(&preset));
-            let unit = k.map_or("", |k| k.unit(&preset));
+            let label = k.map_or(key, |k| k.label(&cfg));
+            let unit = k.map_or("", |k| k.unit(&cfg));
             view! {
                 <NumberField
                     id=format!("adv-{key}")
@@ -321,7 +327,8 @@ pub fn AdvisorPage() -> impl IntoView {
                 />
             }
         })
-        .collect_view();
+        .collect_view()
+    };
     // The model served: the lab's model knob, its label and its catalog list.
     let model_knob = Knob::from_key("model");
     let model_label = model_knob.map_or("Model", |k| k.label(&preset));
@@ -338,6 +345,28 @@ pub fn AdvisorPage() -> impl IntoView {
             selected=Signal::derive(move || form.try_with(|f| f.model.clone()).unwrap_or_default())
             message=FieldMessage::new(error("model"), "error-model")
             on_change=Callback::new(move |v: String| edit("model", v))
+        />
+    };
+    // The shipped fleet scenario the traffic comes from: picking one sets the traffic, the
+    // targets, the model and the GPU to its own.
+    let scenario_options: Vec<(String, String)> = trainer_course::lab::presets()
+        .unwrap_or_default()
+        .into_iter()
+        .filter(|p| !p.replica)
+        .map(|p| (p.id, p.title))
+        .collect();
+    let scenario_field = view! {
+        <ChoiceField
+            id="adv-scenario"
+            testid="adv-scenario"
+            label=words.scenario_label.as_str()
+            options=scenario_options
+            selected=Signal::derive(move || form.try_with(|f| f.scenario.clone()).unwrap_or_default())
+            message=FieldMessage::new(error("scenario"), "error-scenario")
+            on_change=Callback::new(move |v: String| {
+                edit("scenario", v);
+                shown.set(form.with_untracked(shown_of));
+            })
         />
     };
     let target_field = move |key: &'static str, label: &'static str| {
@@ -597,7 +626,7 @@ pub fn AdvisorPage() -> impl IntoView {
                 <form class="lab-panel" data-testid="advisor-form" on:submit=|e| e.prevent_default()>
                     <fieldset class="lab-section">
                         <legend>{say(|w| &w.traffic_heading)}</legend>
-                        <div class="lab-fields">{model_field}{traffic_fields}</div>
+                        <div class="lab-fields">{scenario_field}{model_field}{traffic_fields}</div>
                     </fieldset>
                     <fieldset class="lab-section">
                         <legend>{say(|w| &w.targets_heading)}</legend>
@@ -687,7 +716,7 @@ fn guess_of(typed: &str) -> Result<Option<u32>, ()> {
 fn is_field(key: &str) -> bool {
     TRAFFIC.iter().any(|(k, _)| *k == key)
         || CHOICES.iter().any(|(k, _)| *k == key)
-        || matches!(key, "ttft" | "tpot" | "pct" | "gpus" | "model")
+        || matches!(key, "ttft" | "tpot" | "pct" | "gpus" | "model" | "scenario")
 }
 
 /// What each text field shows for a form: traffic, targets and each GPU's price.

@@ -21,6 +21,8 @@ pub struct Words {
     pub choices_heading: String,
     pub gpus_heading: String,
     pub percentile_label: String,
+    /// The field that picks the shipped scenario the traffic comes from.
+    pub scenario_label: String,
     pub ttft_label: String,
     pub tpot_label: String,
     pub guess_label: String,

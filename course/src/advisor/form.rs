@@ -8,8 +8,16 @@ use crate::sizing::{query_pairs, write_query};
 use std::collections::BTreeMap;
 use trainer_engine::catalog::{gpu_by_id, model_by_id, models};
 
-/// The preset whose traffic the form changes.
+/// The scenario whose traffic the form changes unless the learner picks another.
 pub const PRESET: &str = "fleet-seed";
+
+/// The shipped fleet scenarios a search may take its traffic from, by id.
+pub fn scenarios() -> Vec<String> {
+    trainer_engine::scenario::fleet::BUILTIN
+        .iter()
+        .map(|(f, _)| f.trim_end_matches(".toml").to_string())
+        .collect()
+}
 
 /// A traffic field: the form's key and the lab knob it sets on the preset.
 pub const TRAFFIC: [(&str, &str); 3] = [
@@ -64,6 +72,8 @@ pub struct Form {
     pub gpus: Vec<(String, f64)>,
     /// The model served (a catalog id).
     pub model: String,
+    /// The shipped fleet scenario the traffic (and the defaults) come from.
+    pub scenario: String,
     /// Messages by field key.
     pub errors: BTreeMap<String, String>,
 }
@@ -74,8 +84,8 @@ impl Default for Form {
     }
 }
 
-fn preset() -> Setup {
-    Setup::from_query(&format!("preset={PRESET}"))
+fn preset_setup(scenario: &str) -> Setup {
+    Setup::from_query(&format!("preset={scenario}"))
 }
 
 impl Form {
@@ -125,10 +135,27 @@ impl Form {
         q
     }
 
-    fn from_pairs(pairs: BTreeMap<String, String>) -> Form {
-        let base = preset();
+    fn from_pairs(mut pairs: BTreeMap<String, String>) -> Form {
+        // The scenario first: the other fields' defaults are its.
+        let mut f = Form::defaults(PRESET);
+        if let Some(v) = pairs.remove("scenario") {
+            if let Err(m) = f.set("scenario", &v) {
+                f.errors.insert("scenario".into(), m);
+            }
+        }
+        for (key, value) in &pairs {
+            if let Err(m) = f.set(key, value) {
+                f.errors.insert(key.clone(), m);
+            }
+        }
+        f
+    }
+
+    /// The form with every field at `scenario`'s values (a shipped fleet scenario).
+    fn defaults(scenario: &str) -> Form {
+        let base = preset_setup(scenario);
         let cfg = &base.config;
-        let mut f = Form {
+        Form {
             traffic: TRAFFIC
                 .iter()
                 .map(|(key, knob)| {
@@ -148,23 +175,35 @@ impl Form {
                 .first()
                 .map(|p| vec![(p.replica.deployment.gpu.id.clone(), p.gpu_hour_price)])
                 .unwrap_or_default(),
-            model: preset_model(),
+            model: cfg
+                .pools
+                .first()
+                .map_or(String::new(), |p| p.replica.deployment.model.id.clone()),
+            scenario: scenario.to_string(),
             errors: BTreeMap::new(),
-        };
-        for (key, value) in &pairs {
-            if let Err(m) = f.set(key, value) {
-                f.errors.insert(key.clone(), m);
-            }
         }
-        f
     }
 
     /// Sets one field from its text; an unknown key or a bad value is refused with a message
     /// and changes nothing.
     pub fn set(&mut self, key: &str, value: &str) -> Result<(), String> {
         let value = value.trim();
-        if let Some((_, knob)) = TRAFFIC.iter().find(|(k, _)| *k == key) {
-            let mut s = preset();
+        if key == "scenario" {
+            if !scenarios().iter().any(|s| s == value) {
+                return Err(format!(
+                    "“{value}” is not one of {}",
+                    scenarios().join(", ")
+                ));
+            }
+            // The traffic, the targets, the model and the GPU become the scenario's; the
+            // choices ticked and the percentile stay.
+            let mut d = Form::defaults(value);
+            d.ticked = std::mem::take(&mut self.ticked);
+            d.percentile = self.percentile;
+            d.errors = std::mem::take(&mut self.errors);
+            *self = d;
+        } else if let Some((_, knob)) = TRAFFIC.iter().find(|(k, _)| *k == key) {
+            let mut s = preset_setup(&self.scenario);
             let k = Knob::from_key(knob).ok_or("no such knob")?;
             s.set(k, value)?;
             self.traffic.insert(key.into(), value.into());
@@ -249,8 +288,11 @@ impl Form {
 
     /// The query string: every field that differs from the default.
     pub fn query(&self) -> String {
-        let d = Form::default();
+        let d = Form::defaults(&self.scenario);
         let mut pairs: Vec<(&str, String)> = Vec::new();
+        if self.scenario != PRESET {
+            pairs.push(("scenario", self.scenario.clone()));
+        }
         for (key, _) in TRAFFIC {
             if self.traffic.get(key) != d.traffic.get(key) {
                 pairs.push((key, self.traffic.get(key).cloned().unwrap_or_default()));
@@ -265,11 +307,12 @@ impl Form {
         if self.model != d.model {
             pairs.push(("model", self.model.clone()));
         }
-        if self.percentile != d.percentile {
+        if self.percentile != Percentile::P99 {
             pairs.push(("pct", self.percentile.name().into()));
         }
+        let ticked = Form::defaults(PRESET).ticked;
         for (key, _) in CHOICES {
-            if self.ticked.get(key) != d.ticked.get(key) {
+            if self.ticked.get(key) != ticked.get(key) {
                 pairs.push((
                     key,
                     self.ticked.get(key).map_or(String::new(), |v| v.join(",")),
@@ -289,8 +332,8 @@ impl Form {
 
     /// The lab query of the traffic: the preset with the traffic fields that differ from it.
     pub fn base_query(&self) -> String {
-        let d = Form::default();
-        let mut pairs = vec![("preset", PRESET.to_string())];
+        let d = Form::defaults(&self.scenario);
+        let mut pairs = vec![("preset", self.scenario.clone())];
         for (key, knob) in TRAFFIC {
             if self.traffic.get(key) != d.traffic.get(key) {
                 pairs.push((knob, self.traffic.get(key).cloned().unwrap_or_default()));
@@ -301,7 +344,7 @@ impl Form {
 
     /// The search these inputs ask for. The GPU axis appears when more than one GPU is named.
     pub fn space(&self) -> Space {
-        let cfg = preset().config;
+        let cfg = preset_setup(&self.scenario).config;
         let mut axes: Vec<Axis> = CHOICES
             .iter()
             .map(|(key, _)| Axis {
@@ -317,7 +360,7 @@ impl Form {
         // The model is one value, set with the axes (in the lab's order, retried after the
         // tensor parallelism that lets a large model fit), so a combination it does not fit is
         // ruled out with the knob's reason instead of the whole search.
-        if self.model != preset_model() {
+        if self.model != preset_model(&self.scenario) {
             axes.insert(
                 0,
                 Axis {
@@ -326,7 +369,12 @@ impl Form {
                 },
             );
         }
-        if self.gpus.len() > 1 || self.gpus.first().is_some_and(|(g, _)| *g != preset_gpu()) {
+        if self.gpus.len() > 1
+            || self
+                .gpus
+                .first()
+                .is_some_and(|(g, _)| *g != preset_gpu(&self.scenario))
+        {
             axes.insert(
                 0,
                 Axis {
@@ -352,16 +400,16 @@ impl Form {
     }
 }
 
-fn preset_model() -> String {
-    preset()
+fn preset_model(scenario: &str) -> String {
+    preset_setup(scenario)
         .config
         .pools
         .first()
         .map_or(String::new(), |p| p.replica.deployment.model.id.clone())
 }
 
-fn preset_gpu() -> String {
-    preset()
+fn preset_gpu(scenario: &str) -> String {
+    preset_setup(scenario)
         .config
         .pools
         .first()

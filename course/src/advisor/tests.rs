@@ -472,3 +472,44 @@ fn speculation_is_searched_by_naming_its_knob() {
     all.sort();
     assert_eq!(short_counts(&s), all);
 }
+
+/// The traffic may come from any shipped fleet scenario: its rate, lengths, targets, model
+/// and GPU become the form's defaults (the choices ticked stay), the link names it, and the
+/// search runs on it. An unknown one is named.
+#[test]
+fn a_scenario_gives_the_traffic() {
+    let f = Form::from_query("scenario=fleet-rag-70b&tp=4,8&rate=3");
+    assert!(f.errors.is_empty(), "{:?}", f.errors);
+    assert_eq!(f.scenario, "fleet-rag-70b");
+    assert_eq!(f.model, "llama-3.1-70b");
+    assert_eq!(f.traffic["rate"], "3");
+    assert_eq!(Form::from_query(&f.query()), f);
+    assert!(
+        f.query().starts_with("scenario=fleet-rag-70b"),
+        "{}",
+        f.query()
+    );
+    let space = f.space();
+    assert!(
+        space.base.starts_with("preset=fleet-rag-70b"),
+        "{}",
+        space.base
+    );
+    // The scenario's own model is no axis.
+    assert!(!space.axes.iter().any(|a| a.knob == "model"));
+    let s = Search::new(space).unwrap();
+    let cfg = &s.setup(0, 1).config;
+    assert_eq!(cfg.pools[0].replica.deployment.model.id, "llama-3.1-70b");
+    assert_eq!(cfg.traffic[0].workload.arrival.mean_rate(), 3.0);
+    // The seed's form is unchanged by naming its own scenario.
+    assert_eq!(
+        Form::from_query("scenario=fleet-seed").space(),
+        Space::seed()
+    );
+    let bad = Form::from_query("scenario=fleet-nope");
+    assert!(
+        bad.errors["scenario"].contains("fleet-seed"),
+        "{:?}",
+        bad.errors
+    );
+}
