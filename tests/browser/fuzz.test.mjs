@@ -121,13 +121,16 @@ const ALIASES = { scenario: "preset" };
  *  Waits a little: some messages come with a run from the simulators' worker (a build-up's
  *  sub-step past its end is known only once its run is there). */
 async function named(key) {
-  const found = await page.waitForFunction((key) => {
+  // A key is named under its own name or, where it is another name for a field (the lab's
+  // `scenario`), under that field's; the advisor's `scenario` is a field of its own.
+  const names = [key, ALIASES[key]].filter(Boolean);
+  const found = await page.waitForFunction((names) => names.some((key) => {
     const own = document.querySelector(`[data-testid="error-${key}"], [data-testid="param-${key}-error"], [data-testid="lab-${key}-error"], [data-testid="bad-${key}"]`);
     if (own && own.textContent.trim()) return true;
     const words = new RegExp(`(^|[^a-z_])${key}([^a-z_]|$)`);
     const messages = document.querySelectorAll(".field-error, [role=alert], .notice, [data-testid$=\"-error\"]");
     return [...messages].some((m) => words.test(m.textContent));
-  }, ALIASES[key] || key, { timeout: 5000 }).then(() => true, () => false);
+  }), names, { timeout: 5000 }).then(() => true, () => false);
   return found;
 }
 
