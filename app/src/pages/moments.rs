@@ -557,7 +557,7 @@ fn results_view(m: &Moment, r: &Runs, choice: &str, estimate: Option<f64>) -> An
         fill(
             &words().within,
             &[
-                ("figure", m.figures[key].label.to_ascii_lowercase()),
+                ("figure", mid_sentence(&m.figures[key].label)),
                 ("factor", sig(f, 3)),
             ],
         )
@@ -784,4 +784,17 @@ fn moment_query(choice: Option<&str>, engine: Option<Engine>) -> String {
         .chain(engine)
         .collect::<Vec<_>>()
         .join("&")
+}
+
+/// A label as it reads inside a sentence: its first letter lowercased, unless its first word
+/// is an acronym ("GPU bill per hour", "TTFT, p99" keep theirs).
+fn mid_sentence(label: &str) -> String {
+    let first = label.split_whitespace().next().unwrap_or("");
+    if first.chars().filter(char::is_ascii_uppercase).count() >= 2 {
+        return label.to_string();
+    }
+    let mut c = label.chars();
+    c.next()
+        .map(|f| f.to_lowercase().chain(c).collect())
+        .unwrap_or_default()
 }
