@@ -338,6 +338,10 @@ test("a scenario file imported by pasting runs, and a bad one is refused with a 
   await page.click(`${tid("lab-import")} summary`);
   await page.fill(tid("lab-import-text"), 'kind = "fleet"\n[[traffic]]\nworkload = { arrival = { type = "poisson", rate = 5.0 }, duration_s = 10.0 }\n[[pools]]\nreplicas = 3\n');
   await page.click(tid("lab-import-run"));
+  // The worker reads the file first; the old run stays on screen, marked done, until the
+  // imported one starts (its link is written as it starts).
+  await page.waitForFunction(() => (new URL(location.href).searchParams.get("file") ?? "").includes("replicas = 3"));
+  assert.equal(await page.getAttribute(tid("lab-import-run"), "data-state"), "ready");
   await waitDone(page);
   assert.equal(await page.inputValue(tid("lab-preset")), "file");
   assert.equal(await page.inputValue(tid("param-replicas")), "3");

@@ -197,8 +197,11 @@ fn Import(lab: Lab) -> impl IntoView {
                 prop:value=move || pasted.get()
                 on:input=move |ev| pasted.set(event_target_value(&ev))
             ></textarea>
-            <button class="button" data-testid="lab-import-run" on:click=move |_| lab.import(pasted.get_untracked())>
-                "Import and run"
+            <button class="button" data-testid="lab-import-run"
+                disabled=move || lab.reading.get()
+                data-state=move || if lab.reading.get() { "reading" } else { "ready" }
+                on:click=move |_| lab.import(pasted.get_untracked())>
+                {move || if lab.reading.get() { "Reading the file…" } else { "Import and run" }}
             </button>
             {move || lab.import_error.get().map(|m| view! {
                 <p class="field-error" id="lab-import-error" data-testid="lab-import-error">{m}</p>

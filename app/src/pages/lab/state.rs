@@ -152,6 +152,8 @@ pub struct Lab {
     pub speed: RwSignal<Speed>,
     /// A message for the import box.
     pub import_error: RwSignal<Option<String>>,
+    /// Whether an imported file is being read (in the worker: the page has no TOML parser).
+    pub reading: RwSignal<bool>,
     job: StoredValue<Option<Job>, LocalStorage>,
     /// The series of the run in hand, put back together from the worker's replies (each
     /// carries only the points the ones before did not).
@@ -182,6 +184,7 @@ impl Lab {
             pinned: RwSignal::new(None),
             speed: RwSignal::new(Speed::Max),
             import_error: RwSignal::new(None),
+            reading: RwSignal::new(false),
             job: StoredValue::new_local(None),
             series: StoredValue::new_local(LabSeries::default()),
             generation: StoredValue::new(0),
@@ -293,9 +296,11 @@ impl Lab {
     /// and keeps everything as it was.
     pub fn import(&self, text: String) {
         if needs_reading(&text) {
+            self.reading.set(true);
             self.read_then(text.clone(), move |lab| lab.import(text));
             return;
         }
+        self.reading.set(false);
         match self.open_source(Source::File {
             text,
             arm: String::new(),
