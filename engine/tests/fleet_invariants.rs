@@ -4,7 +4,7 @@
 use proptest::prelude::*;
 use trainer_engine::fleet::{
     Buffering, FleetConfig, FleetReport, FleetSim, HostedApi, Outcome, OverflowAction, PoolConfig,
-    QuotaWindow, RejectReason, RequestRecord, RoutingPolicy, SpillTarget,
+    QuotaWindow, RejectReason, ReplicaFault, RequestRecord, RoutingPolicy, SpillTarget,
 };
 use trainer_engine::workload::{Arrival, LengthDist, SessionConfig};
 
@@ -30,7 +30,10 @@ fn run(cfg: FleetConfig) -> (FleetReport, Vec<RequestRecord>) {
 /// Checks what must hold at the end of any run; returns a description of the first breach.
 fn check_run(r: &FleetReport, recs: &[RequestRecord]) -> Result<(), String> {
     let o = &r.outcomes;
-    if o.in_flight != 0 || o.arrived != o.completed + o.rejected() + o.spilled() + o.timed_out {
+    if o.in_flight != 0
+        || o.arrived
+            != o.completed + o.rejected() + o.spilled() + o.timed_out + o.abandoned + o.failed
+    {
         return Err(format!("outcomes do not add up: {o:?}"));
     }
     // Every arrival has exactly one record.
@@ -56,6 +59,8 @@ fn check_run(r: &FleetReport, recs: &[RequestRecord]) -> Result<(), String> {
         ),
         (count(&|x| matches!(x, Outcome::Spilled(_))), o.spilled()),
         (count(&|x| *x == Outcome::TimedOut), o.timed_out),
+        (count(&|x| *x == Outcome::Abandoned), o.abandoned),
+        (count(&|x| *x == Outcome::Failed), o.failed),
     ];
     if by_kind.iter().any(|(a, b)| a != b) {
         return Err(format!("records disagree with counters: {by_kind:?}"));
@@ -71,7 +76,9 @@ fn check_run(r: &FleetReport, recs: &[RequestRecord]) -> Result<(), String> {
         if order.windows(2).any(|w| w[1] < w[0] - 1e-12) {
             return Err(format!("times out of order: {rec:?}"));
         }
-        if let Outcome::Rejected { .. } | Outcome::TimedOut = rec.outcome {
+        if let Outcome::Rejected { .. } | Outcome::TimedOut | Outcome::Abandoned | Outcome::Failed =
+            rec.outcome
+        {
             continue;
         }
         let (e, s, u) = (rec.engine_ttft(), rec.server_ttft(), rec.user_ttft());
@@ -120,8 +127,9 @@ fn overflow(i: u8) -> OverflowAction {
     }
 }
 
-// Whatever the fleet (small KV pools and preemption included), every request that arrives
-// ends as exactly one of completed, rejected with a reason, spilled or timed out (none is
+// Whatever the fleet (small KV pools and preemption included, clients leaving early with or
+// without the engine told, a replica failing), every request that arrives ends as exactly one
+// of completed, rejected with a reason, spilled, timed out, abandoned or failed (none is
 // left in flight after the drain), no stream is counted twice, and user >= server >= engine
 // TTFT.
 proptest! {
@@ -139,6 +147,8 @@ proptest! {
         budget in 2_000u64..200_000,
         sessions in any::<bool>(),
         small_kv in any::<bool>(),
+        leave in 0u8..3,
+        fail_at in proptest::option::of(0.0f64..12.0),
         seed in 0u64..1_000,
     ) {
         let mut cfg = small(rate, replicas, horizon);
@@ -165,6 +175,15 @@ proptest! {
         cfg.quota.window = if seed % 2 == 0 { QuotaWindow::Fixed } else { QuotaWindow::Sliding };
         cfg.overflow.action = overflow(ovf);
         cfg.overflow.waiting_trigger = 2;
+        if leave > 0 {
+            cfg.clients.abandon_fraction = 0.4;
+            cfg.clients.abandon_after_s = 1.0;
+            cfg.gateway.abort_on_disconnect = leave == 1;
+        }
+        if let Some(at_s) = fail_at {
+            cfg.faults = vec![ReplicaFault { at_s, replica: 0 }];
+            cfg.gateway.retries = (seed % 3) as u32;
+        }
         let mut spill = PoolConfig::seed(1);
         spill.serving = false;
         cfg.pools.push(spill);

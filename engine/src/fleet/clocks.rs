@@ -239,6 +239,12 @@ pub enum Outcome {
     Spilled(SpillTarget),
     /// The client gave up waiting for a first token (see `clients.timeout_s`).
     TimedOut,
+    /// The client closed the connection before its reply ended (see
+    /// `clients.abandon_fraction`), with or without a first token.
+    Abandoned,
+    /// The replica serving it failed after the client had part of its reply (the stream
+    /// ended with an error event), or the gateway's retries ran out.
+    Failed,
     InFlight,
 }
 

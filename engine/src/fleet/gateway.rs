@@ -49,10 +49,16 @@ pub struct ClientConfig {
     /// The quota charges prompt tokens + `max_tokens`.
     pub max_tokens: u32,
     /// A client that has no first token this long after the gateway received its request
-    /// gives up and disconnects, seconds; the gateway then cancels the request, and an engine
-    /// that has only queued it frees its place (a request already running finishes its step
-    /// and is dropped when it ends). Real clients and SDKs give up after 60 to 600 seconds.
+    /// gives up and disconnects, seconds; the gateway then cancels the request (see
+    /// `gateway.abort_on_disconnect`). Real clients and SDKs give up after 60 to 600 seconds.
     pub timeout_s: f64,
+    /// Share of clients that close the connection before their reply ends (a closed tab, a
+    /// stop button, an agent that has read enough), 0 to 1.
+    pub abandon_fraction: f64,
+    /// How long such a client stays, seconds after the gateway received its request: drawn
+    /// from an exponential distribution with this mean. A reply that ends first is read in
+    /// full.
+    pub abandon_after_s: f64,
 }
 
 impl Default for ClientConfig {
@@ -64,11 +70,17 @@ impl Default for ClientConfig {
             streaming_fraction: 1.0,
             max_tokens: 1024,
             timeout_s: 120.0,
+            abandon_fraction: 0.0,
+            abandon_after_s: 10.0,
         }
     }
 }
 
 impl ClientConfig {
+    pub const ABANDON_FRACTION_RANGE: std::ops::RangeInclusive<f64> = 0.0..=1.0;
+    /// A tenth of a second to an hour.
+    pub const ABANDON_AFTER_S_RANGE: std::ops::RangeInclusive<f64> = 0.1..=3_600.0;
+
     pub fn validate(&self) -> Result<(), ConfigError> {
         if self.regions.is_empty() {
             return Err(ConfigError::new("regions", "needs at least one region"));
@@ -101,6 +113,16 @@ impl ClientConfig {
             return Err(ConfigError::new("max_tokens", "must be greater than zero"));
         }
         crate::error::check_positive("timeout_s", self.timeout_s, 86_400.0)?;
+        crate::error::check_in(
+            "abandon_fraction",
+            self.abandon_fraction,
+            &Self::ABANDON_FRACTION_RANGE,
+        )?;
+        crate::error::check_in(
+            "abandon_after_s",
+            self.abandon_after_s,
+            &Self::ABANDON_AFTER_S_RANGE,
+        )?;
         Ok(())
     }
 
@@ -144,6 +166,15 @@ pub struct GatewayConfig {
     /// per-upstream circuit breaker): when every serving replica holds this many, the router
     /// answers 429 instead of queueing the request on an engine.
     pub max_outstanding_per_replica: u32,
+    /// Whether the gateway tells the engine when a client disconnects, so that the engine
+    /// aborts the request and frees its KV blocks at once (as vLLM's server does when the
+    /// connection closes). Off, the engine goes on generating for nobody until the request
+    /// ends: the blocks and the batch slots stay taken.
+    pub abort_on_disconnect: bool,
+    /// How many times the gateway sends a request again when the replica holding it fails
+    /// before the client has had any of its reply (safe: nothing was written, so the client
+    /// cannot tell). A stream already under way cannot be resumed on another replica.
+    pub retries: u32,
 }
 
 /// The gateway's pool of connections to each replica.
@@ -168,6 +199,8 @@ impl Default for GatewayConfig {
             pool: PoolConnections::default(),
             max_queued: 10_000,
             max_outstanding_per_replica: 512,
+            abort_on_disconnect: true,
+            retries: 1,
         }
     }
 }
@@ -183,6 +216,9 @@ impl Default for PoolConnections {
 }
 
 impl GatewayConfig {
+    /// Most retries of one request.
+    pub const MAX_RETRIES: u32 = 10;
+
     pub fn validate(&self) -> Result<(), ConfigError> {
         check_range("auth_s", self.auth_s, 0.0, 10.0)?;
         check_range("auth_miss_fraction", self.auth_miss_fraction, 0.0, 1.0)?;
@@ -201,6 +237,12 @@ impl GatewayConfig {
             self.max_outstanding_per_replica,
             100_000,
         )?;
+        if self.retries > Self::MAX_RETRIES {
+            return Err(ConfigError::new(
+                "retries",
+                format!("at most {}", Self::MAX_RETRIES),
+            ));
+        }
         Ok(())
     }
 }

@@ -34,7 +34,9 @@ pub use quota::{QuotaConfig, QuotaWindow};
 pub use relay::{Buffering, RelayConfig};
 pub use report::{Cdf, Distributions, FleetReport, ReplicaSummary, CDF_QUANTILES};
 pub use router::{RouterConfig, RoutingPolicy};
-pub use sim::{FleetOverload, FleetSim, FleetSnapshot, FleetVerdict, RouteCandidate, RouteTrace};
+pub use sim::{
+    FleetOverload, FleetSim, FleetSnapshot, FleetVerdict, ReplicaState, RouteCandidate, RouteTrace,
+};
 
 use crate::error::{check_range, ConfigError};
 use crate::replica::ReplicaConfig;
@@ -115,6 +117,27 @@ pub struct FleetConfig {
     /// Work caps: a run that reaches one stops with an "overloaded" verdict.
     #[serde(default)]
     pub limits: FleetLimits,
+    /// Replicas that fail during the run.
+    #[serde(default)]
+    pub faults: Vec<ReplicaFault>,
+}
+
+/// A replica that fails at a moment of the run (its GPU or its process dies): the requests
+/// it holds are lost with it. The gateway sends again those of which the client has had
+/// nothing yet (`gateway.retries`); a stream already under way breaks with an error event.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ReplicaFault {
+    /// When, seconds from the start.
+    pub at_s: f64,
+    /// Which replica: its index among the replicas there at the start, all pools, in pool
+    /// order (a replica already stopped then is left alone).
+    pub replica: u32,
+}
+
+impl ReplicaFault {
+    /// Most faults a fleet may have.
+    pub const MAX: usize = 64;
 }
 
 /// Caps that stop a fleet run which would otherwise take far too long or hold far too much,
@@ -251,6 +274,7 @@ impl FleetConfig {
             sample_interval_s: 1.0,
             record_requests: false,
             limits: FleetLimits::default(),
+            faults: Vec::new(),
         }
     }
 
@@ -311,6 +335,26 @@ impl FleetConfig {
         crate::error::check_positive("slo.tpot_s", self.slo.tpot_s, SloConfig::MAX_TPOT_S)?;
         check_range("sample_interval_s", self.sample_interval_s, 0.01, 86_400.0)?;
         self.limits.validate().map_err(|e| e.within("limits"))?;
+        if self.faults.len() > ReplicaFault::MAX {
+            return Err(ConfigError::new(
+                "faults",
+                format!("at most {} faults", ReplicaFault::MAX),
+            ));
+        }
+        let at_start: u32 = self.pools.iter().map(|p| p.replicas).sum();
+        for (i, f) in self.faults.iter().enumerate() {
+            let within = |e: ConfigError| e.within(&format!("faults[{i}]"));
+            check_range("at_s", f.at_s, 0.0, 1e7).map_err(within)?;
+            if f.replica >= at_start {
+                return Err(within(ConfigError::new(
+                    "replica",
+                    format!(
+                        "there are {at_start} replicas at the start (0 to {})",
+                        at_start.max(1) - 1
+                    ),
+                )));
+            }
+        }
         Ok(())
     }
 

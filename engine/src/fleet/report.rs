@@ -118,7 +118,7 @@ pub struct FleetReport {
 }
 
 /// How every arriving request ended: `arrived` = completed + rejected + spilled + timed out
-/// + in flight.
+/// + abandoned + failed + in flight.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct Outcomes {
     pub arrived: u64,
@@ -134,9 +134,28 @@ pub struct Outcomes {
     pub rejected_gateway: u64,
     /// The client gave up before its first token (`clients.timeout_s`).
     pub timed_out: u64,
-    /// Of those, requests the engine had queued and dropped at once (the rest were already
-    /// running, and finished their work for nobody).
+    /// The client closed the connection before its reply ended
+    /// (`clients.abandon_fraction`), and of those, the ones that had read part of a reply.
+    #[serde(default)]
+    pub abandoned: u64,
+    #[serde(default)]
+    pub abandoned_mid_reply: u64,
+    /// Requests of clients that left (timed out or abandoned) that an engine held and
+    /// dropped at once, its blocks freed (`gateway.abort_on_disconnect`).
     pub cancelled_in_engine: u64,
+    /// Output tokens engines sampled after the client had left: work nobody reads (none
+    /// when the gateway tells the engine, but the step in flight).
+    #[serde(default)]
+    pub tokens_for_nobody: u64,
+    /// Streams broken by a replica failure (the client had part of its reply, or the
+    /// gateway's retries ran out), requests the gateway sent again after one, and replicas
+    /// that failed.
+    #[serde(default)]
+    pub failed: u64,
+    #[serde(default)]
+    pub retried: u64,
+    #[serde(default)]
+    pub replicas_failed: u32,
     pub spilled_to_pool: u64,
     pub spilled_to_hosted: u64,
     pub in_flight: u64,
@@ -275,7 +294,13 @@ impl FleetSim {
             rejected_no_replica: st.rejected_no_replica + st.rejected_engine,
             rejected_gateway: st.rejected_gateway,
             timed_out: st.timed_out,
+            abandoned: st.abandoned,
+            abandoned_mid_reply: st.abandoned_mid_reply,
             cancelled_in_engine: st.cancelled_in_engine,
+            tokens_for_nobody: st.tokens_for_nobody,
+            failed: st.failed,
+            retried: st.retried,
+            replicas_failed: st.replicas_failed,
             spilled_to_pool: st.spilled_pool,
             spilled_to_hosted: st.spilled_hosted,
             in_flight: 0,
@@ -285,7 +310,9 @@ impl FleetSim {
                 - outcomes.completed
                 - outcomes.rejected()
                 - outcomes.spilled()
-                - outcomes.timed_out,
+                - outcomes.timed_out
+                - outcomes.abandoned
+                - outcomes.failed,
             ..outcomes
         };
         let (gateway_itl, client_itl) = self.itl_histograms();

@@ -88,6 +88,14 @@ pub struct ReplicaMetrics {
     pub spec_accepted: u64,
     /// Verifications: one for each decoding request in each step that checked its guesses.
     pub spec_verifies: u64,
+    /// Requests cancelled (their client left), whatever their phase, and of those the ones
+    /// cancelled while running: their blocks went back to the pool at once.
+    pub cancelled: u64,
+    pub cancelled_running: u64,
+    /// Output tokens the cancelled running requests had sampled: work nobody read in full.
+    pub cancelled_output_tokens: u64,
+    /// Blocks the cancelled running requests held when they were freed.
+    pub cancelled_blocks: u64,
 }
 
 /// Whether a request's tokens in a step are prompt (or recomputation) or a decode.

@@ -644,12 +644,14 @@ impl Replica {
         }
     }
 
-    /// Cancels request `id` at time `t` (a client gave up), as vLLM aborts a request whose
-    /// client disconnected; the driver advances the engine to `t` first. Only a request that
-    /// holds no blocks can be cancelled here: one submitted but not yet queued, or one waiting
-    /// (never admitted, or preempted). It leaves without an event. Returns false, changing
-    /// nothing, when the engine does not hold `id` or is running it (a running request keeps
-    /// its place in the step in flight and finishes as usual).
+    /// Cancels request `id` at time `t` (its client disconnected), as vLLM aborts a request
+    /// whose client went away; the driver advances the engine to `t` first. A request
+    /// submitted but not yet queued, or waiting (never admitted, or preempted), leaves its
+    /// queue. A running request leaves the running list and gives its blocks back at once:
+    /// the next step neither schedules it nor finds its blocks taken. When it is in the step
+    /// in flight, that step's work for it is done and lost (the step's time is already
+    /// spent) and nothing more is reported for it. A cancelled request leaves without an
+    /// event. Returns false, changing nothing, when the engine does not hold `id`.
     pub fn cancel(&mut self, id: u64, t: f64) -> bool {
         let seqs = &self.seqs;
         let slot = if let Some(i) = self.waiting.iter().position(|&s| seqs[s as usize].id == id) {
@@ -661,7 +663,7 @@ impl Replica {
         {
             self.pending.remove(i).map(|(_, s)| s)
         } else {
-            None
+            return self.cancel_running(id, t);
         };
         let Some(slot) = slot else {
             return false;
@@ -672,6 +674,93 @@ impl Replica {
         s.prompt = Prompt::default();
         s.running = false;
         self.free_slots.push(slot);
+        self.metrics.cancelled += 1;
+        self.idle_if_empty(t);
+        true
+    }
+
+    /// [`Replica::cancel`] of a running request.
+    fn cancel_running(&mut self, id: u64, t: f64) -> bool {
+        let seqs = &self.seqs;
+        let Some(i) = self
+            .running
+            .iter()
+            .position(|&s| seqs[s as usize].id == id && seqs[s as usize].running)
+        else {
+            return false;
+        };
+        // The fast-forward's lag is written out and its description dropped: the running
+        // list changes one request at a time from here (a fast step in flight then ends the
+        // ordinary way, over the batch it composed).
+        self.settle();
+        self.ff.reset();
+        let slot = self.running.remove(i);
+        let in_flight = matches!(self.state, State::InFlight { .. });
+        let mut scheduled = 0u32;
+        if in_flight {
+            if let Some(k) = self.batch.iter().position(|b| b.0 == slot) {
+                let (_, new, prefill) = self.batch.remove(k);
+                if prefill {
+                    scheduled = new;
+                }
+                if self.spec_step {
+                    self.spec_tokens -= new as u64;
+                }
+            }
+        }
+        let s = &mut self.seqs[slot as usize];
+        if !s.in_decode {
+            // Its prompt tokens not yet scheduled leave the prefill queue.
+            self.prefill_left -= (s.uncomputed() - scheduled) as u64;
+        }
+        self.metrics.cancelled += 1;
+        self.metrics.cancelled_running += 1;
+        self.metrics.cancelled_output_tokens += s.generated as u64;
+        self.metrics.cancelled_blocks += s.blocks.len() as u64;
+        self.pool.release_table(&s.blocks);
+        s.blocks.clear();
+        s.running = false;
+        s.token_times.clear();
+        s.prompt = Prompt::default();
+        self.free_slots.push(slot);
+        self.idle_if_empty(t);
+        true
+    }
+
+    /// The replica fails at `t` (its GPU or its process dies): every request it holds is lost
+    /// with it, and their ids are returned (running first, then waiting, then submitted and
+    /// not yet queued). The step in flight never ends; the replica is left empty and idle,
+    /// its counters as they were, and reports nothing more for those requests.
+    pub fn fail(&mut self, t: f64) -> Vec<u64> {
+        self.settle();
+        self.ff.reset();
+        self.spec_step = false;
+        self.batch.clear();
+        self.deferred.clear();
+        self.cur_trace = None;
+        let mut ids = Vec::new();
+        let running = std::mem::take(&mut self.running);
+        let waiting: Vec<u32> = self.waiting.drain(..).collect();
+        let pending: Vec<u32> = self.pending.drain(..).map(|(_, s)| s).collect();
+        for slot in running.into_iter().chain(waiting).chain(pending) {
+            let s = &mut self.seqs[slot as usize];
+            ids.push(s.id);
+            self.pool.release_table(&s.blocks);
+            s.blocks.clear();
+            s.running = false;
+            s.token_times.clear();
+            s.prompt = Prompt::default();
+            self.free_slots.push(slot);
+        }
+        self.prefill_left = 0;
+        self.now = self.now.max(t);
+        self.state = State::Idle;
+        ids
+    }
+
+    /// Between steps with nothing left to run or admit, the next step waits for the next
+    /// submission.
+    fn idle_if_empty(&mut self, t: f64) {
         if let State::StartAt(_) = self.state {
             if self.running.is_empty() && self.waiting.is_empty() {
                 self.state = match self.pending.front() {
@@ -680,7 +769,6 @@ impl Replica {
                 };
             }
         }
-        true
     }
 }
 

@@ -11,6 +11,20 @@ use crate::cost::CostModel;
 use crate::workload::Prompt;
 
 impl Replica {
+    /// Output tokens request `id` has sampled so far (`None` when the engine does not hold
+    /// it).
+    pub fn output_tokens(&self, id: u64) -> Option<u32> {
+        let seqs = &self.seqs;
+        if let Some(&s) = self.running.iter().find(|&&s| seqs[s as usize].id == id) {
+            return Some(seqs[s as usize].generated + self.ff.lag());
+        }
+        self.waiting
+            .iter()
+            .chain(self.pending.iter().map(|(_, s)| s))
+            .find(|&&s| seqs[s as usize].id == id)
+            .map(|&s| seqs[s as usize].generated)
+    }
+
     pub fn load(&self) -> ReplicaLoad {
         let running = self.running.len() as u32;
         let waiting = (self.waiting.len() + self.pending.len()) as u32;

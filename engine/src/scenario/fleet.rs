@@ -26,14 +26,14 @@ use crate::engine::{complete_tables, Engine};
 use crate::error::ConfigError;
 use crate::fleet::{
     AutoscalerConfig, ClientConfig, FleetConfig, FleetLimits, GatewayConfig, OverflowConfig,
-    PoolConfig, QuotaConfig, RelayConfig, RouterConfig, SloConfig, TrafficSource,
+    PoolConfig, QuotaConfig, RelayConfig, ReplicaFault, RouterConfig, SloConfig, TrafficSource,
 };
 use crate::replica::{ReplicaConfig, SchedulerConfig};
 use crate::scenario::Scenario;
 use serde::{Deserialize, Serialize};
 
 /// The fleet scenarios shipped with the product, as (file name, text: see [`crate::files`]).
-pub const BUILTIN: [(&str, &str); 10] = [
+pub const BUILTIN: [(&str, &str); 11] = [
     ("fleet-seed.toml", crate::files::SCENARIOS_FLEET_SEED),
     (
         "fleet-ttft-gap.toml",
@@ -67,6 +67,10 @@ pub const BUILTIN: [(&str, &str); 10] = [
     (
         "fleet-spec-latency.toml",
         crate::files::SCENARIOS_FLEET_SPEC_LATENCY,
+    ),
+    (
+        "fleet-disconnects.toml",
+        crate::files::SCENARIOS_FLEET_DISCONNECTS,
     ),
 ];
 
@@ -108,6 +112,9 @@ pub struct FleetFile {
     pub sample_interval_s: f64,
     /// Work caps (bounded above: a file can lower them, not switch them off).
     pub limits: FleetLimits,
+    /// Replicas that fail during the run: `[[faults]]` tables of `at_s` and `replica`.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub faults: Vec<ReplicaFault>,
     /// Arms: each a table with a `name` and keys that replace the base's.
     pub arms: Vec<toml::Table>,
 }
@@ -169,6 +176,7 @@ impl Default for FleetFile {
             slo: seed.slo,
             sample_interval_s: seed.sample_interval_s,
             limits: seed.limits,
+            faults: Vec::new(),
             arms: Vec::new(),
         }
     }
@@ -264,6 +272,7 @@ impl FleetFile {
             sample_interval_s: self.sample_interval_s,
             record_requests: false,
             limits: self.limits,
+            faults: self.faults.clone(),
         };
         cfg.validate()?;
         Ok(cfg)

@@ -19,6 +19,17 @@ pub(in crate::fleet) struct Stats {
     pub(in crate::fleet) timed_out: u64,
     /// Requests whose engine work was cut short by a cancellation.
     pub(in crate::fleet) cancelled_in_engine: u64,
+    /// Clients that closed the connection before their reply ended, and of those the ones
+    /// that had a first token.
+    pub(in crate::fleet) abandoned: u64,
+    pub(in crate::fleet) abandoned_mid_reply: u64,
+    /// Output tokens engines sampled after their client had left.
+    pub(in crate::fleet) tokens_for_nobody: u64,
+    /// Streams a replica failure broke, requests sent again after one, and the replicas
+    /// that failed.
+    pub(in crate::fleet) failed: u64,
+    pub(in crate::fleet) retried: u64,
+    pub(in crate::fleet) replicas_failed: u32,
     pub(in crate::fleet) spilled_pool: u64,
     pub(in crate::fleet) spilled_hosted: u64,
     pub(in crate::fleet) open_streams: u32,
@@ -98,6 +109,11 @@ pub struct FleetSnapshot {
     pub spilled: u64,
     /// Clients that gave up before a first token.
     pub timed_out: u64,
+    /// Clients that closed the connection before their reply ended.
+    pub abandoned: u64,
+    /// Streams a replica failure broke.
+    #[serde(default)]
+    pub failed: u64,
     pub in_flight: u64,
     pub replicas: Vec<ReplicaView>,
 }
@@ -128,7 +144,15 @@ impl FleetSim {
             rejected,
             spilled,
             timed_out: s.timed_out,
-            in_flight: s.arrived - s.completed - rejected - spilled - s.timed_out,
+            abandoned: s.abandoned,
+            failed: s.failed,
+            in_flight: s.arrived
+                - s.completed
+                - rejected
+                - spilled
+                - s.timed_out
+                - s.abandoned
+                - s.failed,
             replicas: self
                 .replicas
                 .iter()

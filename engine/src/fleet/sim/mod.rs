@@ -25,8 +25,9 @@
 //! in its children: `requests.rs` (client, gateway, quota store, submission, client
 //! deadlines), `routing.rs` (candidates, overflow, the router's choice, dispatch),
 //! `streams.rs` (replica events, the relay, stream ends and what they add to the report),
-//! `scaling.rs` (the autoscaler, replicas started and drained) and `accounting.rs` (counters,
-//! the time series, snapshots).
+//! `scaling.rs` (the autoscaler, replicas started and drained), `faults.rs` (a replica that
+//! fails, and the requests it held sent again or broken) and `accounting.rs` (counters, the
+//! time series, snapshots).
 
 use super::autoscaler::{ScaleEvent, SignalPoint};
 use super::clocks::{Hops, Outcome, RequestRecord};
@@ -45,6 +46,7 @@ use serde::{Deserialize, Serialize};
 use std::collections::{BinaryHeap, VecDeque};
 
 mod accounting;
+mod faults;
 mod requests;
 mod routing;
 mod scaling;
@@ -63,6 +65,9 @@ pub struct FleetSim {
     heap: BinaryHeap<Due<Event>>,
     next_seq: u64,
     rng: Pcg64,
+    /// Draws of which clients leave early and when (a stream of its own, so that turning
+    /// abandonment on leaves every other draw of the run as it was).
+    leave_rng: Pcg64,
     sources: Vec<Source>,
     live: Vec<Live>,
     free: Vec<usize>,
@@ -144,6 +149,11 @@ pub enum Event {
     RouterDecide { slot: usize },
     /// The engine receives the request.
     EngineSubmit { slot: usize },
+    /// The client of the request in `slot` (while the slot is in generation `gen`) closes
+    /// its connection.
+    Leave { slot: usize, gen: u32 },
+    /// Replica `replica` fails.
+    ReplicaFail { replica: usize },
     /// The last byte of a reply (or a 429) is written and the stream closes.
     StreamEnd { slot: usize },
     /// A replica asked for by the autoscaler has loaded its weights.
@@ -193,6 +203,8 @@ pub(super) struct ReplicaSlot {
     /// Sum of the replica's outstanding requests over the points of the series (its mean
     /// load is this over the number of points).
     pub(super) sampled_outstanding: u64,
+    /// It failed (its state is then `Stopped`).
+    pub(super) failed: bool,
 }
 
 /// A request in the fleet, from send to stream end. Slots are reused.
@@ -228,6 +240,14 @@ struct Live {
     in_engine: bool,
     /// The client gave up; what is left of the request only frees its place.
     timed_out: bool,
+    /// Output tokens the engine had sampled when the client left (for the tokens generated
+    /// for nobody, when the engine is not told).
+    tokens_at_leave: u32,
+    /// Times the gateway has sent it again after its replica failed.
+    retries: u32,
+    /// The prompt as the engine received it, kept while faults may strike so that the
+    /// gateway can send it again.
+    sent_prompt: Option<Prompt>,
 }
 
 impl FleetSim {
@@ -260,6 +280,7 @@ impl FleetSim {
             heap: BinaryHeap::new(),
             next_seq: 0,
             rng: Pcg64::seed_from_u64(cfg.seed),
+            leave_rng: Pcg64::seed_from_u64(cfg.seed ^ 0x6c65_6176_6573_0001),
             sources,
             live: Vec::new(),
             free: Vec::new(),
@@ -298,6 +319,14 @@ impl FleetSim {
         }
         for i in 0..sim.sources.len() {
             sim.pull(i);
+        }
+        for f in sim.cfg.faults.clone() {
+            sim.schedule(
+                f.at_s,
+                Event::ReplicaFail {
+                    replica: f.replica as usize,
+                },
+            );
         }
         sim.schedule(0.0, Event::Sample);
         if sim.cfg.autoscaler.enabled {
@@ -517,6 +546,8 @@ impl FleetSim {
             Event::QuotaSend { slot } => self.on_quota(slot),
             Event::RouterDecide { slot } => self.on_route(slot),
             Event::EngineSubmit { slot } => self.on_submit(slot),
+            Event::Leave { slot, gen } => self.on_leave(slot, gen),
+            Event::ReplicaFail { replica } => self.on_replica_fail(replica),
             Event::StreamEnd { slot } => self.end_stream(slot, self.now),
             Event::ReplicaReady { replica } => {
                 let rs = &mut self.replicas[replica];

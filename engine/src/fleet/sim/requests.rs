@@ -1,6 +1,7 @@
 //! A request's way in: the client sends it, the gateway opens its stream (or refuses it when
-//! its queue is full), the quota store answers, the engine receives it; and the client's
-//! deadline, which cancels a request still without a first token.
+//! its queue is full), the quota store answers, the engine receives it; and the ways a
+//! client leaves early: its deadline, which cancels a request still without a first token,
+//! and a client that closes the connection whenever it likes (before or during its reply).
 
 use super::{Event, FleetSim, Live};
 use crate::fleet::clocks::{Outcome, RejectReason, SpillTarget};
@@ -90,6 +91,15 @@ impl FleetSim {
         let deadline = t + self.cfg.clients.timeout_s;
         self.deadlines
             .push_back((deadline, slot as u32, self.slot_gen[slot]));
+        let clients = &self.cfg.clients;
+        if clients.abandon_fraction > 0.0 {
+            let (u, v) = (self.leave_rng.gen::<f64>(), self.leave_rng.gen::<f64>());
+            if u < clients.abandon_fraction {
+                let stay = -clients.abandon_after_s * (1.0 - v).ln();
+                let gen = self.slot_gen[slot];
+                self.schedule(t + stay, Event::Leave { slot, gen });
+            }
+        }
         let auth = if self.rng.gen::<f64>() < g.auth_miss_fraction {
             g.auth_miss_s
         } else {
@@ -156,10 +166,20 @@ impl FleetSim {
         l.engine_in = t;
         l.in_engine = true;
         self.unqueue(slot);
+        if self.replicas[r].failed {
+            // It failed while the connection was being set up.
+            self.retry_or_break(slot, t);
+            return;
+        }
+        let keep = !self.cfg.faults.is_empty();
         let l = &mut self.live[slot];
+        let prompt = l.prompt.take().unwrap_or_default();
+        if keep {
+            l.sent_prompt = Some(prompt.clone());
+        }
         let req = EngineRequest {
             id: slot as u64,
-            prompt: l.prompt.take().unwrap_or_default(),
+            prompt,
             output_len: l.output_len,
             tenant: l.tenant,
         };
@@ -203,30 +223,86 @@ impl FleetSim {
 
     /// The client of the request in `slot` gives up at `t`, and the gateway cancels it.
     pub(super) fn time_out(&mut self, slot: usize, t: f64) {
+        self.stats.events += 1;
+        self.stats.timed_out += 1;
+        self.leave(slot, t, Outcome::TimedOut);
+    }
+
+    /// The client of the request in `slot` (generation `gen`) closes its connection now,
+    /// unless its stream has ended, its reply is complete, or it was refused or sent to a
+    /// hosted API (that call runs its course).
+    pub(super) fn on_leave(&mut self, slot: usize, gen: u32) {
+        let t = self.now;
+        if self.slot_gen[slot] != gen {
+            return;
+        }
+        // Read the engine up to now: the reply may have ended before the client left.
+        if let Some(r) = self.live[slot]
+            .replica
+            .filter(|_| self.live[slot].in_engine)
+        {
+            self.sync(r, t);
+            if self.slot_gen[slot] != gen {
+                return;
+            }
+        }
+        let l = &self.live[slot];
+        let pending = matches!(
+            l.outcome,
+            None | Some(Outcome::Spilled(SpillTarget::Pool(_)))
+        );
+        if !pending || l.timed_out || l.hosted || l.finish > 0.0 {
+            return;
+        }
+        self.stats.abandoned += 1;
+        if l.got_first {
+            self.stats.abandoned_mid_reply += 1;
+        }
+        self.leave(slot, t, Outcome::Abandoned);
+    }
+
+    /// The client of the request in `slot` is gone at `t` (`outcome` says how): the gateway
+    /// closes the stream and, when it tells engines (`gateway.abort_on_disconnect`), the
+    /// engine holding the request drops it and frees its blocks at once. Otherwise the
+    /// engine's work goes on for nobody, and its end (or the request's next milestone before
+    /// an engine) frees the slot.
+    fn leave(&mut self, slot: usize, t: f64, outcome: Outcome) {
         let engine = self.live[slot]
             .replica
             .filter(|_| self.live[slot].in_engine);
-        self.stats.events += 1;
-        self.stats.timed_out += 1;
         self.unqueue(slot);
         let l = &mut self.live[slot];
         if let Some(Outcome::Spilled(SpillTarget::Pool(_))) = l.outcome {
             self.stats.spilled_pool -= 1;
         }
-        l.outcome = Some(Outcome::TimedOut);
+        l.outcome = Some(outcome);
         l.timed_out = true;
         // The client disconnects: the gateway closes the stream now.
         l.open = false;
-        let opened = l.gateway_in;
+        let (opened, streaming, got_first) = (l.gateway_in, l.streaming, l.got_first);
         self.close_stream(opened, t);
-        if let Some(r) = engine {
-            let rs = &mut self.replicas[r];
-            if rs.replica.cancel(slot as u64, t) {
-                self.stats.cancelled_in_engine += 1;
-                self.end_stream(slot, t);
-            }
-            // Otherwise the engine is running it: it ends as usual and its end frees the slot.
+        let Some(r) = engine else {
+            // Before the engine, the request's next milestone frees the slot.
+            return;
+        };
+        if !self.cfg.gateway.abort_on_disconnect {
+            // The engine is not told: count what it samples from here on as work for nobody.
+            self.live[slot].tokens_at_leave = self.replicas[r]
+                .replica
+                .output_tokens(slot as u64)
+                .unwrap_or(0);
+            return;
         }
-        // Before the engine, the request's next milestone frees the slot.
+        let relay = self.cfg.relay.relay_s;
+        let rs = &mut self.replicas[r];
+        if rs.replica.cancel(slot as u64, t) {
+            self.stats.cancelled_in_engine += 1;
+            if streaming && got_first {
+                rs.decoding_streams = rs.decoding_streams.saturating_sub(1);
+                rs.firsts.finish(slot, t + relay);
+            }
+            self.end_stream(slot, t);
+        }
+        // Otherwise the engine has finished it: its end is on its way and frees the slot.
     }
 }

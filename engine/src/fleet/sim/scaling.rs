@@ -177,6 +177,7 @@ impl FleetSim {
             dispatching_tokens: 0,
             routed: 0,
             sampled_outstanding: 0,
+            failed: false,
         });
         Ok(self.replicas.len() - 1)
     }

@@ -44,6 +44,10 @@ impl FleetSim {
                 let l = &mut self.live[slot];
                 l.finish = t;
                 l.output_tokens = output_tokens;
+                if l.timed_out {
+                    self.stats.tokens_for_nobody +=
+                        output_tokens.saturating_sub(l.tokens_at_leave) as u64;
+                }
                 if output_tokens == 0 && !l.got_first {
                     // The engine refused it (it can never fit in the KV pool).
                     self.stats.rejected_engine += 1;
@@ -117,7 +121,9 @@ impl FleetSim {
         let half_rtt = self.cfg.clients.regions[l.region as usize].rtt_s / 2.0;
         let served = !matches!(
             l.outcome,
-            Some(Outcome::Rejected { .. } | Outcome::TimedOut)
+            Some(
+                Outcome::Rejected { .. } | Outcome::TimedOut | Outcome::Abandoned | Outcome::Failed
+            )
         );
         if let Some(r) = l.replica {
             let rs = &mut self.replicas[r];
