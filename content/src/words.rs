@@ -35,6 +35,8 @@ pub struct LessonWords {
     pub probe_broken: String,
     pub probe_fixed: String,
     pub probe_ratio: String,
+    /// When the fixed design has none of the key figure and the broken one has some.
+    pub probe_none: String,
     pub probe_prefill: String,
     pub probe_lab: String,
     pub sheet_title: String,

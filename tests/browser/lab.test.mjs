@@ -229,6 +229,54 @@ test("pause holds the simulated clock and resume carries on to the end", async (
   await done(page);
 });
 
+test("clients who leave mid-reply: the engine drops them, or, not told, generates for nobody", async () => {
+  const page = await app.page();
+  await openLab(page, "preset=fleet-seed&duration=30&leave=30&leave_after=3");
+  const left = await num(page, "outcomes-abandoned");
+  assert.ok(left > 0, "some clients left");
+  assert.ok((await num(page, "outcomes-abandoned_mid_reply")) > 0);
+  assert.ok((await num(page, "outcomes-cancelled_in_engine")) > 0);
+  assert.equal(await num(page, "outcomes-tokens_for_nobody"), 0);
+  assert.equal(await page.inputValue(tid("param-abort")), "on");
+  await page.selectOption(tid("param-abort"), "off");
+  await page.waitForSelector(tid("lab-stale"));
+  assert.equal(new URL(page.url()).searchParams.get("abort"), "off");
+  await page.click(tid("lab-run"));
+  await waitDone(page);
+  assert.equal(await num(page, "outcomes-cancelled_in_engine"), 0);
+  assert.ok((await num(page, "outcomes-tokens_for_nobody")) > 100, "work for nobody");
+  // With nobody leaving, the rows are gone and the stay field is off.
+  await typeInto(page, "leave", "0");
+  assert.ok(await page.isDisabled(tid("param-leave_after")));
+  await page.click(tid("lab-run"));
+  await waitDone(page);
+  assert.equal(await page.locator(tid("outcomes-abandoned")).count(), 0);
+  await done(page);
+});
+
+test("a replica that fails mid-run breaks its streams and sends the rest elsewhere", async () => {
+  const page = await app.page();
+  await openLab(page, "preset=fleet-seed&duration=60&prompt=constant&prompt_a=6000");
+  assert.equal(await page.locator(tid("outcomes-replicas_failed")).count(), 0);
+  assert.ok(await page.isDisabled(tid("param-retries")), "no retries to set without a failure");
+  await typeInto(page, "fail_at", "30");
+  assert.ok(!(await page.isDisabled(tid("param-retries"))));
+  await page.click(tid("lab-run"));
+  await waitDone(page);
+  assert.equal(await num(page, "outcomes-replicas_failed"), 1);
+  const broken = await num(page, "outcomes-failed");
+  const resent = await num(page, "outcomes-retried");
+  assert.ok(broken > 0 && resent > 0, `${broken} broken, ${resent} sent again`);
+  // No retries: what was sent again is broken too.
+  await typeInto(page, "retries", "0");
+  await page.click(tid("lab-run"));
+  await waitDone(page);
+  assert.equal(await num(page, "outcomes-retried"), 0);
+  assert.equal(await num(page, "outcomes-failed"), broken + resent);
+  assert.equal(new URL(page.url()).searchParams.get("fail_at"), "30");
+  await done(page);
+});
+
 test("two runs compared: pin A, change a knob, run B, see the difference", async () => {
   const page = await app.page();
   await openLab(page, "preset=fleet-seed&duration=30");

@@ -197,6 +197,23 @@ test("an estimate stays hidden until committed, then stands beside the derivatio
   await page.context().close();
 });
 
+test("the disconnect probe: an engine not told generates for nobody, the fixed design for none", async () => {
+  const page = await app.page();
+  await open(page, app.url, "lesson#probe-disconnect");
+  await page.focus('[data-testid="probe-disconnect-run"]');
+  await page.keyboard.press("Enter");
+  await page.waitForSelector('[data-testid="probe-disconnect-none"]', { timeout: 60000 });
+  const val = async (id) => Number(await page.getAttribute(`[data-testid="probe-disconnect-${id}"]`, "data-value"));
+  assert.ok((await val("broken-tokens_for_nobody")) > 1000, "tokens for nobody when the engine is not told");
+  assert.equal(await val("fixed-tokens_for_nobody"), 0);
+  assert.ok((await val("broken-left_mid_reply")) > 0 && (await val("fixed-left_mid_reply")) > 0);
+  assert.ok((await val("broken-engine_tokens")) > (await val("fixed-engine_tokens")));
+  assert.match(await page.textContent('[data-testid="probe-disconnect-none"]'), /Tokens sampled after the client had left/);
+  assert.equal(await page.locator('[data-testid="probe-disconnect-ratio"]').count(), 0);
+  assert.deepEqual(page.problems, []);
+  await page.context().close();
+});
+
 test("a probe runs the broken and the fixed design and links into the lab", async () => {
   const page = await app.page();
   await open(page, app.url, "lesson");

@@ -216,8 +216,8 @@ impl Default for PoolConnections {
 }
 
 impl GatewayConfig {
-    /// Most retries of one request.
-    pub const MAX_RETRIES: u32 = 10;
+    /// Retries of one request the gateway may be set to.
+    pub const RETRIES_RANGE: std::ops::RangeInclusive<u32> = 0..=10;
 
     pub fn validate(&self) -> Result<(), ConfigError> {
         check_range("auth_s", self.auth_s, 0.0, 10.0)?;
@@ -237,10 +237,10 @@ impl GatewayConfig {
             self.max_outstanding_per_replica,
             100_000,
         )?;
-        if self.retries > Self::MAX_RETRIES {
+        if !Self::RETRIES_RANGE.contains(&self.retries) {
             return Err(ConfigError::new(
                 "retries",
-                format!("at most {}", Self::MAX_RETRIES),
+                format!("at most {}", Self::RETRIES_RANGE.end()),
             ));
         }
         Ok(())

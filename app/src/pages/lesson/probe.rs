@@ -98,6 +98,10 @@ pub fn ProbeRun(id: String) -> impl IntoView {
                 (Some(x), Some(y)) if y > 0.0 => Some((x / y, p3.figures[k].label.clone())),
                 _ => None,
             });
+            let none = p3.key_index().and_then(|k| match (b[k], f[k]) {
+                (Some(x), Some(y)) if y == 0.0 && x > 0.0 => Some(p3.figures[k].label.clone()),
+                _ => None,
+            });
             view! {
                 <div class="table-wrap">
                     <table class="probe-table">
@@ -113,6 +117,11 @@ pub fn ProbeRun(id: String) -> impl IntoView {
                 {ratio.map(|(r, label)| view! {
                     <p data-testid=format!("{tid}-ratio") data-value=format!("{r}")>
                         {fill(&w2.probe_ratio, &[("ratio", fixed(r, 1)), ("figure", label)])}
+                    </p>
+                })}
+                {none.map(|label| view! {
+                    <p data-testid=format!("{tid}-none")>
+                        {fill(&w2.probe_none, &[("figure", label)])}
                     </p>
                 })}
             }

@@ -27,8 +27,8 @@ use std::ops::RangeInclusive;
 use trainer_engine::catalog::{draft_models, gpus, models, Dtype, WeightFormat};
 use trainer_engine::cost::{Deployment, Efficiency, MemoryConfig};
 use trainer_engine::fleet::{
-    AutoscalerConfig, Buffering, FleetConfig, HostedApi, OverflowAction, PoolConfig, RouterConfig,
-    RoutingPolicy, ScaleSignal, SloConfig,
+    AutoscalerConfig, Buffering, ClientConfig, FleetConfig, GatewayConfig, HostedApi,
+    OverflowAction, PoolConfig, ReplicaFault, RouterConfig, RoutingPolicy, ScaleSignal, SloConfig,
 };
 use trainer_engine::replica::spec::{SpecMethod, SpeculativeConfig};
 use trainer_engine::replica::{ReplicaConfig, SchedulerConfig};

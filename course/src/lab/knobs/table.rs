@@ -282,6 +282,35 @@ pub const KNOBS: &[Spec] = &[
     choice("buffering", Fleet, "Relay buffering", buffering_options)
         .read(|c| buffering_name(&c.relay.buffering).into())
         .pick(set_buffering),
+    number("leave", Fleet, "Clients who leave before their reply ends", "%",
+        real(&ClientConfig::ABANDON_FRACTION_RANGE, 100.0))
+        .read(|c| num(c.clients.abandon_fraction * 100.0))
+        .set(|c, v| c.clients.abandon_fraction = v / 100.0)
+        .errors(&["abandon_fraction"]),
+    number("leave_after", Fleet, "They stay, on average, for", "s",
+        real(&ClientConfig::ABANDON_AFTER_S_RANGE, 1.0))
+        .read(|c| num(c.clients.abandon_after_s))
+        .set(|c, v| c.clients.abandon_after_s = v)
+        .when(When::If(|c| c.clients.abandon_fraction > 0.0))
+        .errors(&["abandon_after_s"])
+        .context("leave=30"),
+    toggle("abort", Fleet, "Engine drops a departed client's request")
+        .read(|c| on_off(c.gateway.abort_on_disconnect))
+        .switch(|c, on| c.gateway.abort_on_disconnect = on),
+    // Zero: no replica fails. The lab fails the first one; a file may name others.
+    number("fail_at", Fleet, "Replica 0 fails at (0: never)", "s", lab(false, 0.0, MAX_LAB_DURATION))
+        .read(|c| num(c.faults.first().map_or(0.0, |f| f.at_s)))
+        .set(|c, v| c.faults = if v > 0.0 { vec![ReplicaFault { at_s: v, replica: 0 }] } else { Vec::new() })
+        .when(When::Inside(|c| c.faults.len() <= 1 && c.faults.iter().all(|f| f.replica == 0),
+            Text::Fixed("the file names its own faults")))
+        .errors(&["faults"]),
+    number("retries", Fleet, "Gateway retries when a replica fails", "times",
+        Range { min: Bound::Lab(0.0), ..whole(&GatewayConfig::RETRIES_RANGE) })
+        .read(|c| c.gateway.retries.to_string())
+        .set(|c, v| c.gateway.retries = v as u32)
+        .when(When::If(|c| !c.faults.is_empty()))
+        .errors(&["retries"])
+        .context("fail_at=30"),
     choice("overflow", Fleet, "Overflow", overflow_options)
         .read(|c| overflow_name(&c.overflow.action).into())
         .pick(set_overflow),
