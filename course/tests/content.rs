@@ -22,7 +22,7 @@ const WIDGETS: [&str; 6] = [
 
 /// Words with digits that are names, not figures: a model, a GPU or a number format, a status
 /// code, a percentile's name, an engine's version, a checkpoint's id. Matched as whole words.
-const NAMES_WITH_DIGITS: [&str; 30] = [
+const NAMES_WITH_DIGITS: [&str; 31] = [
     "3.1",
     "3.2",
     "1B",
@@ -37,6 +37,7 @@ const NAMES_WITH_DIGITS: [&str; 30] = [
     "H200s",
     "A100",
     "429",
+    "503",
     "p50",
     "p90",
     "p95",
@@ -368,6 +369,13 @@ fn link_resolves(to: &str) -> Result<(), String> {
                 step_exists(q, step)?;
             } else if !frag.is_empty() {
                 return Err(format!("a size page's fragment names a step: #{frag}"));
+            }
+        }
+        // A lab link opens a configuration the lab takes as it is.
+        Route::Lab => {
+            let setup = trainer_course::lab::Setup::from_query(query);
+            if !setup.errors.is_empty() {
+                return Err(format!("lab query {query:?}: {:?}", setup.errors));
             }
         }
         _ => {}
