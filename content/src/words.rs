@@ -35,6 +35,15 @@ pub struct LessonWords {
     pub probe_broken: String,
     pub probe_fixed: String,
     pub probe_ratio: String,
+    /// The dashboard's button, its progress line, its caption and its column heads.
+    pub dashboard_run: String,
+    pub dashboard_running: String,
+    pub dashboard_caption: String,
+    pub dashboard_metric: String,
+    pub dashboard_meaning: String,
+    pub dashboard_value: String,
+    pub dashboard_alert: String,
+    pub dashboard_lab: String,
     /// When the fixed design has none of the key figure and the broken one has some.
     pub probe_none: String,
     pub probe_prefill: String,

@@ -23,6 +23,7 @@
 
 pub mod advisor;
 pub mod buildup;
+pub mod dashboard;
 pub mod jobs;
 pub mod lab;
 pub mod mock;

@@ -11,10 +11,11 @@ use trainer_course::probes::probe;
 use trainer_course::sizing::{derive, Inputs, PageQuery, Question};
 
 /// Widget kinds the app draws, with their argument checks.
-const WIDGETS: [&str; 6] = [
+const WIDGETS: [&str; 7] = [
     "estimate",
     "diagram",
     "probe",
+    "dashboard",
     "reversal",
     "cheatsheet",
     "verdict",
@@ -433,6 +434,9 @@ fn check_widget(kind: &str, args: &[String]) -> Result<(), String> {
         ("diagram", [d]) if d == "request-path" => Ok(()),
         ("probe", [id]) => probe(id).map(|_| ()).map_err(|e| e.to_string()),
         ("reversal" | "cheatsheet", []) => Ok(()),
+        ("dashboard", []) => trainer_course::dashboard::dashboard()
+            .map(|_| ())
+            .map_err(|e| e.to_string()),
         ("verdict", [q]) => Question::from_id(q)
             .map(|_| ())
             .ok_or_else(|| format!("no question {q}")),

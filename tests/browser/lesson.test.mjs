@@ -214,6 +214,28 @@ test("the disconnect probe: an engine not told generates for nobody, the fixed d
   await page.context().close();
 });
 
+test("the dashboard runs the seed fleet and reads it under the exported metric names", async () => {
+  const page = await app.page();
+  await open(page, app.url, "lesson#observability");
+  await page.focus('[data-testid="dashboard-run"]');
+  await page.keyboard.press("Enter");
+  await page.waitForSelector('[data-testid^="dashboard-row-"]', { timeout: 60000 });
+  const val = async (name, what = "data-value") =>
+    Number(await page.getAttribute(`[data-testid="dashboard-value-${name.replace(":", "-")}"]`, what));
+  const server = await val("gateway_server_ttft_seconds");
+  const engine = await val("vllm:time_to_first_token_seconds");
+  assert.ok(engine > 0 && server >= engine, `server ${server}, engine ${engine}`);
+  const kvMean = await val("vllm:kv_cache_usage_perc");
+  const kvPeak = await val("vllm:kv_cache_usage_perc", "data-peak");
+  assert.ok(kvMean > 0 && kvPeak >= kvMean && kvPeak <= 1, `KV ${kvMean} · ${kvPeak}`);
+  assert.ok((await val("vllm:generation_tokens_total")) > 1000);
+  assert.ok((await val("vllm:request_success_total")) > 100);
+  assert.equal(await page.getAttribute('[data-testid="dashboard-engine"]', "data-engine"), "validated");
+  assert.equal(await page.locator('[data-testid^="dashboard-row-"]').count(), 10);
+  assert.deepEqual(page.problems, []);
+  await page.context().close();
+});
+
 test("a probe runs the broken and the fixed design and links into the lab", async () => {
   const page = await app.page();
   await open(page, app.url, "lesson");

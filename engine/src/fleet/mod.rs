@@ -32,10 +32,11 @@ pub use gateway::{ClientConfig, GatewayConfig, PoolConnections, Region};
 pub use overflow::{HostedApi, OverflowAction, OverflowConfig};
 pub use quota::{QuotaConfig, QuotaWindow};
 pub use relay::{Buffering, RelayConfig};
-pub use report::{Cdf, Distributions, FleetReport, ReplicaSummary, CDF_QUANTILES};
+pub use report::{Cdf, Distributions, FleetReport, Gauge, Gauges, ReplicaSummary, CDF_QUANTILES};
 pub use router::{RouterConfig, RoutingPolicy};
 pub use sim::{
     FleetOverload, FleetSim, FleetSnapshot, FleetVerdict, ReplicaState, RouteCandidate, RouteTrace,
+    SeriesPoint,
 };
 
 use crate::error::{check_range, ConfigError};

@@ -109,6 +109,10 @@ pub struct FleetReport {
     /// Every evaluation of the autoscaler: what its signal read.
     pub autoscaler_signal: Vec<SignalPoint>,
     pub series: Vec<SeriesPoint>,
+    /// The engines' gauges over the series, per ready replica (kept when a page drops the
+    /// series itself).
+    #[serde(default)]
+    pub gauges: Gauges,
     pub cost: CostReport,
     /// What `vllm bench serve` would report from the clients, under its names: TTFT and E2EL
     /// from client sends to the first and last byte at the client, ITL between tokens as the
@@ -204,6 +208,49 @@ pub struct GapBreakdown {
     pub router: Summary,
     pub connect: Summary,
     pub relay: Summary,
+}
+
+/// The gauges an engine exports (`vllm:num_requests_running`, `vllm:num_requests_waiting`,
+/// `vllm:kv_cache_usage_perc`), per ready replica, over the points of the series.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Gauges {
+    pub running: Gauge,
+    pub waiting: Gauge,
+    /// KV blocks in use over the blocks there are (0 to 1).
+    pub kv_usage: Gauge,
+}
+
+/// A gauge's mean and peak over the run.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Gauge {
+    pub mean: f64,
+    pub peak: f64,
+}
+
+impl Gauges {
+    /// Over `series`, leaving out points with no replica ready.
+    pub fn of(series: &[SeriesPoint]) -> Gauges {
+        let gauge = |f: &dyn Fn(&SeriesPoint) -> Option<f64>| {
+            let (mut n, mut sum, mut peak) = (0usize, 0.0, 0.0f64);
+            for v in series.iter().filter(|p| p.ready_replicas > 0).filter_map(f) {
+                n += 1;
+                sum += v;
+                peak = peak.max(v);
+            }
+            Gauge {
+                mean: if n > 0 { sum / n as f64 } else { 0.0 },
+                peak,
+            }
+        };
+        let per = |v: f64, p: &SeriesPoint| v / p.ready_replicas as f64;
+        Gauges {
+            running: gauge(&|p| Some(per(p.running as f64, p))),
+            waiting: gauge(&|p| Some(per(p.waiting as f64, p))),
+            kv_usage: gauge(&|p| {
+                (p.kv_blocks_total > 0).then(|| p.kv_blocks_used as f64 / p.kv_blocks_total as f64)
+            }),
+        }
+    }
 }
 
 /// Streams held by the gateway.
@@ -485,6 +532,7 @@ impl FleetSim {
             scale_events: self.scale_events.clone(),
             autoscaler_signal: self.signal_series.clone(),
             series: self.series.clone(),
+            gauges: Gauges::of(&self.series),
             cost,
             vllm: self.vllm_metrics(&clocks),
         }

@@ -4,6 +4,7 @@
 //! (estimate boxes, the request-path diagram, the probes, the reversal, the one-page summary)
 //! are drawn where the text names them.
 
+mod dashboard;
 mod estimate;
 mod probe;
 mod render;

@@ -1,6 +1,6 @@
 //! Draws a content document: blocks as HTML, directives as live figures and widgets.
 
-use super::{estimate, probe, reversal, sheet, Lesson};
+use super::{dashboard, estimate, probe, reversal, sheet, Lesson};
 use crate::components::{lazy_turn, Deferred, DerivedAt, Figure, HiddenFigure, Link, RequestPath};
 use crate::route::Route;
 use leptos::prelude::*;
@@ -109,6 +109,7 @@ fn widget(kind: &str, args: &[String], lesson: Lesson) -> AnyView {
             view! { <RequestPath testid="diagram-request-path"/> }.into_any()
         }
         ("probe", [id]) => view! { <probe::ProbeRun id=id.clone()/> }.into_any(),
+        ("dashboard", []) => view! { <dashboard::DashboardRun/> }.into_any(),
         ("reversal", []) => view! { <reversal::Reversal/> }.into_any(),
         ("cheatsheet", []) => view! { <sheet::CheatSheet/> }.into_any(),
         ("verdict", [q]) => match Question::from_id(q) {
