@@ -24,7 +24,14 @@ const ENGINE: [&[&str]; 9] = [
 const COURSE: [&[&str]; 7] = [
     &["text", "precision"],
     &["sizing"],
-    &["study", "validation", "probes", "dashboard", "buildup", "lab"],
+    &[
+        "study",
+        "validation",
+        "probes",
+        "dashboard",
+        "buildup",
+        "lab",
+    ],
     &["advisor"],
     &["moments"],
     &["mock"],
