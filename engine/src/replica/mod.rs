@@ -717,14 +717,21 @@ impl Replica {
         self.metrics.cancelled_running += 1;
         self.metrics.cancelled_output_tokens += s.generated as u64;
         self.metrics.cancelled_blocks += s.blocks.len() as u64;
+        self.drop_seq(slot);
+        self.idle_if_empty(t);
+        true
+    }
+
+    /// Lets the request in `slot` go without a word: its blocks back to the pool, its slot
+    /// free.
+    fn drop_seq(&mut self, slot: u32) {
+        let s = &mut self.seqs[slot as usize];
         self.pool.release_table(&s.blocks);
         s.blocks.clear();
         s.running = false;
         s.token_times.clear();
         s.prompt = Prompt::default();
         self.free_slots.push(slot);
-        self.idle_if_empty(t);
-        true
     }
 
     /// The replica fails at `t` (its GPU or its process dies): every request it holds is lost
@@ -743,14 +750,8 @@ impl Replica {
         let waiting: Vec<u32> = self.waiting.drain(..).collect();
         let pending: Vec<u32> = self.pending.drain(..).map(|(_, s)| s).collect();
         for slot in running.into_iter().chain(waiting).chain(pending) {
-            let s = &mut self.seqs[slot as usize];
-            ids.push(s.id);
-            self.pool.release_table(&s.blocks);
-            s.blocks.clear();
-            s.running = false;
-            s.token_times.clear();
-            s.prompt = Prompt::default();
-            self.free_slots.push(slot);
+            ids.push(self.seqs[slot as usize].id);
+            self.drop_seq(slot);
         }
         self.prefill_left = 0;
         self.now = self.now.max(t);
