@@ -246,6 +246,17 @@ fn a_fault_is_refused_for_a_replica_that_is_not_there() {
     cfg.faults[0].replica = 8;
     let e = FleetSim::new(cfg).err().expect("refused").to_string();
     assert!(e.contains("faults[0].replica"), "{e}");
+    // A fault after the traffic is not run: it would stretch the run and its bill.
+    let mut cfg = failing(40.0, 1, 1.0);
+    cfg.faults[0].at_s = 5000.0;
+    let (late, _) = run(cfg);
+    assert_eq!(late.outcomes.replicas_failed, 0);
+    assert!(late.end_s < 100.0, "the run ends at {}", late.end_s);
+    let mut cfg = failing(40.0, 1, 1.0);
+    cfg.pools[0].replicas = 0;
+    cfg.pools[0].min_replicas = 0;
+    let e = FleetSim::new(cfg).err().expect("refused").to_string();
+    assert!(e.contains("no replica is there"), "{e}");
     let mut cfg = failing(40.0, 1, 1.0);
     cfg.gateway.retries = 11;
     let e = FleetSim::new(cfg).err().expect("refused").to_string();

@@ -129,7 +129,8 @@ pub struct FleetConfig {
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ReplicaFault {
-    /// When, seconds from the start.
+    /// When, seconds from the start. A fault at or after the end of the traffic is not run:
+    /// it would only stretch the run (and its bill) to that moment.
     pub at_s: f64,
     /// Which replica: its index among the replicas there at the start, all pools, in pool
     /// order (a replica already stopped then is left alone).
@@ -346,12 +347,18 @@ impl FleetConfig {
         for (i, f) in self.faults.iter().enumerate() {
             let within = |e: ConfigError| e.within(&format!("faults[{i}]"));
             check_range("at_s", f.at_s, 0.0, 1e7).map_err(within)?;
+            if at_start == 0 {
+                return Err(within(ConfigError::new(
+                    "replica",
+                    "no replica is there at the start to fail",
+                )));
+            }
             if f.replica >= at_start {
                 return Err(within(ConfigError::new(
                     "replica",
                     format!(
                         "there are {at_start} replicas at the start (0 to {})",
-                        at_start.max(1) - 1
+                        at_start - 1
                     ),
                 )));
             }

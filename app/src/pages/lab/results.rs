@@ -602,17 +602,17 @@ fn outcomes_table(r: &LabResult) -> impl IntoView {
                 {row("spilled", "spilled", o.spilled())}
                 {row("timed_out", "clients gave up", o.timed_out)}
                 {(o.abandoned > 0).then(|| view! {
-                    {row("abandoned", "clients left before their reply ended", o.abandoned)}
+                    {row("abandoned", "clients who left early", o.abandoned)}
                     {row("abandoned_mid_reply", "of those, mid-reply", o.abandoned_mid_reply)}
                 })}
                 {(o.replicas_failed > 0).then(|| view! {
                     {row("replicas_failed", "replicas that failed", o.replicas_failed as u64)}
                     {row("failed", "streams broken by a failure", o.failed)}
-                    {row("retried", "requests sent to another replica", o.retried)}
+                    {row("retried", "sent to another replica", o.retried)}
                 })}
                 {(o.abandoned + o.timed_out > 0).then(|| view! {
-                    {row("cancelled_in_engine", "dropped by the engine at once, blocks freed", o.cancelled_in_engine)}
-                    {row("tokens_for_nobody", "tokens generated after the client left", o.tokens_for_nobody)}
+                    {row("cancelled_in_engine", "dropped by the engine at once", o.cancelled_in_engine)}
+                    {row("tokens_for_nobody", "tokens sampled for nobody", o.tokens_for_nobody)}
                 })}
             </tbody>
         </table>

@@ -321,6 +321,9 @@ impl FleetSim {
             sim.pull(i);
         }
         for f in sim.cfg.faults.clone() {
+            if f.at_s >= sim.horizon {
+                continue;
+            }
             sim.schedule(
                 f.at_s,
                 Event::ReplicaFail {
