@@ -83,6 +83,9 @@ fn to_rust<T: serde::de::DeserializeOwned + serde::Serialize>(src: &str, dst: &s
 /// The lists of structs among the words' fields: (field, the type of its items).
 const NESTED: [(&str, &str); 1] = [("parts", "trainer_content::words::HomePart")];
 
+/// The structs among the words' fields: (field, its type).
+const INNER: [(&str, &str); 1] = [("roofline", "trainer_content::words::RooflineWords")];
+
 /// `ty { field: value, .. }` for a JSON object of strings and lists of such objects.
 fn rust_struct(value: &serde_json::Value, ty: &str, src: &str) -> String {
     let serde_json::Value::Object(fields) = value else {
@@ -103,6 +106,14 @@ fn rust_struct(value: &serde_json::Value, ty: &str, src: &str) -> String {
                     let items: Vec<String> =
                         items.iter().map(|i| rust_struct(i, item, src)).collect();
                     format!("vec![{}]", items.join(", "))
+                }
+                serde_json::Value::Object(_) => {
+                    let inner = INNER
+                        .iter()
+                        .find(|(field, _)| field == name)
+                        .map(|&(_, t)| t)
+                        .unwrap_or_else(|| panic!("{src}: {name} is a struct of an unknown type"));
+                    rust_struct(v, inner, src)
                 }
                 other => panic!("{src}: {name} is neither a string nor a list: {other}"),
             };

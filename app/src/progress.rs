@@ -117,6 +117,20 @@ impl ProgressStore {
         self.save();
     }
 
+    /// Records a recall prompt as the learner graded it, schedules it, and saves; returns the
+    /// day it is due again.
+    pub fn record_recall(&self, prompt: &str, outcome: study::Outcome) -> i64 {
+        let day = today();
+        self.progress
+            .update(|p| p.record_recall(prompt, outcome, day));
+        self.save();
+        self.progress.with_untracked(|p| {
+            p.schedule
+                .get(&study::Item::Recall(prompt.to_string()).key())
+                .map_or(day, |c| c.due)
+        })
+    }
+
     /// Records an answer to a moment, schedules the moment, and saves.
     pub fn record_moment(&self, attempt: MomentAttempt) {
         let day = today();

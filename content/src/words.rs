@@ -11,6 +11,15 @@ pub struct LessonWords {
     pub estimate_replicas: String,
     pub estimate_open_streams: String,
     pub estimate_kv_in_use: String,
+    /// The roofline section's estimate boxes: the weight-read floor and the target's batch.
+    pub estimate_weight_floor: String,
+    pub estimate_tpot_batch: String,
+    /// What the simulator's engine figure is, and why it differs (`{mbu}`, `{engine_mbu}`,
+    /// `{overhead}`: the learner's MBU, the engine's, its fixed cost per step).
+    pub sim_engine: String,
+    pub gap_engine: String,
+    /// Shown in place of the roofline plot while one of the section's estimates is open.
+    pub roofline_waiting: String,
     pub derived_note: String,
     pub sim_replicas_holds: String,
     pub sim_replicas_fewer: String,
@@ -121,6 +130,42 @@ pub struct SizeWords {
     pub inputs_summary_errors: String,
     /// The tip under the step controls (the arrow key and where it works).
     pub steps_tip: String,
+    /// The roofline plot (the roofline question and the lesson).
+    pub roofline: RooflineWords,
+}
+
+/// The roofline plot's words (`[roofline]` of `content/size-words.toml`).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RooflineWords {
+    pub title: String,
+    pub caption: String,
+    pub x_label: String,
+    pub y_label: String,
+    /// The legend's names: the roof, decode as its batch grows, one prompt's prefill, decode
+    /// at the learner's batch (`{batch}`) and at the largest batch (`{batch}`).
+    pub roof: String,
+    pub decode: String,
+    pub prefill: String,
+    pub assumed: String,
+    pub largest: String,
+    /// The text alternative's column heads.
+    pub head_point: String,
+    pub head_batch: String,
+    pub head_intensity: String,
+    pub head_attained: String,
+    pub head_bound: String,
+    pub memory_bound: String,
+    pub compute_bound: String,
+    /// Under the plot: the ridge (`{ridge}`) and where decode levels off (`{limit}`).
+    pub note: String,
+    /// After the note: decode never crosses the ridge, or crosses it at `{batch}`.
+    pub note_never: String,
+    pub note_crosses: String,
+    /// Shown instead of the plot while an input is wrong.
+    pub invalid: String,
+    /// Shown on the calculator until the steps the plot would give away are revealed.
+    pub waiting: String,
 }
 
 /// The banner on every page that reads the learner's calculator inputs

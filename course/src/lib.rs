@@ -7,6 +7,8 @@
 //! - [`buildup`]: the build-ups' frames, each the state of a run;
 //! - [`lab`]: the lab's set-up (presets, knobs, its URL) and runner;
 //! - [`mock`], [`study`]: the mock interview and self-paced study with spaced practice;
+//! - [`recall`]: the recall prompts set through the lesson, calculators and build-ups, each an
+//!   item of the study schedule;
 //! - [`validation`]: the engine against published measurements;
 //! - [`jobs`]: what a page asks of the simulators (the app's worker protocol) and the runner
 //!   that does it a slice at a time;
@@ -16,7 +18,7 @@
 //!
 //! - [`advisor`]: the search for the cheapest configuration that holds latency targets.
 //!
-//! Layers, lowest first (`tests/layers.rs` holds them): `text`, `precision`; `sizing`; `study`,
+//! Layers, lowest first (`tests/layers.rs` holds them): `text`, `precision`; `sizing`; `recall`; `study`,
 //! `validation`, `probes`, `buildup`, `lab`; `advisor`; `moments`; `mock`; `jobs`.
 //!
 //! Like the engine, nothing here knows about the DOM, WASM or a browser.
@@ -30,6 +32,7 @@ pub mod mock;
 pub mod moments;
 pub mod precision;
 pub mod probes;
+pub mod recall;
 pub mod sizing;
 pub mod study;
 pub mod text;

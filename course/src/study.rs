@@ -7,8 +7,8 @@
 //! never a panic.
 //!
 //! The schedule is a Leitner system of [`BOXES`] boxes. Every drill step, interview moment,
-//! mock curveball and figure checked in a mock (a step of a sizing question) the learner
-//! answers is an item with a box and a due day:
+//! mock curveball, figure checked in a mock (a step of a sizing question) and recall prompt
+//! the learner answers is an item with a box and a due day:
 //!
 //! - answered well, an item moves up one box (a new item lands in box 2) and comes back after
 //!   that box's interval ([`INTERVAL_DAYS`]: 1, 2, 4, 8 and 16 days);
@@ -23,7 +23,7 @@ use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
 /// The schema this build writes.
-pub const SCHEMA_VERSION: u32 = 2;
+pub const SCHEMA_VERSION: u32 = 3;
 
 /// Leitner boxes, numbered 1 to `BOXES`.
 pub const BOXES: u8 = 5;
@@ -74,6 +74,18 @@ pub struct Progress {
     pub mocks: Vec<MockRecord>,
     /// The spaced-repetition schedule, by item key (see [`Item`]).
     pub schedule: BTreeMap<String, Card>,
+    /// Recall prompts answered and graded by the learner, oldest first (schema 3).
+    pub recalls: Vec<RecallAttempt>,
+}
+
+/// One recall prompt answered, as the learner graded it.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct RecallAttempt {
+    /// The prompt's id (`content/recall.toml`).
+    pub prompt: String,
+    /// `right`, `partly` or `missed`.
+    pub outcome: String,
+    pub day: i64,
 }
 
 impl Default for Progress {
@@ -87,6 +99,7 @@ impl Default for Progress {
             moments: Vec::new(),
             mocks: Vec::new(),
             schedule: BTreeMap::new(),
+            recalls: Vec::new(),
         }
     }
 }
@@ -149,6 +162,9 @@ pub struct MockRecord {
     /// Seconds spent on each stage against the clock, by stage id (empty in practice mode and
     /// in records saved before the plan).
     pub stage_s: BTreeMap<String, f64>,
+    /// The questions that change the design, by id: whether the clarifying notes asked each
+    /// (empty in records saved before the checklist).
+    pub requirements: BTreeMap<String, bool>,
 }
 
 /// A figure the candidate typed in a mock, checked against a step of the fleet question.
@@ -229,6 +245,8 @@ pub enum Item {
     Curveball(String),
     /// `step:<question>/<step>`: one step of a sizing question, as a figure said in a mock.
     Step { question: String, step: String },
+    /// `recall:<id>`: a recall prompt (`crate::recall`).
+    Recall(String),
 }
 
 impl Item {
@@ -238,6 +256,7 @@ impl Item {
             Item::Moment(id) => format!("moment:{id}"),
             Item::Curveball(id) => format!("curveball:{id}"),
             Item::Step { question, step } => format!("step:{question}/{step}"),
+            Item::Recall(id) => format!("recall:{id}"),
         }
     }
 
@@ -253,6 +272,7 @@ impl Item {
             }
             "moment" => Some(Item::Moment(rest.to_string())),
             "curveball" => Some(Item::Curveball(rest.to_string())),
+            "recall" => Some(Item::Recall(rest.to_string())),
             "step" => {
                 let (q, s) = rest.split_once('/')?;
                 Some(Item::Step {
@@ -264,6 +284,15 @@ impl Item {
         }
     }
 
+    /// Whether this build can practise the item: a recall prompt must still be in
+    /// `content/recall.toml` (a learner's schedule outlives a prompt the course dropped).
+    pub fn ships(&self) -> bool {
+        match self {
+            Item::Recall(id) => crate::recall::prompt(id).is_some(),
+            _ => true,
+        }
+    }
+
     /// The app path that practises the item (relative to the base, no leading slash): a
     /// drill opens its question at the drill (`#drill-h`), a step its question with the steps
     /// up to it revealed, at that step.
@@ -272,6 +301,10 @@ impl Item {
             Item::Drill { question, .. } => format!("size/{question}#drill-h"),
             Item::Moment(id) => format!("moments/{id}"),
             Item::Curveball(id) => format!("mock?curveball={id}"),
+            // Where the prompt is set: its lesson section, calculator or build-up.
+            Item::Recall(id) => {
+                crate::recall::prompt(id).map_or_else(|| "lesson".to_string(), |p| p.place.clone())
+            }
             Item::Step { question, step } => {
                 use crate::sizing::{derive, Inputs, Question};
                 let shown = Question::from_id(question).and_then(|q| {
@@ -406,6 +439,21 @@ impl Progress {
         );
     }
 
+    /// Records a recall prompt as the learner graded it and schedules it.
+    pub fn record_recall(&mut self, prompt: &str, outcome: Outcome, day: i64) {
+        self.recalls.push(RecallAttempt {
+            prompt: prompt.to_string(),
+            outcome: match outcome {
+                Outcome::Right => "right",
+                Outcome::Partly => "partly",
+                Outcome::Missed => "missed",
+            }
+            .to_string(),
+            day,
+        });
+        self.review(&Item::Recall(prompt.to_string()), outcome, day);
+    }
+
     /// Records a finished mock and schedules its curveball by the pushback's grade (its
     /// figures were scheduled as they were checked).
     pub fn record_mock(&mut self, mut mock: MockRecord, day: i64) {
@@ -417,7 +465,8 @@ impl Progress {
         self.mocks.push(mock);
     }
 
-    /// The items due on `today`: longest overdue first, then the lower box, then by key.
+    /// The items due on `today`: longest overdue first, then the lower box, then by key. (A
+    /// recall prompt a later build no longer ships is listed too: [`Item::ships`] tells.)
     pub fn due(&self, today: i64) -> Vec<DueItem> {
         let mut out: Vec<DueItem> = self
             .schedule
@@ -472,6 +521,9 @@ impl Unreadable {
 
 /// Reads stored progress of any known schema, migrating it to the current one.
 ///
+/// Schema 2 (before recall prompts) migrates by keeping every field and starting an empty
+/// list of recall answers; its schedule's keys are all keys of schema 3.
+///
 /// Schema 1 (the app's first shape: `done`, `drills`, `inputs`, `estimates`, `moments`, no
 /// `schema` field) migrates by keeping every field and replaying its drills and moments, in
 /// order, into a schedule dated `today` (schema 1 recorded no dates), so what was missed is
@@ -487,7 +539,8 @@ pub fn read(text: &str, today: i64) -> Result<Progress, Unreadable> {
     };
     match schema {
         1 => migrate_v1(value, today),
-        2 => {
+        2 => migrate_v2(value),
+        3 => {
             let p: Progress = serde_json::from_value(value).map_err(|_| Unreadable::Corrupt)?;
             p.check()?;
             Ok(p)
@@ -522,6 +575,22 @@ struct V1Moment {
     grade: String,
     #[serde(default)]
     estimate: Option<f64>,
+}
+
+/// Schema 2 is schema 3 without the recall answers: read as schema 3 (the list starts empty).
+fn migrate_v2(value: serde_json::Value) -> Result<Progress, Unreadable> {
+    // Schema 2 wrote no recall answer and no recall item: a file with either is not one this
+    // app wrote.
+    if value.get("recalls").is_some() {
+        return Err(Unreadable::Corrupt);
+    }
+    let mut p: Progress = serde_json::from_value(value).map_err(|_| Unreadable::Corrupt)?;
+    if p.schedule.keys().any(|k| k.starts_with("recall:")) {
+        return Err(Unreadable::Corrupt);
+    }
+    p.schema = SCHEMA_VERSION;
+    p.check()?;
+    Ok(p)
 }
 
 fn migrate_v1(value: serde_json::Value, today: i64) -> Result<Progress, Unreadable> {
@@ -842,7 +911,7 @@ mod tests {
         let due: Vec<String> = p.due(DAY).into_iter().map(|i| i.key).collect();
         assert_eq!(due, vec!["drill:fleet/decode_step", "moment:routing"]);
         assert_eq!(p.schedule["drill:fleet/replicas"].due, DAY + 2);
-        // The migrated progress reads back as schema 2, unchanged.
+        // The migrated progress reads back as the current schema, unchanged.
         assert_eq!(read(&p.to_json(), DAY + 5), Ok(p.clone()));
         // An empty object is a fresh schema-1 start.
         assert_eq!(read("{}", DAY), Ok(Progress::default()));
@@ -872,6 +941,70 @@ mod tests {
             DAY + 1,
         );
         assert_eq!(import(&p.to_pretty_json(), DAY + 9), Ok(p));
+    }
+
+    /// Schema 2 as the app stored it before recall prompts (a drill, a moment, a mock and a
+    /// figure scheduled).
+    const V2_TEXT: &str = r#"{"schema":2,"done":["lesson","size/fleet"],"drills":[{"question":"fleet","step":"replicas","correct":false,"day":20001}],"inputs":{"fleet":"rate=80"},"estimates":[{"question":"fleet","step":"replicas","estimate":9.0,"derived":13.0}],"moments":[{"moment":"routing","option":"prefix","grade":"strong","estimate":null,"day":20001}],"mocks":[{"day":20002,"mode":"mock","interviewer":false,"limit_s":2700.0,"used_s":1800.0,"notes":{},"pushback":null,"assessment":{},"figures":[],"stage_s":{"requirements":300.0}}],"schedule":{"drill:fleet/replicas":{"box":1,"due":20001,"last":20001,"reviews":1,"lapses":1},"moment:routing":{"box":2,"due":20003,"last":20001,"reviews":1,"lapses":0},"step:fleet/open_streams":{"box":3,"due":20006,"last":20002,"reviews":2,"lapses":0}}}"#;
+
+    #[test]
+    fn schema_two_migrates_keeping_every_field_with_no_recall_yet() {
+        let p = read(V2_TEXT, DAY).unwrap();
+        assert_eq!(p.schema, 3);
+        assert_eq!(p.done, ["lesson", "size/fleet"]);
+        assert_eq!(p.inputs["fleet"], "rate=80");
+        assert_eq!(p.drills.len(), 1);
+        assert_eq!(p.moments[0].grade, "strong");
+        assert_eq!(p.mocks[0].stage_s["requirements"], 300.0);
+        assert_eq!(p.schedule.len(), 3);
+        assert_eq!(p.schedule["step:fleet/open_streams"].box_, 3);
+        assert!(p.recalls.is_empty());
+        // Nothing is rescheduled: the same items are due on the same days.
+        let keys = |p: &Progress, day| p.due(day).into_iter().map(|d| d.key).collect::<Vec<_>>();
+        assert_eq!(keys(&p, 20_001), ["drill:fleet/replicas"]);
+        assert_eq!(keys(&p, 20_003).len(), 2);
+        // It is written back as schema 3 and reads back unchanged.
+        assert!(p.to_json().contains(r#""schema":3"#));
+        assert_eq!(read(&p.to_json(), DAY), Ok(p.clone()));
+        // A schema-2 file with a recall item in it, or a field schema 2 never had, is not one
+        // this app wrote.
+        for bad in [
+            V2_TEXT.replace("moment:routing", "recall:decode-reads"),
+            V2_TEXT.replace(r#""done""#, r#""recalls":[],"done""#),
+        ] {
+            assert_eq!(read(&bad, DAY), Err(Unreadable::Corrupt), "{bad}");
+        }
+    }
+
+    #[test]
+    fn a_recall_prompt_is_scheduled_on_its_own_and_practised_where_it_is_set() {
+        let mut p = Progress::default();
+        p.record_recall("decode-reads", Outcome::Missed, DAY);
+        p.record_recall("server-clock", Outcome::Right, DAY);
+        p.record_recall("stutter", Outcome::Partly, DAY);
+        assert_eq!(p.recalls.len(), 3);
+        assert_eq!(p.recalls[0].outcome, "missed");
+        // Missed: due today; right: box 2, back in two days; partly: box 1, tomorrow.
+        let due: Vec<String> = p.due(DAY).into_iter().map(|d| d.key).collect();
+        assert_eq!(due, ["recall:decode-reads"]);
+        assert_eq!(p.schedule["recall:server-clock"].due, DAY + 2);
+        assert_eq!(p.schedule["recall:stutter"].due, DAY + 1);
+        // Each comes back at its own place.
+        let item = Item::parse("recall:decode-reads").unwrap();
+        assert_eq!(item, Item::Recall("decode-reads".into()));
+        assert_eq!(item.path(), "lesson#answer");
+        assert_eq!(Item::Recall("weight-floor".into()).path(), "size/roofline");
+        // Round trip, and a prompt a later build dropped is kept but not brought back.
+        assert_eq!(read(&p.to_json(), DAY), Ok(p.clone()));
+        p.record_recall("gone-from-the-file", Outcome::Missed, DAY);
+        let back = read(&p.to_json(), DAY).unwrap();
+        assert!(back.schedule.contains_key("recall:gone-from-the-file"));
+        let gone = back
+            .due(DAY)
+            .into_iter()
+            .find(|d| d.key == "recall:gone-from-the-file");
+        assert!(!gone.unwrap().item.ships());
+        assert!(Item::Recall("decode-reads".into()).ships());
     }
 
     #[test]

@@ -21,9 +21,10 @@ const ENGINE: [&[&str]; 9] = [
 ];
 
 /// Every top-level module of the course, by layer, lowest first.
-const COURSE: [&[&str]; 7] = [
+const COURSE: [&[&str]; 8] = [
     &["text", "precision"],
     &["sizing"],
+    &["recall"],
     &[
         "study",
         "validation",

@@ -565,6 +565,58 @@ impl CostModel {
         self.weight_bytes + self.kv_bytes_per_token * t.kv_tokens as f64
     }
 
+    /// FLOPs a step does: 2 x active parameters for each new token and attention's work for
+    /// each position attended (the work itself, not its time: the MFU's shortfall on a small
+    /// matmul is left out).
+    pub fn step_flops(&self, t: &BatchTotals) -> f64 {
+        self.dense_flops_per_token * t.new_tokens as f64
+            + self.attn_flops_per_position * t.attended_positions
+    }
+
+    /// A step's arithmetic intensity: the FLOPs it does per byte it moves through HBM
+    /// ([`CostModel::step_flops`] over [`CostModel::step_bytes`]).
+    pub fn step_intensity(&self, t: &BatchTotals) -> f64 {
+        self.step_flops(t) / self.step_bytes(t)
+    }
+
+    /// The roofline's ridge point at the sustained rates: the FLOPs per byte at which a step's
+    /// compute takes as long as its memory traffic (sustained FLOP/s over sustained bytes/s).
+    /// Below it a step is memory-bound, above it compute-bound.
+    pub fn ridge_point(&self) -> f64 {
+        self.flops_per_s / self.bytes_per_s
+    }
+
+    /// The decode totals of `batch` sequences at context `context` (what
+    /// [`CostModel::decode_step`] costs), for the intensity of such a step.
+    pub fn decode_totals(batch: u32, context: u32) -> BatchTotals {
+        decode_totals(batch, context)
+    }
+
+    /// The smallest decode batch, at most `max`, at context `context` whose step's compute
+    /// time reaches its memory time: where decode turns compute-bound. `None` when no batch
+    /// up to `max` does (a long context's K and V grow with the batch as fast as its FLOPs).
+    /// Compute and memory time both grow in a straight line with the batch, so their
+    /// difference changes sign at most once.
+    pub fn compute_bound_batch(&self, context: u32, max: u32) -> Option<u32> {
+        let bound = |b: u32| {
+            let sc = self.decode_step(b, context);
+            sc.compute_s >= sc.memory_s
+        };
+        if max == 0 || !bound(max) {
+            return None;
+        }
+        let (mut lo, mut hi) = (1u32, max);
+        while lo < hi {
+            let mid = lo + (hi - lo) / 2;
+            if bound(mid) {
+                hi = mid;
+            } else {
+                lo = mid + 1;
+            }
+        }
+        Some(lo)
+    }
+
     /// A decode step of `batch` sequences, each at context `context` after the step.
     pub fn decode_step(&self, batch: u32, context: u32) -> StepCost {
         self.step_totals(&decode_totals(batch, context))
@@ -695,6 +747,40 @@ pub fn positive(field: &str, v: f64, max: f64) -> Result<f64, ConfigError> {
 #[cfg(test)]
 mod attention_tests {
     use super::*;
+
+    #[test]
+    fn the_roofline_reads_the_step_the_cost_model_times() {
+        let c = CostModel::new(Deployment::seed(), Efficiency::REFERENCE).unwrap();
+        // 989 TFLOP/s x 0.5 over 3.35 TB/s x 0.75.
+        assert!((c.ridge_point() - 989e12 * 0.5 / (3.35e12 * 0.75)).abs() < 1e-9);
+        // At the brief's efficiencies (one rate for matmuls and attention, one for weights
+        // and cache, no fixed costs), a step is compute-bound exactly when its intensity
+        // reaches the ridge.
+        for batch in [1u32, 8, 32, 197, 256, 1024, 4096] {
+            for context in [1u32, 128, 1_125, 8_192] {
+                let t = CostModel::decode_totals(batch, context);
+                let sc = c.step_totals(&t);
+                assert_eq!(
+                    c.step_intensity(&t) >= c.ridge_point(),
+                    sc.compute_s >= sc.memory_s,
+                    "batch {batch}, context {context}"
+                );
+            }
+        }
+        // A decode step's FLOPs: 2 x P per sequence plus 4 x layers x q_dim per position.
+        let t = CostModel::decode_totals(32, 1_125);
+        let per_seq = 2.0 * 8_030_261_248.0 + 4.0 * 32.0 * 4_096.0 * 1_125.0;
+        assert!((c.step_flops(&t) - 32.0 * per_seq).abs() < 1.0);
+        // With next to no context, decode turns compute-bound near the ridge (one byte of
+        // BF16 weight per FLOP of the pair a weight takes part in); at the seed's context the
+        // cache grows as fast as the FLOPs and it never does.
+        let b = c.compute_bound_batch(1, 100_000).unwrap();
+        assert!((195..=200).contains(&b), "{b}");
+        assert!(c.decode_step(b - 1, 1).compute_s < c.decode_step(b - 1, 1).memory_s);
+        assert!(c.decode_step(b, 1).compute_s >= c.decode_step(b, 1).memory_s);
+        assert_eq!(c.compute_bound_batch(1_125, 100_000), None);
+        assert_eq!(c.compute_bound_batch(1, 0), None);
+    }
 
     #[test]
     fn a_prompts_attention_is_the_prefill_step_less_its_parameter_flops() {

@@ -13,7 +13,7 @@ import { start, DESKTOP } from "./harness.mjs";
 const require = createRequire(import.meta.url);
 const AXE = fs.readFileSync(require.resolve("axe-core/axe.min.js"), "utf8");
 
-const QUESTIONS = ["fleet", "chats-per-replica", "gpu-hours", "batch"];
+const QUESTIONS = ["fleet", "roofline", "chats-per-replica", "gpu-hours", "batch"];
 const BUILDUPS = ["replica", "fleet"];
 const MOMENTS = ["routing", "autoscaler", "rag", "self-host", "long-prompts", "ttft-gap", "halve-cost", "spec-latency", "cheapest-fleet", "disconnect"];
 const KEY = "serving-trainer.progress";
@@ -94,6 +94,9 @@ test("after a run: each moment's results, the lab's plots, the build-ups' frames
   }
   await visit("size/fleet?reveal=all");
   all.push(...(await violations("/size/fleet (every step)")));
+  await visit("size/roofline?reveal=all");
+  await page.waitForSelector('[data-testid="roofline-chart-canvas"]:not([data-drawn="0"])', { timeout: 60000 });
+  all.push(...(await violations("/size/roofline (every step and the plot)")));
   // A finished mock on record: the report lists it.
   await page.evaluate(([k]) => localStorage.setItem(k, JSON.stringify({ schema: 2, mocks: [{}] })), [KEY]);
   await visit("mock/report");

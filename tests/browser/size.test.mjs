@@ -215,7 +215,7 @@ test("bad values in a deep link get their messages in their fields", async () =>
 test("the index lists the questions and an unknown question links to them", async () => {
   const page = await app.page();
   await open(page, app.url, "size");
-  assert.equal(await page.locator('[data-testid^="question-"]').count(), 6);
+  assert.equal(await page.locator('[data-testid^="question-"]').count(), 7);
   await page.waitForLoadState("networkidle");
   await open(page, app.url, "size/nope");
   assert.match(await page.textContent("main h1"), /No such question/);
@@ -225,6 +225,45 @@ test("the index lists the questions and an unknown question links to them", asyn
   const thr = await value(page, "decode_throughput");
   const perM = await value(page, "gpu_hours_per_million");
   assert.ok(Math.abs(perM - 1e6 / thr / 3600) / perM < 1e-9, "GPU-hours per million = 10⁶ / throughput / 3,600");
+  await done(page);
+});
+
+// Issue 27, part 1: the roofline. Decode sits under the ridge, prefill above it; the plot waits
+// until the learner has worked the steps it would give away, then moves with the inputs.
+test("the roofline question: the ridge, the batch limits and a plot that follows the inputs", async () => {
+  const page = await app.page();
+  await openSize(page, "size/roofline");
+  await page.waitForSelector('[data-testid="roofline-waiting"]');
+  assert.equal(await page.locator('[data-testid="roofline-chart-canvas"]').count(), 0);
+  // Reveal step by step with the keyboard until the plot appears.
+  await page.locator("main h1").click();
+  for (let i = 0; i < 40 && (await page.locator('[data-testid="roofline-chart-canvas"]').count()) === 0; i++) {
+    await page.keyboard.press("ArrowRight");
+  }
+  assert.ok(await page.locator(step("largest_batch")).count() === 1, "the plot came with the largest batch");
+  assert.equal(await page.locator(step("replicas_traffic")).count(), 0, "and not before the steps after it");
+  await page.waitForSelector('[data-testid="roofline-chart-canvas"]:not([data-drawn="0"])');
+  const ridge = await value(page, "ridge_point");
+  assert.ok(Math.abs(ridge - (989e12 * 0.5) / (3.35e12 * 0.75)) < 1e-9, `${ridge}`);
+  assert.ok((await value(page, "decode_intensity")) < ridge);
+  assert.ok((await value(page, "prefill_intensity")) > ridge);
+  assert.equal(await value(page, "tpot_batch"), 231);
+  assert.match(await page.textContent('[data-testid="roofline-note"]'), /no batch brings decode to the ridge/);
+  // The text alternative lists the learner's batch; typing a bigger one moves its point.
+  const assumed = () => page.locator('[data-testid="roofline-row"]').nth(1).getAttribute("data-intensity");
+  const before = Number(await assumed());
+  await typeInto(page, "batch", "128");
+  await page.waitForFunction((b) => {
+    const row = document.querySelectorAll('[data-testid="roofline-row"]')[1];
+    return row && Number(row.getAttribute("data-intensity")) > b;
+  }, before);
+  assert.equal(query(page).get("batch"), "128");
+  // A shorter context lets decode cross the ridge inside the pool, and the note says so.
+  await typeInto(page, "prompt_tokens", "10");
+  await typeInto(page, "output_tokens", "10");
+  await page.waitForFunction(() => /reaches the ridge at a batch of/.test(document.querySelector('[data-testid="roofline-note"]')?.textContent ?? ""));
+  await page.click('[data-testid="show-all"]');
+  assert.ok((await value(page, "compute_bound_batch")) > 0);
   await done(page);
 });
 

@@ -71,6 +71,9 @@ pub enum ChartData {
         y_label: String,
         /// The x axis is logarithmic (latency distributions).
         x_log: bool,
+        /// The y axis is logarithmic too (a roofline, log against log); it then spans the
+        /// values drawn rather than starting at zero.
+        y_log: bool,
         /// How an x tick reads (for a log axis, of the value itself).
         x_format: Format,
         y_format: Format,
@@ -367,8 +370,11 @@ pub struct Frame {
     px_y: (i32, i32),
     dpr: f64,
     x_log: bool,
+    y_log: bool,
     /// The smallest positive x, where a log axis puts zero.
     floor: f64,
+    /// The smallest positive y, likewise.
+    y_floor: f64,
 }
 
 impl Frame {
@@ -380,6 +386,11 @@ impl Frame {
         };
         let (x0, x1) = self.x;
         let (y0, y1) = self.y;
+        let y = if self.y_log {
+            y.max(self.y_floor).log10()
+        } else {
+            y
+        };
         let px =
             f64::from(self.px_x.0) + (fx - x0) / (x1 - x0) * f64::from(self.px_x.1 - self.px_x.0);
         let py =
@@ -471,6 +482,7 @@ fn draw(canvas: &web_sys::HtmlCanvasElement, data: &ChartData) -> (usize, Option
             x_label,
             y_label,
             x_log,
+            y_log,
             x_format,
             y_format,
         } => {
@@ -483,26 +495,47 @@ fn draw(canvas: &web_sys::HtmlCanvasElement, data: &ChartData) -> (usize, Option
                 .fold(f64::INFINITY, f64::min);
             let floor = if floor.is_finite() { floor } else { 1e-6 };
             let fx = |x: f64| if *x_log { x.max(floor).log10() } else { x };
+            let y_floor = lines
+                .iter()
+                .flat_map(|l| l.points.iter().map(|p| p.1))
+                .filter(|&y| y > 0.0)
+                .fold(f64::INFINITY, f64::min);
+            let y_floor = if y_floor.is_finite() { y_floor } else { 1e-6 };
+            let fy = |y: f64| if *y_log { y.max(y_floor).log10() } else { y };
             let pts = lines.iter().flat_map(|l| l.points.iter());
-            // The y axis starts at zero, or below it when a value is negative (residuals).
-            let (mut x0, mut x1, mut y0, mut y1) =
-                (f64::INFINITY, f64::NEG_INFINITY, 0.0f64, 0.0f64);
+            // A linear y axis starts at zero, or below it when a value is negative
+            // (residuals); a log one spans what is drawn.
+            let (mut x0, mut x1) = (f64::INFINITY, f64::NEG_INFINITY);
+            let (mut y0, mut y1) = if *y_log {
+                (f64::INFINITY, f64::NEG_INFINITY)
+            } else {
+                (0.0f64, 0.0f64)
+            };
             for &(x, y) in pts {
                 x0 = x0.min(fx(x));
                 x1 = x1.max(fx(x));
-                y0 = y0.min(y);
-                y1 = y1.max(y);
+                y0 = y0.min(fy(y));
+                y1 = y1.max(fy(y));
             }
             if x1.partial_cmp(&x0) != Some(std::cmp::Ordering::Greater) {
                 x1 = x0 + 1.0;
             }
-            let y1 = if y1 > 0.0 { y1 * 1.05 } else { 1.0 };
-            let y0 = y0 * 1.05;
+            let (y0, y1) = if *y_log {
+                // A tenth of a decade of room above and below.
+                if y1.partial_cmp(&y0) == Some(std::cmp::Ordering::Greater) {
+                    (y0 - 0.1, y1 + 0.1)
+                } else {
+                    (y0 - 0.5, y0 + 0.5)
+                }
+            } else {
+                (y0 * 1.05, if y1 > 0.0 { y1 * 1.05 } else { 1.0 })
+            };
             let log = *x_log;
+            let ylog = *y_log;
             let xf = *x_format;
             let yf = *y_format;
             let x_text = move |v: &f64| xf.show(if log { 10f64.powf(*v) } else { *v });
-            let y_text = move |v: &f64| yf.show(*v);
+            let y_text = move |v: &f64| yf.show(if ylog { 10f64.powf(*v) } else { *v });
             let mut chart = match ChartBuilder::on(&root)
                 .margin(px(10.0))
                 .x_label_area_size(px(34.0))
@@ -529,7 +562,7 @@ fn draw(canvas: &web_sys::HtmlCanvasElement, data: &ChartData) -> (usize, Option
             let mut ok = mesh.is_ok();
             for l in lines {
                 let c = t.series[l.colour % 4];
-                let pts: Vec<(f64, f64)> = l.points.iter().map(|&(x, y)| (fx(x), y)).collect();
+                let pts: Vec<(f64, f64)> = l.points.iter().map(|&(x, y)| (fx(x), fy(y))).collect();
                 let style = c.stroke_width(px(if l.dashed { 1.5 } else { 2.0 }).max(1));
                 let drawn = if l.markers {
                     let r = px(3.5).max(2);
@@ -553,7 +586,9 @@ fn draw(canvas: &web_sys::HtmlCanvasElement, data: &ChartData) -> (usize, Option
                 px_y: (ys.start, ys.end),
                 dpr,
                 x_log: log,
+                y_log: ylog,
                 floor,
+                y_floor,
             });
             ok &= legend(&root, lines, &t, dpr, (xs.end, ys.end)).is_ok();
             ok

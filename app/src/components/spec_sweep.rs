@@ -169,6 +169,7 @@ fn lines(lines: Vec<Line>, y_label: &str) -> ChartData {
         x_label: "arrival rate (req/s)".into(),
         y_label: y_label.into(),
         x_log: false,
+        y_log: false,
         x_format: Format::Number,
         y_format: Format::Number,
     }

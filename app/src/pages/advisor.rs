@@ -835,6 +835,7 @@ fn frontier_chart(
             x_label: axes.x_label,
             y_label: axes.y_label,
             x_log: false,
+            y_log: false,
             x_format: axes.x_format,
             y_format: Format::Number,
         },

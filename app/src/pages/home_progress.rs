@@ -2,7 +2,7 @@
 //! a link straight to the first item), progress across every section, and the learner's own
 //! copy of it: export to a JSON file, import one, reset with confirmation.
 
-use crate::components::{lazy_region, PathLink};
+use crate::components::{lazy_region, PathLink, RecallCard};
 use crate::progress::{today, use_progress};
 use leptos::prelude::*;
 use trainer_course::sizing::{derive, Inputs, Question};
@@ -24,6 +24,10 @@ fn label(item: &Item) -> String {
             Some(t) => format!("Mock curveball: {t}"),
             None => format!("Mock curveball: {id}"),
         },
+        Item::Recall(id) => match trainer_course::recall::prompt(id) {
+            Some(p) => format!("{}: {}", trainer_course::recall::words().label, p.question),
+            None => id.clone(),
+        },
     }
 }
 
@@ -44,10 +48,32 @@ fn key_id(key: &str) -> String {
     key.replace([':', '/'], "-")
 }
 
-/// Each item's link and label, in order.
+/// Each item's link and label, in order; `None` for one this version cannot practise (a
+/// recall prompt the course has dropped since it was answered).
 #[lazy]
-fn due_entries(items: Vec<Item>) -> Vec<(String, String)> {
-    items.iter().map(|i| (i.path(), label(i))).collect()
+fn due_entries(items: Vec<Item>) -> Vec<Option<(String, String)>> {
+    items
+        .iter()
+        .map(|i| i.ships().then(|| (i.path(), label(i))))
+        .collect()
+}
+
+/// The cards of the recall prompts due, answered on the home page.
+#[lazy]
+fn recall_review(ids: Vec<String>) -> AnyView {
+    let words = trainer_course::recall::words();
+    let prompts: Vec<_> = ids
+        .iter()
+        .filter_map(|id| trainer_course::recall::prompt(id))
+        .collect();
+    view! {
+        <section class="recall-review" data-testid="recall-review" aria-labelledby="recall-review-h">
+            <h3 id="recall-review-h">{words.review_heading.clone()}</h3>
+            <p class="muted small">{words.review_intro.clone()}</p>
+            {prompts.into_iter().map(|p| view! { <RecallCard prompt=p/> }).collect_view()}
+        </section>
+    }
+    .into_any()
 }
 
 /// What is due today, first item first.
@@ -64,7 +90,7 @@ pub fn DueToday() -> impl IntoView {
                 let items = due();
                 if items.is_empty() {
                     let later = next().map_or(
-                        "Nothing is due. Drills, interview moments and mock curveballs you answer come back here: what you miss the same day, what you get right after a few days, then longer.".to_string(),
+                        "Nothing is due. Drills, recall prompts, interview moments and mock curveballs you answer come back here: what you miss the same day, what you get right after a few days, then longer.".to_string(),
                         |d| format!("Nothing is due today; the next review is on {}.", date(d)),
                     );
                     return view! { <p data-testid="due-none">{later}</p> }.into_any();
@@ -72,13 +98,24 @@ pub fn DueToday() -> impl IntoView {
                 // The links and labels come from the calculator's, the moments' and the
                 // mock's files: their own piece of the module, fetched only when something is
                 // due (a learner with nothing due never downloads it).
+                let recalls: Vec<String> = items
+                    .iter()
+                    .filter_map(|i| match &i.item {
+                        Item::Recall(id) => Some(id.clone()),
+                        _ => None,
+                    })
+                    .collect();
                 lazy_region(async move {
                     let entries = due_entries(items.iter().map(|i| i.item.clone()).collect()).await;
-                    let first = entries.first().map(|(path, _)| path.clone()).unwrap_or_default();
+                    let items: Vec<_> = items
+                        .into_iter()
+                        .zip(entries)
+                        .filter_map(|(i, e)| e.map(|e| (i, e)))
+                        .collect();
+                    let first = items.first().map(|(_, (path, _))| path.clone()).unwrap_or_default();
                     let count = items.len();
                     let list = items
                         .into_iter()
-                        .zip(entries)
                         .map(|(i, (path, label))| {
                             let when = match (i.overdue, i.card.lapses) {
                                 (0, 0) => "due today".to_string(),
@@ -93,12 +130,20 @@ pub fn DueToday() -> impl IntoView {
                             }
                         })
                         .collect_view();
+                    // The recall prompts due are answered right here, with the learner's figures
+                    // (the cards work answers out with the calculator: a piece of their own).
+                    let review = if recalls.is_empty() {
+                        None
+                    } else {
+                        Some(recall_review(recalls).await)
+                    };
                     view! {
                         <p data-testid="due-count" data-value=count.to_string()>
                             {format!("{count} item{} to practise today.", if count == 1 { "" } else { "s" })}
                         </p>
                         <ol class="due-list">{list}</ol>
                         <p><PathLink to=first testid="due-start">"Start with the first"</PathLink></p>
+                        {review}
                     }
                     .into_any()
                 })

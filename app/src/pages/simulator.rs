@@ -117,6 +117,7 @@ pub fn SimulatorPage() -> impl IntoView {
                 x_label: "Batch (output tokens per step)".into(),
                 y_label: "Simulated against measured".into(),
                 x_log: true,
+                y_log: false,
                 x_format: Format::Number,
                 y_format: Format::Percent,
             }

@@ -253,6 +253,15 @@ fn targets(q: Question) -> &'static [(&'static str, f64)] {
             ("open_streams", 0.1),
             ("kv_pool", 0.25),
         ],
+        Question::Roofline => &[
+            ("ridge_point", 0.1),
+            ("prefill_intensity", 0.25),
+            ("decode_intensity", 0.25),
+            ("weight_floor", 0.1),
+            ("decode_limit", 0.25),
+            ("tpot_batch", 0.25),
+            ("pool_batch", 0.25),
+        ],
         Question::ChatsPerReplica => &[
             ("kv_per_token", 0.1),
             ("weight_bytes", 0.1),
@@ -333,7 +342,7 @@ fn draw(q: Question, rng: &mut Pcg64) -> Inputs {
     set("mfu", pick(rng, &[0.4, 0.5, 0.6]));
     set("mbu", pick(rng, &[0.6, 0.7, 0.75, 0.8]));
     match q {
-        Question::Fleet | Question::Batch => {
+        Question::Fleet | Question::Batch | Question::Roofline => {
             // Log-uniform from 2 to 500 requests a second, to two significant figures.
             let u: f64 = rng.gen_range(0.0..1.0);
             let ln = libm::log(2.0) + u * (libm::log(500.0) - libm::log(2.0));
@@ -430,6 +439,8 @@ fn plausible(q: Question, drawn: &Inputs, rng: &mut Pcg64) -> Option<(Inputs, De
                 value("kv_pool") >= inputs.get("batch").unwrap_or(0.0) * value("avg_context")
             }
             Question::ChatsPerReplica => value("chats") >= 1.0,
+            // A drill asks for the largest batch's limits: both must hold a batch.
+            Question::Roofline => value("tpot_batch") >= 1.0 && value("pool_batch") >= 1.0,
             Question::Batch => d.step("kv_check").and_then(|s| s.check) == Some(true),
             Question::GpuHours => {
                 d.verdict.pressure(super::Limit::KvCapacity) != Some(Pressure::Binding)

@@ -640,9 +640,11 @@ const DEFS: &[Def] = &[
 fn default_choices(q: Question) -> (&'static str, &'static str, WeightFormat, Dtype) {
     let bf16 = WeightFormat::Bf16;
     match q {
-        Question::Fleet | Question::GpuHours | Question::Batch | Question::Speculation => {
-            ("llama-3.1-8b", "h100-sxm", bf16, Dtype::Bf16)
-        }
+        Question::Fleet
+        | Question::GpuHours
+        | Question::Batch
+        | Question::Speculation
+        | Question::Roofline => ("llama-3.1-8b", "h100-sxm", bf16, Dtype::Bf16),
         Question::ChatsPerReplica => ("llama-3.1-70b", "h100-sxm", bf16, Dtype::Bf16),
         // The proposal under test: FP8 weights and activations, the cache left in BF16.
         Question::HalveCost => ("llama-3.1-8b", "h100-sxm", WeightFormat::Fp8, Dtype::Bf16),
@@ -674,7 +676,7 @@ fn question_inputs(q: Question) -> Vec<(&'static str, Option<f64>)> {
             ("prompt_tokens", Some(1000.0)),
             ("output_tokens", Some(250.0)),
         ],
-        Question::HalveCost => vec![
+        Question::HalveCost | Question::Roofline => vec![
             ("rate", Some(50.0)),
             ("prompt_tokens", Some(1000.0)),
             ("output_tokens", Some(250.0)),
@@ -716,6 +718,12 @@ fn question_inputs(q: Question) -> Vec<(&'static str, Option<f64>)> {
             ("spec_k", Some(3.0)),
             ("acceptance", Some(0.6)),
             ("batch", Some(8.0)),
+            ("mem_util", Some(0.92)),
+            ("reserve_gb", Some(3.0)),
+        ]),
+        Question::Roofline => v.extend([
+            ("batch", Some(32.0)),
+            ("ceiling", Some(0.65)),
             ("mem_util", Some(0.92)),
             ("reserve_gb", Some(3.0)),
         ]),

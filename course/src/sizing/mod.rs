@@ -38,8 +38,8 @@ pub use check::{
 };
 
 pub use derive::{
-    derive, enable_speculation, precision_notes, prompt_prefill, speculation_check_text,
-    speculation_ready, SPECULATION_LOADING,
+    derive, derive_on_engine, enable_speculation, precision_notes, prompt_prefill, roofline_plot,
+    speculation_check_text, speculation_ready, Roofline, SPECULATION_LOADING,
 };
 pub use drill::{sensitivity, Drill, EntryUnit, Grade};
 pub use figure::{figure, sizing_figure};
@@ -69,6 +69,9 @@ pub enum Question {
     /// Half the replicas for the same traffic: which number formats still hold the per-token
     /// target.
     HalveCost,
+    /// Why decode is memory-bound and prefill compute-bound, how large a decode batch may grow,
+    /// and why the streaming fleet still needs the replicas the seed question found.
+    Roofline,
 }
 
 /// One step of a derivation, as the learner taps through it.
@@ -251,8 +254,9 @@ pub fn questions() -> Vec<Question> {
 }
 
 impl Question {
-    pub const ALL: [Question; 6] = [
+    pub const ALL: [Question; 7] = [
         Question::Fleet,
+        Question::Roofline,
         Question::ChatsPerReplica,
         Question::GpuHours,
         Question::Batch,
@@ -269,6 +273,7 @@ impl Question {
             Question::Batch => "batch",
             Question::Speculation => "speculation",
             Question::HalveCost => "halve-cost",
+            Question::Roofline => "roofline",
         }
     }
 
@@ -313,6 +318,7 @@ impl Question {
             Question::Batch => "replicas",
             Question::Speculation => "crossover_rate",
             Question::HalveCost => "budget_tpot",
+            Question::Roofline => "largest_batch",
         }
     }
 }

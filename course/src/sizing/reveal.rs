@@ -32,6 +32,15 @@ pub fn gives_away(q: Question, step: &str) -> &'static [&'static str] {
             "kv_share",
         ],
         (Question::Fleet, "kv_in_use") => &["kv_in_use", "kv_share"],
+        // The roofline's floor is read by nothing after it; the target's batch sets the
+        // largest batch and the counts and checks at it.
+        (Question::Roofline, "weight_floor") => &["weight_floor"],
+        (Question::Roofline, "tpot_batch") => &[
+            "tpot_batch",
+            "largest_batch",
+            "replicas_largest",
+            "fills_check",
+        ],
         _ => &[],
     }
 }

@@ -3,7 +3,9 @@
 //! simulators' worker (`Job::FleetStory`), which reads the story once the run ends.
 
 use super::{player_steps, script, StepState};
-use crate::components::{EngineNote, RequestPath, StepNarration, StepPlayer, UrlErrors};
+use crate::components::{
+    EngineNote, RecallCards, RequestPath, StepNarration, StepPlayer, UrlErrors,
+};
 use crate::sim_client::{control, submit};
 use crate::sim_runner::RunStatus;
 use crate::text::format;
@@ -138,6 +140,7 @@ pub fn FleetBuildUp() -> impl IntoView {
             <EngineNote testid="buildup-fleet-engine" engine=Signal::derive(FleetStory::engine)/>
             <UrlErrors errors=url.errors/>
             {body}
+            <div class="recall-list"><RecallCards place="buildups/fleet".to_string()/></div>
         </section>
     }
 }

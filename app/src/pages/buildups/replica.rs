@@ -6,7 +6,8 @@
 
 use super::{player_steps, script, StepState};
 use crate::components::{
-    ChoiceField, EngineNote, FieldMessage, NumberField, StepNarration, StepPlayer, UrlErrors,
+    ChoiceField, EngineNote, FieldMessage, NumberField, RecallCards, StepNarration, StepPlayer,
+    UrlErrors,
 };
 use crate::sim_client::{control, submit, JobHandle};
 use crate::text::format;
@@ -180,6 +181,7 @@ pub fn ReplicaBuildUp() -> impl IntoView {
                     </StepPlayer>
                 }.into_any(),
             }}
+            <div class="recall-list"><RecallCards place="buildups/replica".to_string()/></div>
         </section>
     }
 }

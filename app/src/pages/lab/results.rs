@@ -320,6 +320,7 @@ impl Lines {
             x_label: "latency (log scale)".into(),
             y_label: "fraction at or below".into(),
             x_log: true,
+            y_log: false,
             x_format: Format::Duration,
             y_format: Format::Fraction,
         }
@@ -331,6 +332,7 @@ impl Lines {
             x_label: "simulated time".into(),
             y_label: y.into(),
             x_log: false,
+            y_log: false,
             x_format: Format::Duration,
             y_format,
         }

@@ -8,10 +8,11 @@ use crate::progress::use_progress;
 use crate::route::use_router;
 use crate::sim_runner::{run_fleets, RunStatus};
 use crate::text::fill;
-use crate::text::format::{duration, fixed, int, sig};
+use crate::text::format::{duration, fixed, int, percent, sig};
 use leptos::prelude::*;
 use trainer_course::sizing::{
-    assumptions, check_fleets, Assumption, Fewer, Question, SimCheck, SimCheckConfig, StreamsGap,
+    assumptions, check_fleets, derive_on_engine, Assumption, Fewer, Question, SimCheck,
+    SimCheckConfig, StreamsGap,
 };
 
 /// One finished check: what it ran on, and what it found.
@@ -100,12 +101,18 @@ pub fn Estimate(q: Question, step: String) -> impl IntoView {
         .derivation(q)
         .and_then(|d| d.step(&s1).map(|s| s.unit.to_string()))
         .unwrap_or_default();
+    // A time is estimated in milliseconds (a step's value is in seconds).
+    let (unit, scale) = if unit == "s" {
+        ("ms".to_string(), 1e3)
+    } else {
+        (unit, 1.0)
+    };
     let s2 = step.clone();
     let note = words.derived_note.clone();
     let derived = Signal::derive(move || {
         lesson.derivation(q).and_then(|d| {
             d.step(&s2).map(|s| Compared {
-                value: s.value,
+                value: s.value * scale,
                 shown: s.display.clone(),
                 note: note.clone(),
             })
@@ -119,6 +126,9 @@ pub fn Estimate(q: Question, step: String) -> impl IntoView {
             lesson.step_query(q, &s3)
         )
     });
+    if q != Question::Fleet {
+        return engine_estimate(q, step, prompt, unit, scale, derived, derived_href).into_any();
+    }
     let sim = lesson.sim;
     let s4 = step.clone();
     let w = words.clone();
@@ -170,6 +180,82 @@ pub fn Estimate(q: Question, step: String) -> impl IntoView {
             on_reveal=on_reveal
         />
     }
+    .into_any()
+}
+
+/// An estimate box of a question whose figure needs no run (the roofline's): the derivation
+/// beside the same step on the simulator's engine (`derive_on_engine`), with why they differ.
+fn engine_estimate(
+    q: Question,
+    step: String,
+    prompt: String,
+    unit: String,
+    scale: f64,
+    derived: Signal<Option<Compared>>,
+    derived_href: Signal<String>,
+) -> impl IntoView {
+    let lesson = use_lesson();
+    let store = use_progress();
+    let words = lesson.words.get_value();
+    let s1 = step.clone();
+    let w = words.clone();
+    let simulated = Signal::derive(move || {
+        let inputs = lesson.inputs(q);
+        match derive_on_engine(q, &inputs) {
+            Ok(d) => match d.step(&s1) {
+                Some(s) => SimFigure::Ready(Compared {
+                    value: s.value * scale,
+                    shown: s.display.clone(),
+                    note: w.sim_engine.clone(),
+                }),
+                None => SimFigure::NotRun,
+            },
+            Err(e) => SimFigure::Failed(
+                e.first()
+                    .map(|e| format!("{} {}", e.field, e.message))
+                    .unwrap_or_default(),
+            ),
+        }
+    });
+    let w2 = words.clone();
+    let gap = Signal::derive(move || {
+        let inputs = lesson.inputs(q);
+        let eff = trainer_engine::cost::Efficiency::CALIBRATED;
+        let layers = inputs.get("layers").unwrap_or(0.0);
+        Some(fill(
+            &w2.gap_engine,
+            &[
+                ("mbu", percent(inputs.get("mbu").unwrap_or(0.0))),
+                ("engine_mbu", percent(eff.mbu)),
+                (
+                    "overhead",
+                    duration(eff.step_overhead_s + layers * eff.layer_overhead_s, 2),
+                ),
+            ],
+        ))
+    });
+    let s2 = step.clone();
+    let on_commit = Callback::new(move |v: f64| {
+        let d = derived.get_untracked().map_or(0.0, |d| d.value);
+        store.record_estimate(q.id(), &s2, v, d);
+        lesson.open_estimate(q, &s2);
+    });
+    let s3 = step.clone();
+    let on_reveal = Callback::new(move |_| lesson.open_estimate(q, &s3));
+    view! {
+        <EstimateBox
+            testid=format!("estimate-{step}")
+            prompt=prompt
+            unit=unit
+            derived=derived
+            derived_href=derived_href
+            simulated=simulated
+            gap=gap
+            on_commit=on_commit
+            reveal_text=words.estimate_peek.clone()
+            on_reveal=on_reveal
+        />
+    }
 }
 
 /// The question an estimate box puts for step `step`.
@@ -178,6 +264,8 @@ pub fn prompt(words: &trainer_content::words::LessonWords, step: &str) -> String
         "replicas" => words.estimate_replicas.clone(),
         "open_streams" => words.estimate_open_streams.clone(),
         "kv_in_use" => words.estimate_kv_in_use.clone(),
+        "weight_floor" => words.estimate_weight_floor.clone(),
+        "tpot_batch" => words.estimate_tpot_batch.clone(),
         other => other.to_string(),
     }
 }

@@ -37,13 +37,15 @@ pub struct Lesson {
     /// The estimate boxes on the page not yet committed or shown: (question, step). Every
     /// figure that gives one of them away stays hidden meanwhile.
     pending: RwSignal<Vec<(Question, String)>>,
+    /// Set once the widgets' piece has linked in the follow-up questions' derivations (the
+    /// roofline's among them): the derivations are worked again then.
+    pub linked: RwSignal<bool>,
 }
 
 impl Lesson {
     /// The query string of question `q`'s inputs (tracked).
     pub fn query(&self, q: Question) -> String {
-        self.queries
-            .with(|m| m.get(q.id()).cloned().unwrap_or_default())
+        self.queries.with(|m| stored_query(m, q))
     }
 
     /// Question `q`'s inputs (tracked).
@@ -94,6 +96,20 @@ impl Lesson {
     }
 }
 
+/// Question `q`'s query as last used in its calculator. The roofline question, until the
+/// learner opens its calculator, reads the fleet question's (the same workload, model and
+/// engine under the same names), so the lesson's two sections work one scenario.
+fn stored_query(m: &BTreeMap<String, String>, q: Question) -> String {
+    m.get(q.id())
+        .or_else(|| {
+            (q == Question::Roofline)
+                .then(|| m.get(Question::Fleet.id()))
+                .flatten()
+        })
+        .cloned()
+        .unwrap_or_default()
+}
+
 /// The lesson document, parsed once.
 fn doc() -> Result<Doc, String> {
     serde_json::from_str(LESSON_JSON).map_err(|e| format!("The lesson could not be read: {e}"))
@@ -122,13 +138,14 @@ pub fn LessonPage() -> impl IntoView {
     };
     let store = use_progress();
     let queries = Memo::new(move |_| store.progress.with(|p| p.inputs.clone()));
+    let linked = RwSignal::new(trainer_course::sizing::speculation_ready());
     let derivations = Memo::new(move |_| {
+        linked.track();
         let qs = queries.get();
         Question::ALL
             .into_iter()
             .map(|q| {
-                let query = qs.get(q.id()).cloned().unwrap_or_default();
-                let inputs = PageQuery::parse(q, &query).inputs;
+                let inputs = PageQuery::parse(q, &stored_query(&qs, q)).inputs;
                 (q, derive(q, &inputs).ok().map(Arc::new))
             })
             .collect()
@@ -150,6 +167,7 @@ pub fn LessonPage() -> impl IntoView {
         words: StoredValue::new(words),
         sim: estimate::LessonSim::new(),
         pending: RwSignal::new(estimates),
+        linked,
     };
     provide_context(lesson);
     let contents = doc

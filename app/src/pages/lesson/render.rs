@@ -1,7 +1,10 @@
 //! Draws a content document: blocks as HTML, directives as live figures and widgets.
 
 use super::{dashboard, estimate, probe, reversal, sheet, Lesson};
-use crate::components::{lazy_turn, Deferred, DerivedAt, Figure, HiddenFigure, Link, RequestPath};
+use crate::components::{
+    lazy_turn, Deferred, DerivedAt, Figure, HiddenFigure, Link, RecallCard, RequestPath,
+    RooflinePlot,
+};
 use crate::route::Route;
 use leptos::prelude::*;
 use trainer_content::doc::{Block, Inline};
@@ -96,6 +99,11 @@ fn block(b: &Block, lesson: Lesson) -> AnyView {
 /// around them does not need, so the lesson's first screen does not wait for them.
 #[lazy]
 fn widgets(kind: String, args: Vec<String>, lesson: Lesson) -> AnyView {
+    // This piece also carries the follow-up questions' derivations (the roofline's figures).
+    if !trainer_course::sizing::speculation_ready() {
+        trainer_course::sizing::enable_speculation();
+        lesson.linked.set(true);
+    }
     widget(&kind, &args, lesson)
 }
 
@@ -111,6 +119,11 @@ fn widget(kind: &str, args: &[String], lesson: Lesson) -> AnyView {
         ("probe", [id]) => view! { <probe::ProbeRun id=id.clone()/> }.into_any(),
         ("dashboard", []) => view! { <dashboard::DashboardRun/> }.into_any(),
         ("reversal", []) => view! { <reversal::Reversal/> }.into_any(),
+        ("roofline", []) => roofline(lesson),
+        ("recall", [id]) => match trainer_course::recall::prompt(id) {
+            Some(p) => view! { <RecallCard prompt=p/> }.into_any(),
+            None => unknown(kind, args),
+        },
         ("cheatsheet", []) => view! { <sheet::CheatSheet/> }.into_any(),
         ("verdict", [q]) => match Question::from_id(q) {
             Some(q) => verdict(q, lesson),
@@ -118,6 +131,29 @@ fn widget(kind: &str, args: &[String], lesson: Lesson) -> AnyView {
         },
         _ => unknown(kind, args),
     }
+}
+
+/// The roofline plot at the learner's roofline inputs, held back while one of the roofline
+/// estimates is open (its points give them away).
+fn roofline(lesson: Lesson) -> AnyView {
+    let hidden = Memo::new(move |_| lesson.pending_for(Question::Roofline));
+    let data = Signal::derive(move || {
+        if hidden.get() {
+            return None;
+        }
+        trainer_course::sizing::roofline_plot(&lesson.inputs(Question::Roofline)).ok()
+    });
+    let words = crate::pages::size::plot_words();
+    (move || {
+        if hidden.get() {
+            let w = lesson.words.get_value();
+            view! { <p class="muted" data-testid="lesson-roofline-hidden">{w.roofline_waiting}</p> }
+                .into_any()
+        } else {
+            view! { <RooflinePlot data=data words=words testid="lesson-roofline"/> }.into_any()
+        }
+    })
+    .into_any()
 }
 
 /// The derivation's verdict at the learner's inputs: which limit sets the answer and which

@@ -6,7 +6,7 @@ use super::misfit::MisfitBanner;
 use super::sensitivity::Sensitivity;
 use super::simcheck::{words, SimCheckPanel, SpecCheck};
 use super::state::Calc;
-use crate::components::{lazy_region, Deferred, Link};
+use crate::components::{lazy_region, Deferred, Link, RecallCards};
 use crate::components::{ChoiceField, FieldMessage, NumberField, PrecisionNotes, UrlErrors};
 use crate::route::Route;
 use crate::text::fill;
@@ -151,8 +151,10 @@ fn below(c: Calc) -> AnyView {
     view! {
         {matches!(c.q, Question::Fleet | Question::HalveCost).then(|| view! { <Deferred><SimCheckPanel c=c/></Deferred> })}
         {(c.q == Question::Speculation).then(|| view! { <Deferred><SpecCheck c=c/></Deferred> })}
+        {(c.q == Question::Roofline).then(|| view! { <Deferred><super::roofline::RooflineSection c=c/></Deferred> })}
         <Deferred><Sensitivity c=c/></Deferred>
         <Deferred><Drills c=c/></Deferred>
+        <Deferred><div class="recall-list"><RecallCards place=format!("size/{}", c.q.id())/></div></Deferred>
     }
     .into_any()
 }

@@ -8,6 +8,7 @@
 mod calc;
 mod drill;
 mod misfit;
+mod roofline;
 mod sensitivity;
 mod simcheck;
 mod state;
@@ -19,6 +20,11 @@ use crate::route::{Route, Section};
 use crate::shell::site_words;
 use leptos::prelude::*;
 use trainer_course::sizing::Question;
+
+/// The roofline plot's words (the roofline question's page and the lesson draw it).
+pub fn plot_words() -> &'static trainer_content::words::RooflineWords {
+    &simcheck::words().roofline
+}
 
 /// `/size`: the list of questions.
 #[component]

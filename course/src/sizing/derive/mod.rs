@@ -9,7 +9,9 @@ mod chats;
 mod fleet;
 mod gpu_hours;
 mod halve_cost;
+mod roofline;
 mod speculation;
+pub use roofline::Roofline;
 pub use speculation::check_text as speculation_check_text;
 
 use super::{
@@ -37,7 +39,7 @@ pub fn derive(q: Question, inputs: &Inputs) -> Result<Derivation, Vec<ConfigErro
         Question::ChatsPerReplica => chats::chats_per_replica(&ctx),
         Question::GpuHours => gpu_hours::gpu_hours(&ctx),
         Question::Batch => batch::batch(&ctx),
-        Question::Speculation | Question::HalveCost => match followup_fn(q) {
+        Question::Speculation | Question::HalveCost | Question::Roofline => match followup_fn(q) {
             Some(f) => f(&ctx),
             None => return Err(vec![ConfigError::new("question", SPECULATION_LOADING)]),
         },
@@ -52,6 +54,57 @@ pub fn derive(q: Question, inputs: &Inputs) -> Result<Derivation, Vec<ConfigErro
     Ok(d)
 }
 
+/// Question `q` worked through on the simulator's engine: the same steps with the cost model
+/// at its calibrated efficiencies ([`Efficiency::CALIBRATED`]: fitted to published
+/// measurements, with the fixed costs of a step) and vLLM's memory split
+/// ([`MemoryConfig::VLLM`]) in place of the learner's MFU, MBU and memory figures. Only the
+/// steps' values are meant: their formulas still name the learner's figures. The lesson's
+/// estimate boxes set these values beside the calculator's.
+pub fn derive_on_engine(q: Question, inputs: &Inputs) -> Result<Derivation, Vec<ConfigError>> {
+    let errors = inputs.validate(q);
+    if !errors.is_empty() {
+        return Err(errors);
+    }
+    let (cost, _, tp) = cost_and_memory(inputs).map_err(|e| vec![e])?;
+    let cost =
+        CostModel::new(cost.deployment().clone(), Efficiency::CALIBRATED).map_err(|e| vec![e])?;
+    let memory = MemoryConfig::VLLM;
+    if cost.kv_pool_tokens(&memory) < 1.0 {
+        return Err(vec![ConfigError::new(
+            "gpus_per_replica",
+            "leaves no room for the KV cache on the simulator's engine",
+        )]);
+    }
+    let ctx = Ctx {
+        inputs,
+        cost,
+        memory,
+        tp,
+    };
+    Ok(match q {
+        Question::Fleet => fleet::fleet(&ctx),
+        Question::ChatsPerReplica => chats::chats_per_replica(&ctx),
+        Question::GpuHours => gpu_hours::gpu_hours(&ctx),
+        Question::Batch => batch::batch(&ctx),
+        Question::Speculation | Question::HalveCost | Question::Roofline => match followup_fn(q) {
+            Some(f) => f(&ctx),
+            None => return Err(vec![ConfigError::new("question", SPECULATION_LOADING)]),
+        },
+    })
+}
+
+/// The roofline plot's figures for the roofline question's inputs, from the cost model the
+/// question's steps use; one error per bad input, as [`derive`].
+pub fn roofline_plot(inputs: &Inputs) -> Result<Roofline, Vec<ConfigError>> {
+    let q = Question::Roofline;
+    let errors = inputs.validate(q);
+    if !errors.is_empty() {
+        return Err(errors);
+    }
+    let ctx = Ctx::new(q, inputs).map_err(|e| vec![e])?;
+    Ok(roofline::plot(&ctx))
+}
+
 /// What `derive` answers for a follow-up question (speculation, halving the cost) on the page
 /// before its piece is there.
 pub const SPECULATION_LOADING: &str = "is still loading";
@@ -59,29 +112,35 @@ pub const SPECULATION_LOADING: &str = "is still loading";
 /// A derivation as the program links it.
 type DeriveFn = fn(&Ctx<'_>) -> Derivation;
 
-/// The follow-up questions' derivations as the program links them. On the page (wasm32) their
+/// The follow-up questions' derivations (speculation, halving the cost, the roofline) as the
+/// program links them. On the page (wasm32) their
 /// code (and the engine's proposer pricing under it) is a piece of the module of its own, so the
 /// pages that load first do not carry it: the app fetches the piece when a question is needed
 /// and calls [`enable_speculation`] from it; until then [`derive`] answers
 /// [`SPECULATION_LOADING`]. Natively they are always there.
 #[cfg(target_arch = "wasm32")]
-static FOLLOWUPS: std::sync::OnceLock<(DeriveFn, DeriveFn)> = std::sync::OnceLock::new();
+static FOLLOWUPS: std::sync::OnceLock<(DeriveFn, DeriveFn, DeriveFn)> = std::sync::OnceLock::new();
 
 #[cfg(target_arch = "wasm32")]
-fn followups() -> Option<(DeriveFn, DeriveFn)> {
+fn followups() -> Option<(DeriveFn, DeriveFn, DeriveFn)> {
     FOLLOWUPS.get().copied()
 }
 
 #[cfg(not(target_arch = "wasm32"))]
-fn followups() -> Option<(DeriveFn, DeriveFn)> {
-    Some((speculation::speculation, halve_cost::halve_cost))
+fn followups() -> Option<(DeriveFn, DeriveFn, DeriveFn)> {
+    Some((
+        speculation::speculation,
+        halve_cost::halve_cost,
+        roofline::roofline,
+    ))
 }
 
 /// The derivation of follow-up question `q`, once linked.
 fn followup_fn(q: Question) -> Option<DeriveFn> {
-    let (spec, halve) = followups()?;
+    let (spec, halve, roofline) = followups()?;
     match q {
         Question::HalveCost => Some(halve),
+        Question::Roofline => Some(roofline),
         _ => Some(spec),
     }
 }
@@ -90,7 +149,11 @@ fn followup_fn(q: Question) -> Option<DeriveFn> {
 /// the piece that carries them.
 pub fn enable_speculation() {
     #[cfg(target_arch = "wasm32")]
-    let _ = FOLLOWUPS.set((speculation::speculation, halve_cost::halve_cost));
+    let _ = FOLLOWUPS.set((
+        speculation::speculation,
+        halve_cost::halve_cost,
+        roofline::roofline,
+    ));
 }
 
 /// Whether [`derive`] can work the follow-up questions through yet.
