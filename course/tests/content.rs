@@ -11,8 +11,10 @@ use trainer_course::probes::probe;
 use trainer_course::sizing::{derive, Inputs, PageQuery, Question};
 
 /// Widget kinds the app draws, with their argument checks.
-const WIDGETS: [&str; 7] = [
+const WIDGETS: [&str; 9] = [
     "estimate",
+    "recall",
+    "roofline",
     "diagram",
     "probe",
     "dashboard",
@@ -434,6 +436,14 @@ fn check_widget(kind: &str, args: &[String]) -> Result<(), String> {
         ("diagram", [d]) if d == "request-path" => Ok(()),
         ("probe", [id]) => probe(id).map(|_| ()).map_err(|e| e.to_string()),
         ("reversal" | "cheatsheet", []) => Ok(()),
+        ("recall", [id]) => trainer_course::recall::prompt(id)
+            .map(|_| ())
+            .ok_or_else(|| format!("no recall prompt {id:?}")),
+        ("roofline", []) => {
+            trainer_course::sizing::roofline_plot(&Inputs::defaults(Question::Roofline))
+                .map(|_| ())
+                .map_err(|e| format!("{e:?}"))
+        }
         ("dashboard", []) => trainer_course::dashboard::dashboard()
             .map(|_| ())
             .map_err(|e| e.to_string()),
@@ -670,7 +680,9 @@ fn the_mock_interview_types_no_figure_and_its_figures_link_to_their_steps() {
     if let Some(f) = v.get_mut("figures").and_then(|f| f.as_table_mut()) {
         f.remove("inputs");
     }
-    const FILLED: [&str; 39] = [
+    const FILLED: [&str; 41] = [
+        "asked",
+        "total",
         "spent",
         "budget",
         "input rate",
@@ -770,7 +782,9 @@ fn the_simulator_check_types_no_figure() {
     use trainer_content::words::SizeWords;
     let text = include_str!("../../content/size-words.toml");
     let w: SizeWords = toml::from_str(text).expect("content/size-words.toml parses");
-    const FILLED: [&str; 35] = [
+    const FILLED: [&str; 37] = [
+        "ridge",
+        "limit",
         "model",
         "gpus",
         "weights",
@@ -870,7 +884,10 @@ fn the_widget_words_type_no_figure() {
         let w: T = toml::from_str(text).unwrap_or_else(|e| panic!("{file} parses: {e}"));
         serde_json::to_value(&w).unwrap()
     }
-    const LESSON_FILLED: [&str; 22] = [
+    const LESSON_FILLED: [&str; 25] = [
+        "mbu",
+        "engine_mbu",
+        "overhead",
         "params",
         "attention",
         "n",
@@ -895,8 +912,16 @@ fn the_widget_words_type_no_figure() {
         "prompt",
     ];
     // The conclusions core picks from the figures (content/verdict.toml).
-    const VERDICT_FILLED: [&str; 29] = [
+    const VERDICT_FILLED: [&str; 37] = [
+        "replicas",
         "limits",
+        "prefill",
+        "ridge",
+        "decode",
+        "floor",
+        "pool_batch",
+        "tpot_batch",
+        "traffic_batch",
         "crossover",
         "rate",
         "share",
@@ -1011,4 +1036,53 @@ fn every_placeholder_the_core_fills_resolves() {
         .replace("{param pools.0.replicas}", "{param pools.0.nope}");
     let e = trainer_engine::scenario::Scenario::from_toml(&bad).unwrap_err();
     assert_eq!(e.field, "description", "{e:?}");
+}
+
+/// Every recall prompt set in the lesson sits, as a `{{recall id}}` widget, in the section its
+/// place names, once; no widget names a prompt set elsewhere; and every calculator and
+/// build-up named as a place is a page.
+#[test]
+fn every_lesson_recall_prompt_sits_in_its_section() {
+    use trainer_course::recall::{prompts, Place};
+    let doc = docs()
+        .into_iter()
+        .find(|(n, _)| n == "lesson.md")
+        .unwrap()
+        .1;
+    let mut section = String::new();
+    let mut found: Vec<(String, String)> = Vec::new();
+    for b in doc.all_blocks() {
+        match b {
+            Block::Heading { id, .. } if !id.is_empty() => section = id.clone(),
+            Block::Widget { kind, args } if kind == "recall" => {
+                found.push((args[0].clone(), section.clone()));
+            }
+            _ => {}
+        }
+    }
+    let headings = heading_ids(&doc);
+    for p in prompts() {
+        match Place::parse(&p.place).expect("a place") {
+            Place::Lesson(s) => {
+                assert!(headings.contains(&s), "{}: no section #{s}", p.id);
+                let at: Vec<_> = found.iter().filter(|(id, _)| *id == p.id).collect();
+                assert_eq!(
+                    at.len(),
+                    1,
+                    "{} is set {} times in the lesson",
+                    p.id,
+                    at.len()
+                );
+                assert_eq!(at[0].1, s, "{} sits under #{} not #{s}", p.id, at[0].1);
+            }
+            other => {
+                assert!(
+                    found.iter().all(|(id, _)| *id != p.id),
+                    "{} is set at {other:?}, not in the lesson",
+                    p.id
+                );
+                link_resolves(&p.place).unwrap_or_else(|e| panic!("{}: {e}", p.id));
+            }
+        }
+    }
 }

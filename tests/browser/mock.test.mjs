@@ -49,6 +49,9 @@ test("a short mock end to end: the clock, notes, the curveball graded by a run, 
   for (let i = 0; i < 6; i++) {
     await page.click('[data-testid="mock-next"]');
     order.push(await stage(page));
+    if (order.at(-1) === "clarify") {
+      await page.fill('[data-testid="notes-clarify"]', "Prompt length distribution and its p99? Is the TTFT target measured at the client? Peak or average?");
+    }
   }
   assert.deepEqual(order, ["opening", "clarify", "sizing", "path", "clocks", "probes", "curveball"]);
   assert.equal(await page.locator('[data-testid="mock-next"]').count(), 0);
@@ -85,6 +88,11 @@ test("a short mock end to end: the clock, notes, the curveball graded by a run, 
   await page.click('[data-testid="mock-clock-pause"]');
   await page.waitForSelector('[data-testid="time-up"]', { timeout: 10000 });
   await page.evaluate(() => window.wasmBindings.mock_clock_speed(1));
+  // The questions that change the design, graded from the clarifying notes.
+  assert.equal(await page.getAttribute('[data-testid="assess-requirements-lengths"]', "data-asked"), "true");
+  assert.equal(await page.getAttribute('[data-testid="assess-requirements-where-measured"]', "data-asked"), "true");
+  assert.equal(await page.getAttribute('[data-testid="assess-requirements-tenants"]', "data-asked"), "false");
+  assert.match(await page.textContent('[data-testid="assess-requirements-summary"]'), /asked 4 of the 7 questions/);
   // The assessment: each rubric line with the evidence given.
   assert.match(await page.textContent('[data-testid="evidence-load-tokens"]'), /Load in tokens first/);
   assert.match(await page.textContent('[data-testid="evidence-three-ttfts"]'), /outside the engine/);
@@ -105,7 +113,7 @@ test("a short mock end to end: the clock, notes, the curveball graded by a run, 
   assert.equal(next.length, 6);
   // Kept in progress, with the curveball in the schedule (a strong answer: box 2, two days).
   const p = await stored(page);
-  assert.equal(p.schema, 2);
+  assert.equal(p.schema, 3);
   assert.equal(p.mocks.length, 1);
   const m = p.mocks[0];
   assert.equal(m.mode, "mock");
@@ -115,6 +123,8 @@ test("a short mock end to end: the clock, notes, the curveball graded by a run, 
   assert.equal(m.pushback.answer, "23");
   assert.equal(m.notes.opening.slice(0, 20), "Load in tokens first");
   assert.equal(m.assessment.ceiling, "missed");
+  assert.equal(m.requirements.lengths, true);
+  assert.equal(m.requirements.budget, false);
   const card = p.schedule["curveball:traffic-triples"];
   assert.equal(card.box, 2);
   assert.equal(card.due - card.last, 2);
@@ -125,6 +135,8 @@ test("a short mock end to end: the clock, notes, the curveball graded by a run, 
   assert.equal(await page.getAttribute('[data-testid="report-line-ceiling"]', "data-mark"), "missed");
   assert.equal(await page.getAttribute('[data-testid="report-line-load-tokens"]', "data-mark"), "shown");
   assert.equal(await page.getAttribute('[data-testid="report-pushback"]', "data-grade"), "strong");
+  assert.equal(await page.getAttribute('[data-testid="report-requirements-peak"]', "data-asked"), "true");
+  assert.equal(await page.getAttribute('[data-testid="report-requirements-streaming"]', "data-asked"), "false");
   assert.match(await page.textContent('[data-testid="report-session"]'), /against the clock · .* used/);
   await page.emulateMedia({ media: "print" });
   assert.equal(await page.isVisible(".site-header"), false, "the header does not print");
@@ -150,6 +162,11 @@ test("interviewer mode shows the expected points and the rubric beside each prom
     assert.ok((await page.textContent(`[data-testid="interviewer-level-${level}"]`)).length > 20, level);
   }
   await page.click('[data-testid="mock-next"]');
+  // At the clarifying stage the interviewer sees the checklist tick as the notes are taken.
+  assert.equal(await stage(page), "clarify");
+  assert.equal(await page.getAttribute('[data-testid="interviewer-requirements-tenants"]', "data-asked"), "false");
+  await page.fill('[data-testid="notes-clarify"]', "Asked about tenants and their quotas.");
+  await page.waitForSelector('[data-testid="interviewer-requirements-tenants"][data-asked="true"]');
   await page.click('[data-testid="mock-next"]');
   assert.equal(await stage(page), "sizing");
   assert.ok((await page.locator('[data-testid="interviewer-notes"] li').count()) >= 4);
@@ -266,7 +283,7 @@ test("a missed drill is due today on the home page, which takes the learner ther
 
 test("export, then import into a fresh profile; a bad file is refused and changes nothing", async () => {
   const a = await app.page();
-  // Schema 1, as the app stored it before: migrated on load into schema 2.
+  // Schema 1, as the app stored it before: migrated on load into the current schema.
   await a.addInitScript(([k, v]) => { if (!localStorage.getItem("serving-trainer.progress")) localStorage.setItem(k, v); }, [LEGACY, JSON.stringify({
     done: ["lesson", "moments", "moments/routing"],
     drills: [{ question: "fleet", step: "decode_step", correct: false }, { question: "fleet", step: "replicas", correct: true }],
@@ -277,7 +294,7 @@ test("export, then import into a fresh profile; a bad file is refused and change
   await open(a, app.url);
   assert.equal(await a.evaluate((k) => localStorage.getItem(k), LEGACY), null, "schema 1's key is retired");
   const p = await stored(a);
-  assert.equal(p.schema, 2);
+  assert.equal(p.schema, 3);
   assert.deepEqual(p.done, ["lesson", "moments", "moments/routing"]);
   assert.equal(await a.locator('[data-testid="due-drill-fleet-decode_step"]').count(), 1);
   assert.equal(await a.locator('[data-testid="due-moment-routing"]').count(), 1);
@@ -332,7 +349,7 @@ test("corrupt or unknown stored progress: a notice, a clean start, the old copy 
     assert.match(await page.textContent('[data-testid="progress-problem"]'), pattern);
     assert.equal(await page.evaluate((k) => localStorage.getItem(k), ASIDE), text);
     const p = await stored(page);
-    assert.equal(p.schema, 2);
+    assert.equal(p.schema, 3);
     // The app keeps working and saves again.
     await page.click('[data-testid="nav-moments"]');
     await page.waitForSelector('[data-testid="page-moments"]');

@@ -33,11 +33,13 @@ mod curveball;
 mod draft;
 mod figures;
 mod pace;
+mod requirements;
 
 pub use curveball::*;
 pub use draft::*;
 pub use figures::*;
 pub use pace::*;
+pub use requirements::*;
 
 /// The shipped mock interview.
 pub const BUILTIN: &str = trainer_engine::files::MOCK;
@@ -68,6 +70,8 @@ pub struct Mock {
     pub curveballs: Vec<Curveball>,
     /// The figures typed at one prompt and checked against the fleet question.
     pub figures: Figures,
+    /// The questions that change the design, graded against the clarifying notes.
+    pub requirements: Requirements,
     pub verdicts: BTreeMap<String, String>,
 }
 
@@ -300,6 +304,14 @@ impl Mock {
                 k => return err(&c.id, format!("kind must be replicas or moment, got {k}")),
             }
         }
+        let req = &self.requirements;
+        if self.prompts.iter().all(|p| p.id != req.prompt) {
+            return err(
+                "requirements",
+                format!("names no prompt called {}", req.prompt),
+            );
+        }
+        req.check().or_else(|e| err("requirements", e))?;
         let f = &self.figures;
         if self.prompts.iter().all(|p| p.id != f.prompt) {
             return err("figures", format!("names no prompt called {}", f.prompt));

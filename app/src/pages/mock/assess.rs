@@ -140,6 +140,10 @@ pub fn Assess(s: Session) -> impl IntoView {
             } else {
                 BTreeMap::new()
             },
+            requirements: super::requirements::stored(&super::requirements::graded(
+                &s.mock.get_value(),
+                &s.notes_map(),
+            )),
         });
         s.phase.set(Phase::Done);
     };
@@ -147,6 +151,11 @@ pub fn Assess(s: Session) -> impl IntoView {
         {move || s.time_up.get().then(|| view! {
             <p class="notice" role="status" data-testid="time-up">"Time is up. Assess what you covered."</p>
         })}
+        <section class="requirements-section" aria-labelledby="requirements-h">
+            <h2 id="requirements-h">{m.requirements.heading.clone()}</h2>
+            <p class="muted">{m.requirements.intro.clone()}</p>
+            {super::requirements::checklist(&m, &super::requirements::graded(&m, &notes), "assess-requirements")}
+        </section>
         <h2 id="assess-h" tabindex="-1">"Assess yourself against the rubric"</h2>
         <p class="muted">"For each line, what you said is beside it. Mark it shown, partly or missed; each line links to where the app trains it."</p>
         <form class="assess" data-testid="assess" on:submit=save>

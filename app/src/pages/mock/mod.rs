@@ -11,6 +11,7 @@ mod assess;
 mod curveball;
 mod figures;
 mod report;
+mod requirements;
 
 pub use report::MockReport;
 
@@ -568,6 +569,7 @@ fn Stage(s: Session, index: usize) -> impl IntoView {
         .notes_for(&id)
         .unwrap_or_else(|| RwSignal::new(String::new()));
     let with_figures = id == m.figures.prompt;
+    let with_requirements = id == m.requirements.prompt;
     let notes_label = if s.interviewer.get_untracked() {
         "What the candidate said"
     } else {
@@ -585,6 +587,17 @@ fn Stage(s: Session, index: usize) -> impl IntoView {
                         <ul>{expect.iter().map(|e| view! { <li>{e.clone()}</li> }).collect_view()}</ul>
                     })}
                     {with_figures.then(|| view! { <figures::ExpectedFigures s=s/> })}
+                    {with_requirements.then(|| {
+                        let m2 = m.clone();
+                        view! {
+                            <h3>{m.requirements.heading.clone()}</h3>
+                            {move || {
+                                let text = notes.get();
+                                let covered = m2.requirements.grade(&text);
+                                requirements::checklist(&m2, &covered, "interviewer-requirements")
+                            }}
+                        }
+                    })}
                     <h3>"What each level says here"</h3>
                     <dl class="mock-levels" data-testid="interviewer-levels">
                         {levels.each().into_iter().map(|(name, text)| view! {

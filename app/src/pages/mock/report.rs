@@ -125,6 +125,23 @@ pub fn MockReport() -> impl IntoView {
             </table>
         }
     });
+    // The questions that change the design, as the clarifying notes asked them.
+    let requirements = (!r.requirements.is_empty()).then(|| {
+        let covered: Vec<trainer_course::mock::Covered> = m
+            .requirements
+            .items
+            .iter()
+            .map(|i| trainer_course::mock::Covered {
+                id: i.id.clone(),
+                asked: r.requirements.get(&i.id).copied().unwrap_or(false),
+                term: None,
+            })
+            .collect();
+        view! {
+            <h2>{m.requirements.heading.clone()}</h2>
+            {super::requirements::checklist(&m, &covered, "report-requirements")}
+        }
+    });
     let print = move |_| {
         if let Some(w) = web_sys::window() {
             let _ = w.print();
@@ -142,6 +159,7 @@ pub fn MockReport() -> impl IntoView {
                 <tbody>{rows}</tbody>
             </table>
             {pace}
+            {requirements}
             <h2>"The curveball"</h2>
             {pushback.unwrap_or_else(|| view! { <p data-testid="report-pushback" data-grade="none">"No answer was run."</p> }.into_any())}
             <h2>"What to study next"</h2>
