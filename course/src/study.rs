@@ -165,6 +165,8 @@ pub struct MockRecord {
     /// The questions that change the design, by id: whether the clarifying notes asked each
     /// (empty in records saved before the checklist).
     pub requirements: BTreeMap<String, bool>,
+    /// The level the candidate read each stage at (`mid`, `senior`, `staff`), by stage id.
+    pub levels: BTreeMap<String, String>,
 }
 
 /// A figure the candidate typed in a mock, checked against a step of the fleet question.

@@ -680,7 +680,10 @@ fn the_mock_interview_types_no_figure_and_its_figures_link_to_their_steps() {
     if let Some(f) = v.get_mut("figures").and_then(|f| f.as_table_mut()) {
         f.remove("inputs");
     }
-    const FILLED: [&str; 41] = [
+    const FILLED: [&str; 44] = [
+        "level",
+        "count",
+        "lowest",
         "asked",
         "total",
         "spent",

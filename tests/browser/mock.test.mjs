@@ -104,6 +104,11 @@ test("a short mock end to end: the clock, notes, the curveball graded by a run, 
   await page.check('[data-testid="assess-pushback-shown"]');
   await page.check('[data-testid="assess-ceiling-missed"]');
   await page.check('[data-testid="assess-buffering-partly"]');
+  // Calibrate: the level each stage's answer reads at, against what each level says there.
+  assert.match(await page.textContent('[data-testid="level-sizing"]'), /Senior: .*utilisation ceiling/);
+  await page.check('[data-testid="level-opening-senior"]');
+  await page.check('[data-testid="level-clarify-senior"]');
+  await page.check('[data-testid="level-sizing-mid"]');
   await page.click('[data-testid="mock-save"]');
   await page.waitForSelector('[data-testid="mock-done"]');
   // What to study next: missed first, then partly, then what was not assessed; never what was shown.
@@ -124,6 +129,7 @@ test("a short mock end to end: the clock, notes, the curveball graded by a run, 
   assert.equal(m.notes.opening.slice(0, 20), "Load in tokens first");
   assert.equal(m.assessment.ceiling, "missed");
   assert.equal(m.requirements.lengths, true);
+  assert.deepEqual(m.levels, { opening: "senior", clarify: "senior", sizing: "mid" });
   assert.equal(m.requirements.budget, false);
   const card = p.schedule["curveball:traffic-triples"];
   assert.equal(card.box, 2);
@@ -136,6 +142,8 @@ test("a short mock end to end: the clock, notes, the curveball graded by a run, 
   assert.equal(await page.getAttribute('[data-testid="report-line-load-tokens"]', "data-mark"), "shown");
   assert.equal(await page.getAttribute('[data-testid="report-pushback"]', "data-grade"), "strong");
   assert.equal(await page.getAttribute('[data-testid="report-requirements-peak"]', "data-asked"), "true");
+  assert.equal(await page.getAttribute('[data-testid="report-level-sizing"]', "data-level"), "mid");
+  assert.match(await page.textContent('[data-testid="report-calibration"]'), /senior level \(2 of 3\); the lowest is Sizing/);
   assert.equal(await page.getAttribute('[data-testid="report-requirements-streaming"]', "data-asked"), "false");
   assert.match(await page.textContent('[data-testid="report-session"]'), /against the clock · .* used/);
   await page.emulateMedia({ media: "print" });

@@ -35,6 +35,8 @@ pub struct MockDraft {
     pub marks: Vec<FigureRecord>,
     /// Seconds the clock ran on each stage, by stage id.
     pub spent_s: BTreeMap<String, f64>,
+    /// The level picked for each stage so far, by stage id.
+    pub levels: BTreeMap<String, String>,
 }
 
 /// Marks a self-assessment takes.
@@ -94,6 +96,8 @@ impl MockDraft {
         });
         d.assessment
             .retain(|k, v| m.line(k).is_some() && ASSESSMENT_MARKS.contains(&v.as_str()));
+        d.levels
+            .retain(|k, v| stages.contains(&k.as_str()) && LEVELS.contains(&v.as_str()));
         if d.pushback
             .as_ref()
             .is_some_and(|p| p.curveball != d.curveball)

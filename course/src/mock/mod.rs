@@ -29,12 +29,14 @@ use trainer_engine::error::ConfigError;
 use trainer_engine::fleet::FleetConfig;
 use trainer_engine::format::{duration, int, money, num, percent, sig};
 
+mod calibration;
 mod curveball;
 mod draft;
 mod figures;
 mod pace;
 mod requirements;
 
+pub use calibration::*;
 pub use curveball::*;
 pub use draft::*;
 pub use figures::*;
@@ -72,6 +74,8 @@ pub struct Mock {
     pub figures: Figures,
     /// The questions that change the design, graded against the clarifying notes.
     pub requirements: Requirements,
+    /// The self-assessment's level calibration.
+    pub calibration: CalibrationWords,
     pub verdicts: BTreeMap<String, String>,
 }
 
@@ -408,6 +412,11 @@ mod tests {
                 right: true,
             }],
             spent_s: [("opening".to_string(), 150.0)].into(),
+            levels: [
+                ("opening".to_string(), "senior".to_string()),
+                ("curveball".to_string(), "staff".to_string()),
+            ]
+            .into(),
         };
         (m, d)
     }
@@ -445,7 +454,11 @@ mod tests {
         x.spent_s.insert("gone".into(), 60.0);
         x.spent_s.insert("path".into(), -5.0);
         x.spent_s.insert("clocks".into(), x.limit_s + 1.0);
+        x.levels.insert("gone".into(), "senior".into());
+        x.levels.insert("sizing".into(), "guru".into());
         let r = MockDraft::read(&x.to_json(), &m).unwrap();
+        // A level for a stage gone, or a level the mock does not offer, is dropped.
+        assert_eq!(r.levels, d.levels);
         assert_eq!(r.notes, d.notes);
         assert_eq!(r.assessment.len(), 1);
         assert_eq!(r.assessment[&m.rubric[0].id], "shown");

@@ -47,7 +47,7 @@ pub use fit::{misfit, smallest_fitting_tp, Misfit, MisfitKind, FIX_FIELD, TP_SIZ
 pub use inputs::{is_preset_figure, ChoiceOption, InputGroup, InputKind, InputSpec, Inputs};
 pub(crate) use query::write as write_query;
 pub use query::{map_of, page_query, page_query_keeping, pairs as query_pairs, PageQuery, Reveal};
-pub use reveal::gives_away;
+pub use reveal::{echoes, gives_away};
 pub use seed_words::seed_words;
 
 use serde::Serialize;

@@ -45,6 +45,23 @@ pub fn gives_away(q: Question, step: &str) -> &'static [&'static str] {
     }
 }
 
+/// The estimates of another question that step `step` of question `q` gives away: the
+/// roofline question counts the seed fleet again (its replicas, its open streams), so a page
+/// that asks for the fleet's estimate holds those figures back too.
+pub fn echoes(q: Question, step: &str) -> &'static [(Question, &'static str)] {
+    match (q, step) {
+        (
+            Question::Roofline,
+            "replicas_assumed" | "replicas_largest" | "fills_check" | "replicas_traffic",
+        ) => &[
+            (Question::Fleet, "replicas"),
+            (Question::Fleet, "open_streams"),
+        ],
+        (Question::Roofline, "open_streams") => &[(Question::Fleet, "open_streams")],
+        _ => &[],
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -92,6 +109,30 @@ mod tests {
         // The output length moves the average context, hence KV in use (and much else
         // before it); what follows KV in use must be hidden with it.
         check_downstream("kv_in_use", "output_tokens", &[100.0, 600.0]);
+    }
+
+    #[test]
+    fn the_roofline_figures_that_repeat_the_fleets_answers_are_held_with_them() {
+        // At any inputs, the roofline's counts and streams are the fleet question's own.
+        let q = Question::Roofline;
+        let d = derive(q, &Inputs::defaults(q)).unwrap();
+        let f = derive(Question::Fleet, &Inputs::defaults(Question::Fleet)).unwrap();
+        for id in ["replicas_assumed", "replicas_traffic"] {
+            assert_eq!(d.step(id).unwrap().value, f.step("replicas").unwrap().value);
+            assert!(echoes(q, id).contains(&(Question::Fleet, "replicas")));
+        }
+        assert_eq!(
+            d.step("open_streams").unwrap().value,
+            f.step("open_streams").unwrap().value
+        );
+        assert!(echoes(q, "open_streams").contains(&(Question::Fleet, "open_streams")));
+        for (oq, os) in ["replicas_largest", "fills_check"]
+            .iter()
+            .flat_map(|s| echoes(q, s))
+        {
+            assert!(!gives_away(*oq, os).is_empty(), "{os} is an estimate");
+        }
+        assert!(echoes(q, "ridge_point").is_empty());
     }
 
     #[test]

@@ -19,7 +19,7 @@ use std::sync::Arc;
 use trainer_content::doc::Block;
 use trainer_content::doc::Doc;
 use trainer_content::words::LessonWords;
-use trainer_course::sizing::{derive, gives_away, Derivation, Inputs, PageQuery, Question};
+use trainer_course::sizing::{derive, echoes, gives_away, Derivation, Inputs, PageQuery, Question};
 
 const LESSON_JSON: &str = include_str!(concat!(env!("OUT_DIR"), "/lesson.json"));
 
@@ -63,7 +63,10 @@ impl Lesson {
     pub fn hidden_by(&self, q: Question, step: &str) -> Option<String> {
         self.pending.with(|p| {
             p.iter()
-                .find(|(pq, ps)| *pq == q && gives_away(q, ps).contains(&step))
+                .find(|(pq, ps)| {
+                    (*pq == q && gives_away(q, ps).contains(&step))
+                        || echoes(q, step).contains(&(*pq, ps.as_str()))
+                })
                 .map(|(_, ps)| format!("estimate-{ps}"))
         })
     }

@@ -161,7 +161,8 @@ fn roofline(lesson: Lesson) -> AnyView {
 fn verdict(q: Question, lesson: Lesson) -> AnyView {
     let testid = format!("verdict-{}", q.id());
     (move || {
-        if lesson.pending_for(q) {
+        // The roofline's verdict reads the fleet's count back: it waits for the fleet's too.
+        if lesson.pending_for(q) || (q == Question::Roofline && lesson.pending_for(Question::Fleet)) {
             let w = lesson.words.get_value();
             return view! { <p class="muted" data-testid=format!("{testid}-hidden")>{w.sheet_hidden}</p> }
                 .into_any();

@@ -140,6 +140,7 @@ pub fn Assess(s: Session) -> impl IntoView {
             } else {
                 BTreeMap::new()
             },
+            levels: s.levels.get_untracked(),
             requirements: super::requirements::stored(&super::requirements::graded(
                 &s.mock.get_value(),
                 &s.notes_map(),
@@ -160,9 +161,56 @@ pub fn Assess(s: Session) -> impl IntoView {
         <p class="muted">"For each line, what you said is beside it. Mark it shown, partly or missed; each line links to where the app trains it."</p>
         <form class="assess" data-testid="assess" on:submit=save>
             {lines}
+            <section class="calibration" aria-labelledby="calibration-h">
+                <h2 id="calibration-h">{m.calibration.heading.clone()}</h2>
+                <p class="muted">{m.calibration.intro.clone()}</p>
+                {calibration(s, &m)}
+            </section>
             <button class="button primary" type="submit" data-testid="mock-save">"Save and see what to study next"</button>
         </form>
     }
+}
+
+/// A fieldset per stage: the three levels, each with what an answer at that level says there.
+fn calibration(s: Session, m: &Mock) -> impl IntoView {
+    let levels: Vec<(String, String, trainer_course::mock::Levels)> = m
+        .prompts
+        .iter()
+        .map(|p| (p.id.clone(), p.stage.clone(), p.levels.clone()))
+        .chain([(
+            super::CURVEBALL_STAGE.to_string(),
+            "The curveball".to_string(),
+            m.curveball_levels.clone(),
+        )])
+        .collect();
+    levels
+        .into_iter()
+        .map(|(id, stage, l)| {
+            let options = l
+                .each()
+                .into_iter()
+                .map(|(level, text)| {
+                    let (a, b) = (id.clone(), id.clone());
+                    let input_id = format!("level-{id}-{level}");
+                    let label_for = input_id.clone();
+                    view! {
+                        <label for=label_for class="level-option">
+                            <input type="radio" id=input_id name=format!("level-{id}") data-testid=format!("level-{id}-{level}")
+                                prop:checked=move || s.levels.with(|v| v.get(&a).map(String::as_str) == Some(level))
+                                on:change=move |_| s.levels.update(|v| { v.insert(b.clone(), level.to_string()); })/>
+                            " "<strong>{super::level_name(level)}</strong>": "{text.to_string()}
+                        </label>
+                    }
+                })
+                .collect_view();
+            view! {
+                <fieldset class="assess-line" data-testid=format!("level-{id}")>
+                    <legend>{stage}</legend>
+                    <div class="levels">{options}</div>
+                </fieldset>
+            }
+        })
+        .collect_view()
 }
 
 #[component]

@@ -70,6 +70,8 @@ struct Session {
     marks: RwSignal<Vec<FigureRecord>>,
     /// Seconds the clock has run on each stage, by stage id.
     spent: RwSignal<BTreeMap<String, f64>>,
+    /// The level picked for each stage in the self-assessment, by stage id.
+    levels: RwSignal<BTreeMap<String, String>>,
 }
 
 impl Session {
@@ -100,6 +102,7 @@ impl Session {
             }),
             marks: self.marks.get(),
             spent_s: self.spent.get(),
+            levels: self.levels.get(),
         }
     }
 
@@ -124,6 +127,7 @@ impl Session {
             }
         });
         self.assessment.set(d.assessment);
+        self.levels.set(d.levels);
         self.pushback.set(d.pushback);
         self.figures.with_value(|f| {
             for (k, t) in f {
@@ -229,6 +233,7 @@ pub fn MockPage() -> impl IntoView {
         time_up: RwSignal::new(false),
         pushback: RwSignal::new(None),
         assessment: RwSignal::new(BTreeMap::new()),
+        levels: RwSignal::new(BTreeMap::new()),
         figures: StoredValue::new(
             figure_ids
                 .into_iter()

@@ -142,6 +142,36 @@ pub fn MockReport() -> impl IntoView {
             {super::requirements::checklist(&m, &covered, "report-requirements")}
         }
     });
+    // The level each stage read at, as calibrated, and the sentence chosen from the picks.
+    let calibration = (!r.levels.is_empty()).then(|| {
+        let w = m.calibration.clone();
+        let col_stage = m.pace.col_stage.clone();
+        let reading = m.calibration_reading(&r.levels).unwrap_or_default();
+        let rows = m
+            .calibrated_stages()
+            .into_iter()
+            .map(|(id, name)| {
+                let level = r.levels.get(&id).cloned();
+                let shown = level
+                    .as_deref()
+                    .map_or(w.unmarked.clone(), |l| super::level_name(l).to_string());
+                view! {
+                    <tr data-testid=format!("report-level-{id}") data-level=level.unwrap_or_default()>
+                        <th scope="row">{name}</th>
+                        <td>{shown}</td>
+                    </tr>
+                }
+            })
+            .collect_view();
+        view! {
+            <h2>{w.report_title.clone()}</h2>
+            <p data-testid="report-calibration">{reading}</p>
+            <table class="report-table">
+                <thead><tr><th scope="col">{col_stage}</th><th scope="col">{w.col_level.clone()}</th></tr></thead>
+                <tbody>{rows}</tbody>
+            </table>
+        }
+    });
     let print = move |_| {
         if let Some(w) = web_sys::window() {
             let _ = w.print();
@@ -160,6 +190,7 @@ pub fn MockReport() -> impl IntoView {
             </table>
             {pace}
             {requirements}
+            {calibration}
             <h2>"The curveball"</h2>
             {pushback.unwrap_or_else(|| view! { <p data-testid="report-pushback" data-grade="none">"No answer was run."</p> }.into_any())}
             <h2>"What to study next"</h2>
