@@ -34,13 +34,19 @@ pub fn derive(q: Question, inputs: &Inputs) -> Result<Derivation, Vec<ConfigErro
         return Err(errors);
     }
     let ctx = Ctx::new(q, inputs).map_err(|e| vec![e])?;
+    work(q, &ctx)
+}
+
+/// Question `q`'s steps and verdict from a context: the one dispatch [`derive`] and
+/// [`derive_on_engine`] share.
+fn work(q: Question, ctx: &Ctx) -> Result<Derivation, Vec<ConfigError>> {
     let mut d = match q {
-        Question::Fleet => fleet::fleet(&ctx),
-        Question::ChatsPerReplica => chats::chats_per_replica(&ctx),
-        Question::GpuHours => gpu_hours::gpu_hours(&ctx),
-        Question::Batch => batch::batch(&ctx),
+        Question::Fleet => fleet::fleet(ctx),
+        Question::ChatsPerReplica => chats::chats_per_replica(ctx),
+        Question::GpuHours => gpu_hours::gpu_hours(ctx),
+        Question::Batch => batch::batch(ctx),
         Question::Speculation | Question::HalveCost | Question::Roofline => match followup_fn(q) {
-            Some(f) => f(&ctx),
+            Some(f) => f(ctx),
             None => return Err(vec![ConfigError::new("question", SPECULATION_LOADING)]),
         },
     };
@@ -81,16 +87,7 @@ pub fn derive_on_engine(q: Question, inputs: &Inputs) -> Result<Derivation, Vec<
         memory,
         tp,
     };
-    Ok(match q {
-        Question::Fleet => fleet::fleet(&ctx),
-        Question::ChatsPerReplica => chats::chats_per_replica(&ctx),
-        Question::GpuHours => gpu_hours::gpu_hours(&ctx),
-        Question::Batch => batch::batch(&ctx),
-        Question::Speculation | Question::HalveCost | Question::Roofline => match followup_fn(q) {
-            Some(f) => f(&ctx),
-            None => return Err(vec![ConfigError::new("question", SPECULATION_LOADING)]),
-        },
-    })
+    work(q, &ctx)
 }
 
 /// The roofline plot's figures for the roofline question's inputs, from the cost model the
