@@ -6,7 +6,7 @@
 
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
-import { start, open, shoot, DESKTOP, PHONE } from "./harness.mjs";
+import { start, open, drawn, shoot, DESKTOP, PHONE } from "./harness.mjs";
 
 let app;
 before(async () => { app = await start({ base: "/trainer/" }); });
@@ -333,6 +333,9 @@ test("the request-path diagram opens each hop's build-up step, by mouse and by k
   await page.waitForFunction(() => location.pathname.endsWith("/buildups/fleet") && location.search === "?step=2");
   await page.goBack();
   await page.waitForSelector('[data-testid="hop-engine"]');
+  // The app moves focus to the page's heading once the page has drawn its deferred parts (a
+  // page reached by navigation): wait for that before focusing the hop, or the heading takes it.
+  await drawn(page);
   await page.focus('[data-testid="hop-engine"]');
   await page.keyboard.press("Enter");
   await page.waitForFunction(() => location.search === "?step=3");
