@@ -915,7 +915,8 @@ fn the_widget_words_type_no_figure() {
         "prompt",
     ];
     // The conclusions core picks from the figures (content/verdict.toml).
-    const VERDICT_FILLED: [&str; 37] = [
+    const VERDICT_FILLED: [&str; 38] = [
+        "assumed",
         "replicas",
         "limits",
         "prefill",

@@ -235,6 +235,26 @@ proptest! {
             fills.key == "fills_yes",
             d.step("fills_check").unwrap().check == Some(true)
         );
+        prop_assert_eq!(fills.key == "fills_none", value(&d, "largest_batch") == 0.0);
+        // The count the traffic sets, against the assumed batch's, as the sentence says.
+        let (t, a) = (value(&d, "replicas_traffic"), value(&d, "replicas_assumed"));
+        let expected = if t == 0.0 {
+            "traffic_none"
+        } else if t < a {
+            "traffic_fewer"
+        } else if t > a {
+            "traffic_more"
+        } else {
+            "traffic_same"
+        };
+        prop_assert_eq!(d.said("traffic").unwrap().key, expected);
+        // Compute has room only when neither prefill nor decode reaches the ridge.
+        let prefill_above = d.step("prefill_bound").unwrap().check == Some(true);
+        let decode_below = d.step("decode_bound").unwrap().check == Some(true);
+        prop_assert_eq!(
+            d.verdict.pressure(Limit::Compute) == Some(Pressure::Slack),
+            decode_below && !prefill_above
+        );
         let traffic = value(&d, "replicas_traffic");
         if traffic > 0.0 && value(&d, "largest_batch") >= 1.0 {
             prop_assert!(traffic >= value(&d, "replicas_largest"));
@@ -269,4 +289,39 @@ fn the_simulators_engine_works_the_same_steps_at_its_own_efficiencies() {
         value(&e, "pool_batch"),
         (cost.kv_pool_tokens(&MemoryConfig::VLLM) / 1_125.0).floor()
     );
+}
+
+/// Regression: sentences that held only at the seed. A target no step meets, a short prompt
+/// below the ridge, a larger model whose target allows less than the assumed batch, and a rate
+/// no fleet carries each get a sentence that is true of their figures.
+#[test]
+fn the_conclusions_hold_away_from_the_seed() {
+    let d = derive_with(&[("tpot_ms", 0.1)]);
+    assert_eq!(value(&d, "largest_batch"), 0.0);
+    assert_eq!(
+        value(&d, "replicas_traffic"),
+        0.0,
+        "no batch meets the target"
+    );
+    assert_eq!(d.said("fills").unwrap().key, "fills_none");
+    assert!(
+        d.verdict.summary.contains("No decode step meets"),
+        "{}",
+        d.verdict.summary
+    );
+    let d = derive_with(&[("prompt_tokens", 10.0), ("output_tokens", 10.0)]);
+    assert_eq!(d.verdict.pressure(Limit::Compute), Some(Pressure::Slack));
+    assert!(!d.verdict.summary.contains("Prefill is compute-bound"));
+    let mut inputs = Inputs::defaults(Q);
+    inputs.set_choice(Q, "model", "llama-3.1-70b").unwrap();
+    inputs.set(Q, "gpus_per_replica", 4.0).unwrap();
+    inputs.set(Q, "prompt_tokens", 8_000.0).unwrap();
+    let d = derive(Q, &inputs).unwrap();
+    assert!(value(&d, "largest_batch") < 32.0);
+    assert!(value(&d, "replicas_largest") > value(&d, "replicas_assumed"));
+    assert!(d.step("replicas_largest").unwrap().why.contains("rises"));
+    assert_eq!(d.said("traffic").unwrap().key, "traffic_more");
+    let d = derive_with(&[("rate", 1e6)]);
+    assert_eq!(d.said("traffic").unwrap().key, "traffic_none");
+    assert!(!d.verdict.summary.contains("gives each replica 0"));
 }

@@ -407,10 +407,10 @@ pub(super) fn roofline(c: &Ctx) -> Derivation {
             )
             .value(at_largest, "replicas", plural(at_largest, "replica"))
             .why(words::part(
-                if at_largest < assumed {
-                    "largest_fewer"
-                } else {
-                    "largest_same"
+                match at_largest.partial_cmp(&assumed) {
+                    Some(std::cmp::Ordering::Less) => "largest_fewer",
+                    Some(std::cmp::Ordering::Greater) => "largest_more",
+                    _ => "largest_same",
                 },
                 &[],
             )),
@@ -425,7 +425,8 @@ pub(super) fn roofline(c: &Ctx) -> Derivation {
             .value(open, "streams", format!("{} streams", sig(open, 3))),
     );
     let held = open / at_largest;
-    let fills = held >= largest as f64;
+    // No batch at all within the target leaves nothing to fill.
+    let fills = largest > 0 && held >= largest as f64;
     s.push(
         Step::new("fills_check", "The traffic fills the largest batch")
             .formula(
@@ -444,7 +445,7 @@ pub(super) fn roofline(c: &Ctx) -> Derivation {
     // the load under the ceiling (the traffic, not the target, sets a streaming batch).
     let traffic = (1..=4096u32).find_map(|n| {
         let b = (open / n as f64).ceil().max(1.0) as u32;
-        let fits = b <= largest.max(1) && demand(b) / ceiling <= n as f64;
+        let fits = largest > 0 && b <= largest && demand(b) / ceiling <= n as f64;
         fits.then_some((n, b))
     });
     let (n_traffic, b_traffic) = traffic.unwrap_or((0, 0));
@@ -489,15 +490,15 @@ pub(super) fn roofline(c: &Ctx) -> Derivation {
         read(
             "roofline",
             Limit::Compute,
-            if decode_memory {
-                Pressure::Secondary
-            } else {
-                Pressure::Binding
+            match (decode_memory, prefill_bound) {
+                (false, _) => Pressure::Binding,
+                (true, true) => Pressure::Secondary,
+                (true, false) => Pressure::Slack,
             },
-            if decode_memory {
-                "compute_prefill"
-            } else {
-                "compute_decode"
+            match (decode_memory, prefill_bound) {
+                (false, _) => "compute_decode",
+                (true, true) => "compute_prefill",
+                (true, false) => "compute_none",
             },
             &[
                 ("prefill", flop_per_byte(prefill_i)),
@@ -547,33 +548,60 @@ pub(super) fn roofline(c: &Ctx) -> Derivation {
             } else {
                 Pressure::Slack
             },
-            if tpot_batch <= pool_batch {
+            if tpot_batch == 0 {
+                "target_unreachable"
+            } else if tpot_batch > pool_batch {
+                "target_room"
+            } else if traffic.is_some() {
                 "target_caps"
             } else {
-                "target_room"
+                "target_caps_no_fleet"
             },
             &[
+                ("floor", duration(floor, 3)),
+                ("tpot", duration(tpot, 3)),
                 ("tpot_batch", int(tpot_batch as f64)),
                 ("pool_batch", int(pool_batch as f64)),
                 ("traffic_batch", int(b_traffic as f64)),
             ],
         ),
     ];
-    // Whether the largest batch forms at the count it would need, chosen from the check.
-    let said = vec![Said {
-        id: "fills",
-        step: "fills_check",
-        key: if fills { "fills_yes" } else { "fills_no" },
-        text: words::conclude(
-            "say",
-            if fills { "fills_yes" } else { "fills_no" },
-            &[
-                ("held", fixed(held, 1)),
-                ("batch", int(largest as f64)),
-                ("replicas", plural(at_largest, "replica")),
-            ],
-        ),
-    }];
+    // Whether the largest batch forms at the count it would need, and how the count the
+    // traffic sets compares with the assumed batch's, each chosen from the figures.
+    let fills_key = if largest == 0 {
+        "fills_none"
+    } else if fills {
+        "fills_yes"
+    } else {
+        "fills_no"
+    };
+    let traffic_key = match traffic {
+        None => "traffic_none",
+        Some((n, _)) if (n as f64) < assumed => "traffic_fewer",
+        Some((n, _)) if (n as f64) > assumed => "traffic_more",
+        Some(_) => "traffic_same",
+    };
+    let say_values = [
+        ("held", fixed(held, 1)),
+        ("batch", int(largest as f64)),
+        ("replicas", plural(at_largest, "replica")),
+        ("assumed", int(batch as f64)),
+        ("traffic_batch", int(b_traffic as f64)),
+    ];
+    let said = vec![
+        Said {
+            id: "fills",
+            step: "fills_check",
+            key: fills_key,
+            text: words::conclude("say", fills_key, &say_values),
+        },
+        Said {
+            id: "traffic",
+            step: "replicas_traffic",
+            key: traffic_key,
+            text: words::conclude("say", traffic_key, &say_values),
+        },
+    ];
     finish_with(Question::Roofline, s, readings, said)
 }
 
