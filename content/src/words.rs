@@ -138,7 +138,9 @@ pub struct SizeWords {
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct RooflineWords {
+    /// The section's heading, and the chart's own title under it.
     pub title: String,
+    pub chart_title: String,
     pub caption: String,
     pub x_label: String,
     pub y_label: String,
@@ -149,6 +151,8 @@ pub struct RooflineWords {
     pub prefill: String,
     pub assumed: String,
     pub largest: String,
+    /// The text alternative's rows of decode as its batch grows.
+    pub row_decode: String,
     /// The text alternative's column heads.
     pub head_point: String,
     pub head_batch: String,

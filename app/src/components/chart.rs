@@ -74,6 +74,9 @@ pub enum ChartData {
         /// The y axis is logarithmic too (a roofline, log against log); it then spans the
         /// values drawn rather than starting at zero.
         y_log: bool,
+        /// The legend in the upper left corner instead of the lower right (a roofline's lines
+        /// climb through the lower right; its upper left is empty).
+        legend_top_left: bool,
         /// How an x tick reads (for a log axis, of the value itself).
         x_format: Format,
         y_format: Format,
@@ -241,15 +244,16 @@ fn watch_on_screen(
     store
 }
 
-/// The legend in the lower right corner of the plot (which ends at `corner`): a swatch and the
-/// name of each line, on a box. Drawn here rather than by plotters, whose legend measures each
+/// The legend in a corner of the plot (`area`: its left, top, right and bottom; the lower right
+/// unless `top_left`): a swatch and the name of each line, on a box. Drawn here rather than by plotters, whose legend measures each
 /// name by laying out the page; these are measured on the canvas ([`PlotCanvas`]).
 fn legend(
     root: &DrawingArea<PlotCanvas, plotters::coord::Shift>,
     lines: &[Line],
     t: &Theme,
     dpr: f64,
-    corner: (i32, i32),
+    area: (i32, i32, i32, i32),
+    top_left: bool,
 ) -> Result<(), DrawingAreaErrorKind<<PlotCanvas as DrawingBackend>::ErrorType>> {
     use plotters::style::text_anchor::{HPos, Pos, VPos};
     if lines.is_empty() {
@@ -268,8 +272,13 @@ fn legend(
     let row = sizes.iter().map(|s| s.1 as i32).max().unwrap_or(0) + px(3.0);
     let width = sizes.iter().map(|s| s.0 as i32).max().unwrap_or(0) + swatch + 3 * pad;
     let height = row * lines.len() as i32 + 2 * pad;
-    let (x1, y1) = (corner.0 - pad, corner.1 - pad);
-    let (x0, y0) = (x1 - width, y1 - height);
+    let (x0, y0, x1, y1) = if top_left {
+        let (x0, y0) = (area.0 + pad, area.1 + pad);
+        (x0, y0, x0 + width, y0 + height)
+    } else {
+        let (x1, y1) = (area.2 - pad, area.3 - pad);
+        (x1 - width, y1 - height, x1, y1)
+    };
     root.draw(&Rectangle::new(
         [(x0, y0), (x1, y1)],
         t.surface.mix(0.85).filled(),
@@ -483,6 +492,7 @@ fn draw(canvas: &web_sys::HtmlCanvasElement, data: &ChartData) -> (usize, Option
             y_label,
             x_log,
             y_log,
+            legend_top_left,
             x_format,
             y_format,
         } => {
@@ -590,7 +600,8 @@ fn draw(canvas: &web_sys::HtmlCanvasElement, data: &ChartData) -> (usize, Option
                 floor,
                 y_floor,
             });
-            ok &= legend(&root, lines, &t, dpr, (xs.end, ys.end)).is_ok();
+            let area = (xs.start, ys.start, xs.end, ys.end);
+            ok &= legend(&root, lines, &t, dpr, area, *legend_top_left).is_ok();
             ok
         }
         ChartData::Bars {

@@ -50,7 +50,7 @@ pub fn RooflinePlot(
             {move || data.with(|d| d.is_none()).then(|| view! {
                 <p class="muted" data-testid=format!("{testid}-invalid")>{words.invalid.clone()}</p>
             })}
-            <Chart testid=format!("{testid}-chart") title=words.title.clone() caption=words.caption.clone() data=chart>
+            <Chart testid=format!("{testid}-chart") title=words.chart_title.clone() caption=words.caption.clone() data=chart>
                 {table}
             </Chart>
             <p class="small" data-testid=format!("{testid}-note") aria-live="polite">{note}</p>
@@ -69,6 +69,7 @@ fn empty(words: &RooflineWords) -> ChartData {
         y_label: words.y_label.clone(),
         x_log: true,
         y_log: true,
+        legend_top_left: true,
         x_format: Format::Number,
         y_format: Format::Number,
     }
@@ -134,6 +135,7 @@ fn chart_data(r: &Roofline, words: &RooflineWords) -> ChartData {
         y_label: words.y_label.clone(),
         x_log: true,
         y_log: true,
+        legend_top_left: true,
         x_format: Format::Number,
         y_format: Format::Number,
     }
@@ -167,7 +169,7 @@ fn table(r: &Roofline, words: &'static RooflineWords) -> impl IntoView {
         r.largest.2,
     ));
     for &(b, i, f) in &r.decode {
-        rows.push((words.decode.clone(), int(b as f64), i, f));
+        rows.push((words.row_decode.clone(), int(b as f64), i, f));
     }
     let rows = rows
         .into_iter()

@@ -170,6 +170,7 @@ fn lines(lines: Vec<Line>, y_label: &str) -> ChartData {
         y_label: y_label.into(),
         x_log: false,
         y_log: false,
+        legend_top_left: false,
         x_format: Format::Number,
         y_format: Format::Number,
     }

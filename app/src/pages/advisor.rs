@@ -836,6 +836,7 @@ fn frontier_chart(
             y_label: axes.y_label,
             x_log: false,
             y_log: false,
+            legend_top_left: false,
             x_format: axes.x_format,
             y_format: Format::Number,
         },

@@ -118,6 +118,7 @@ pub fn SimulatorPage() -> impl IntoView {
                 y_label: "Simulated against measured".into(),
                 x_log: true,
                 y_log: false,
+                legend_top_left: false,
                 x_format: Format::Number,
                 y_format: Format::Percent,
             }

@@ -321,6 +321,7 @@ impl Lines {
             y_label: "fraction at or below".into(),
             x_log: true,
             y_log: false,
+            legend_top_left: false,
             x_format: Format::Duration,
             y_format: Format::Fraction,
         }
@@ -333,6 +334,7 @@ impl Lines {
             y_label: y.into(),
             x_log: false,
             y_log: false,
+            legend_top_left: false,
             x_format: Format::Duration,
             y_format,
         }
