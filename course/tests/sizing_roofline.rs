@@ -233,7 +233,7 @@ proptest! {
         let fills = d.said("fills").unwrap();
         prop_assert_eq!(
             fills.key == "fills_yes",
-            d.step("fills_check").unwrap().check == Some(true)
+            d.step("fills_check").unwrap().check == Some(true) && value(&d, "largest_batch") > 0.0
         );
         prop_assert_eq!(fills.key == "fills_none", value(&d, "largest_batch") == 0.0);
         // The count the traffic sets, against the assumed batch's, as the sentence says.

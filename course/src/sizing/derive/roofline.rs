@@ -425,8 +425,9 @@ pub(super) fn roofline(c: &Ctx) -> Derivation {
             .value(open, "streams", format!("{} streams", sig(open, 3))),
     );
     let held = open / at_largest;
-    // No batch at all within the target leaves nothing to fill.
-    let fills = largest > 0 && held >= largest as f64;
+    // The check as written (a largest batch of none is trivially filled); the sentence below
+    // tells that case apart.
+    let fills = held >= largest as f64;
     s.push(
         Step::new("fills_check", "The traffic fills the largest batch")
             .formula(
