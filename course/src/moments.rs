@@ -23,7 +23,7 @@ use trainer_engine::scenario::fleet::FleetScenario;
 
 /// The shipped moments, as (id, text: see [`trainer_engine::files`]), in the order the app
 /// lists them.
-pub const BUILTIN: [(&str, &str); 10] = [
+pub const BUILTIN: [(&str, &str); 11] = [
     ("routing", files::MOMENTS_ROUTING),
     ("autoscaler", files::MOMENTS_AUTOSCALER),
     ("rag", files::MOMENTS_RAG),
@@ -34,6 +34,7 @@ pub const BUILTIN: [(&str, &str); 10] = [
     ("spec-latency", files::MOMENTS_SPEC_LATENCY),
     ("cheapest-fleet", files::MOMENTS_CHEAPEST_FLEET),
     ("disconnect", files::MOMENTS_DISCONNECT),
+    ("disaggregate", files::MOMENTS_DISAGGREGATE),
 ];
 
 /// One moment.

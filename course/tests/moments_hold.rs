@@ -105,14 +105,15 @@ fn every_moments_strong_option_wins_beyond_one_run() {
             }
             "spec-latency" => the_speculation_moments_reasons_hold(m, &runs),
             "cheapest-fleet" => the_cheapest_fleet_moments_reasons_hold(m, &runs),
+            "disaggregate" => the_disaggregation_moments_reasons_hold(m, &runs),
             _ => {}
         }
         checked += usize::from(matches!(
             m.id.as_str(),
-            "halve-cost" | "spec-latency" | "cheapest-fleet"
+            "halve-cost" | "spec-latency" | "cheapest-fleet" | "disaggregate"
         ));
     }
-    assert_eq!(checked, 3, "every moment with reasons to check ran");
+    assert_eq!(checked, 4, "every moment with reasons to check ran");
 }
 
 /// Prints every fleet moment's figures at its own load, seed and engine (for authors).
@@ -173,6 +174,43 @@ fn the_bf16_budget_fleet_has_the_least_margin_at_and_above_its_load(
 /// peak (its cutoff stays tripped: a slower p50 than the draft's); the EAGLE head has the
 /// lowest p99 at the peak; and a quarter more traffic makes the always-on draft miss the
 /// target while the EAGLE head holds it.
+/// The disaggregation moment says that replicas which only decode keep replies flowing
+/// (whatever the load or the ratio: the split's p99 gap between tokens is under half a mixed
+/// fleet's), that only a split fleet pays for moving KV caches, and that the smaller prefill
+/// pool is the busier one and queues more.
+fn the_disaggregation_moments_reasons_hold(m: &Moment, runs: &[(Variant, &[OptionOutcome])]) {
+    let opt = |id: &str| m.options.iter().position(|o| o.id == id).expect(id);
+    let fig = |id: &str| m.figure_index(id).expect(id);
+    let mixed = [opt("mixed"), opt("bigger-budget")];
+    let (even, lean) = (opt("split-4-4"), opt("split-2-6"));
+    let (itl, transfer, queue, busy) = (
+        fig("itl_p99"),
+        fig("transfer_mean"),
+        fig("queue_p95"),
+        fig("first_pool_busy"),
+    );
+    for (v, o) in runs {
+        let at = |i: usize, f: usize| o[i].figures[f].expect("a figure");
+        for split in [even, lean] {
+            assert!(at(split, transfer) > 0.0, "{v:?}");
+            for mix in mixed {
+                assert!(
+                    at(split, itl) < 0.5 * at(mix, itl),
+                    "{v:?}: {split} against {mix}"
+                );
+                assert_eq!(at(mix, transfer), 0.0, "{v:?}");
+            }
+        }
+        assert!(at(lean, busy) > at(even, busy), "{v:?}");
+        assert!(at(lean, queue) > at(even, queue), "{v:?}");
+    }
+    assert_eq!(
+        runs.len(),
+        2 * 3 * 3,
+        "both engines, three loads, three seeds"
+    );
+}
+
 fn the_speculation_moments_reasons_hold(m: &Moment, runs: &[(Variant, &[OptionOutcome])]) {
     let opt = |id: &str| m.options.iter().position(|o| o.id == id).expect(id);
     let fig = |id: &str| m.figure_index(id).expect(id);

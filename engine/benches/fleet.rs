@@ -5,12 +5,14 @@
 //! Run with `cargo bench -p trainer-engine --bench fleet`. The target for the hour is under 0.8 s;
 //! with speculative decoding on (an EAGLE-style head, 3 guesses at 0.6 acceptance, which also
 //! stops the exact fast-forward over decode-only steps: every step visits every running
-//! request, in `replica/spec_step.rs`'s one pass) within 1.5 times the plain hour.
+//! request, in `replica/spec_step.rs`'s one pass) within 1.5 times the plain hour; and as a
+//! disaggregated fleet (3 prefill and 5 decode replicas, KV caches over InfiniBand) within
+//! 1.5 times the plain hour too.
 
 use criterion::{criterion_group, criterion_main, Criterion};
 use std::hint::black_box;
 use std::time::Duration;
-use trainer_engine::fleet::{FleetConfig, FleetSim};
+use trainer_engine::fleet::{FleetConfig, FleetSim, PoolConfig, PoolRole};
 use trainer_engine::replica::spec::{SpecMethod, SpeculativeConfig};
 
 /// The seed fleet with speculative decoding on every replica.
@@ -27,6 +29,22 @@ fn speculating() -> FleetConfig {
     f
 }
 
+/// The seed fleet's eight GPUs as three prefill and five decode replicas.
+pub fn disaggregated() -> FleetConfig {
+    let mut f = FleetConfig::seed();
+    let pool = |name: &str, role: PoolRole, n: u32| {
+        let mut p = PoolConfig::seed(n);
+        p.name = name.into();
+        p.role = role;
+        p
+    };
+    f.pools = vec![
+        pool("prefill", PoolRole::Prefill, 3),
+        pool("decode", PoolRole::Decode, 5),
+    ];
+    f
+}
+
 fn fleet(c: &mut Criterion) {
     let mut g = c.benchmark_group("fleet");
     g.sample_size(10).measurement_time(Duration::from_secs(20));
@@ -40,6 +58,13 @@ fn fleet(c: &mut Criterion) {
     g.bench_function("seed_hour_speculative", |b| {
         b.iter(|| {
             let mut sim = FleetSim::new(speculating()).expect("valid");
+            sim.run();
+            black_box(sim.report())
+        })
+    });
+    g.bench_function("seed_hour_disaggregated", |b| {
+        b.iter(|| {
+            let mut sim = FleetSim::new(disaggregated()).expect("valid");
             sim.run();
             black_box(sim.report())
         })

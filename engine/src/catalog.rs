@@ -563,6 +563,103 @@ pub fn gpu_by_id(id: &str) -> Option<GpuSpec> {
     gpus().into_iter().find(|g| g.id == id)
 }
 
+/// A link a replica's KV cache can cross to reach another replica (disaggregated prefill and
+/// decode): its line rate per GPU and direction, and a fixed cost per transfer.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct LinkSpec {
+    pub id: String,
+    pub name: String,
+    /// Bytes per second each way: per GPU when `per_gpu` (each GPU of a tensor-parallel
+    /// replica sends its own share of the KV heads over its own link), else per replica.
+    pub bandwidth: f64,
+    pub per_gpu: bool,
+    /// Seconds per transfer before the first byte moves: posting the reads and hearing they
+    /// are done.
+    pub latency_s: f64,
+    /// Whether both ends must sit in one node (NVLink), or may be anywhere in the cluster.
+    pub within_node: bool,
+}
+
+impl LinkSpec {
+    pub fn validate(&self) -> Result<(), ConfigError> {
+        crate::error::check_positive("bandwidth", self.bandwidth, 1e15)?;
+        crate::error::check_range("latency_s", self.latency_s, 0.0, 10.0)?;
+        Ok(())
+    }
+}
+
+/// Every link preset for moving KV caches between replicas, fastest first.
+///
+/// Line rates are the datasheets': NVLink 4 on H100 SXM, 900 GB/s both ways together, so 450
+/// each way (NVIDIA H100 datasheet); InfiniBand NDR at 400 Gb/s per port, one ConnectX-7 per
+/// GPU as in a DGX H100 (NVIDIA DGX H100 user guide: eight single-port ConnectX-7 for the
+/// compute fabric; AWS p5's EFA gives the same 3,200 Gb/s per eight GPUs); Ethernet at 100
+/// and 25 Gb/s per replica, a node's shared network card without RDMA per GPU (DistServe's
+/// cross-node testbed had 25 Gb/s). The per-transfer latencies are assumed orders of
+/// magnitude (a few microseconds of wire and switch, tens for posting RDMA reads and the
+/// completion notice, more through a kernel's TCP stack), not measurements: for any prompt
+/// past a few dozen tokens the bytes over the line rate dominate. Real transfers of vLLM's
+/// 16-token pages reach well under the line rate (many small reads): the fleet's
+/// `disagg.link_share` scales it.
+pub fn links() -> Vec<LinkSpec> {
+    // (id, name, GB/s each way, microseconds per transfer, per GPU, within a node)
+    let rows = [
+        ("nvlink-4", "NVLink 4, same node", 450.0, 10.0, true, true),
+        (
+            "infiniband-ndr",
+            "InfiniBand NDR, 400 Gb/s per GPU",
+            50.0,
+            30.0,
+            true,
+            false,
+        ),
+        (
+            "ethernet-100g",
+            "Ethernet, 100 Gb/s per replica",
+            12.5,
+            100.0,
+            false,
+            false,
+        ),
+        (
+            "ethernet-25g",
+            "Ethernet, 25 Gb/s per replica",
+            3.125,
+            100.0,
+            false,
+            false,
+        ),
+    ];
+    rows.into_iter()
+        .map(|(id, name, gb_s, us, per_gpu, within_node)| LinkSpec {
+            id: id.into(),
+            name: name.into(),
+            bandwidth: gb_s * 1e9,
+            per_gpu,
+            latency_s: us * 1e-6,
+            within_node,
+        })
+        .collect()
+}
+
+/// The link preset `id`, or an error on field `link` that lists the known ids.
+pub fn link_or_error(id: &str) -> Result<LinkSpec, ConfigError> {
+    let all = links();
+    match all.iter().find(|l| l.id == id) {
+        Some(l) => Ok(l.clone()),
+        None => {
+            let ids: Vec<&str> = all.iter().map(|l| l.id.as_str()).collect();
+            Err(ConfigError::new(
+                "link",
+                format!(
+                    "no link called {id:?} in the catalog (known: {})",
+                    ids.join(", ")
+                ),
+            ))
+        }
+    }
+}
+
 /// The model preset `id`, or an error on field `model` that lists the known ids.
 pub fn model_or_error(id: &str) -> Result<ModelSpec, ConfigError> {
     model_by_id(id).ok_or_else(|| {
@@ -594,6 +691,17 @@ pub fn gpu_or_error(id: &str) -> Result<GpuSpec, ConfigError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn links_are_valid_and_named_in_errors() {
+        for l in links() {
+            l.validate().expect("preset is valid");
+            assert_eq!(link_or_error(&l.id).expect("found"), l);
+        }
+        let e = link_or_error("carrier-pigeon").expect_err("unknown");
+        assert_eq!(e.field, "link");
+        assert!(e.message.contains("infiniband-ndr"), "{}", e.message);
+    }
 
     #[test]
     fn every_published_parameter_count_matches_its_shape() {

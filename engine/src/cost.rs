@@ -37,7 +37,7 @@
 //! cache each at its own share of bandwidth, costs per step, per layer and per sequence, and the
 //! CPU's work per step, per sequence and per request taken in.
 
-use crate::catalog::{Dtype, GpuSpec, ModelSpec, WeightFormat};
+use crate::catalog::{Dtype, GpuSpec, LinkSpec, ModelSpec, WeightFormat};
 use crate::error::{check_in, check_positive, check_range, ConfigError};
 use serde::{Deserialize, Serialize};
 use std::ops::RangeInclusive;
@@ -637,6 +637,29 @@ impl CostModel {
         }
     }
 
+    /// Bytes of KV cache `tokens` tokens hold across the replica (what a disaggregated
+    /// prefill hands to its decode replica).
+    pub fn kv_transfer_bytes(&self, tokens: u32) -> f64 {
+        tokens as f64 * self.kv_bytes_per_token
+    }
+
+    /// Seconds to move the KV cache of `tokens` tokens from this replica to another over
+    /// `link` at `share` of its line rate: the link's fixed cost plus the bytes over the
+    /// bandwidth, which a link per GPU multiplies by the GPUs of the replica (`tp`; each
+    /// sends its own KV heads).
+    pub fn kv_transfer_time(&self, tokens: u32, link: &LinkSpec, share: f64) -> f64 {
+        let lanes = if link.per_gpu {
+            self.deployment.tp as f64
+        } else {
+            1.0
+        };
+        let rate = link.bandwidth * lanes * share;
+        if tokens == 0 || rate.is_nan() || rate <= 0.0 {
+            return link.latency_s;
+        }
+        link.latency_s + self.kv_transfer_bytes(tokens) / rate
+    }
+
     /// The KV pool of one replica, in tokens: (GPU memory x tp x utilisation - reserve x tp -
     /// weights) / KV bytes per token. Zero when the weights do not fit.
     pub fn kv_pool_tokens(&self, memory: &MemoryConfig) -> f64 {
@@ -780,6 +803,31 @@ mod attention_tests {
         assert!(c.decode_step(b, 1).compute_s >= c.decode_step(b, 1).memory_s);
         assert_eq!(c.compute_bound_batch(1_125, 100_000), None);
         assert_eq!(c.compute_bound_batch(1, 0), None);
+    }
+
+    #[test]
+    fn a_kv_transfer_takes_its_bytes_over_the_line_rate_plus_the_fixed_cost() {
+        // The seed: 32 layers x 8 KV heads x 128 dims x 2 (K and V) x 2 bytes = 131,072 bytes
+        // a token, so a 1,000-token prompt is 131.072 MB.
+        let c = CostModel::new(Deployment::seed(), Efficiency::REFERENCE).unwrap();
+        assert_eq!(c.kv_transfer_bytes(1_000), 131_072_000.0);
+        let ib = crate::catalog::link_or_error("infiniband-ndr").unwrap();
+        let t = c.kv_transfer_time(1_000, &ib, 1.0);
+        assert!((t - (30e-6 + 131_072_000.0 / 50e9)).abs() < 1e-15, "{t}");
+        // Half the line rate, twice the bytes' time.
+        let half = c.kv_transfer_time(1_000, &ib, 0.5);
+        assert!((half - (30e-6 + 2.0 * 131_072_000.0 / 50e9)).abs() < 1e-15);
+        // A link per GPU carries a tensor-parallel replica's shards side by side; a link per
+        // replica does not.
+        let mut d = Deployment::seed();
+        d.tp = 4;
+        let c4 = CostModel::new(d, Efficiency::REFERENCE).unwrap();
+        let per_gpu = c4.kv_transfer_time(1_000, &ib, 1.0) - ib.latency_s;
+        assert!((per_gpu - 131_072_000.0 / (4.0 * 50e9)).abs() < 1e-15);
+        let eth = crate::catalog::link_or_error("ethernet-100g").unwrap();
+        let shared = c4.kv_transfer_time(1_000, &eth, 1.0) - eth.latency_s;
+        assert!((shared - 131_072_000.0 / 12.5e9).abs() < 1e-15);
+        assert_eq!(c.kv_transfer_time(0, &ib, 1.0), ib.latency_s);
     }
 
     #[test]

@@ -32,8 +32,12 @@ pub use gateway::{ClientConfig, GatewayConfig, PoolConnections, Region};
 pub use overflow::{HostedApi, OverflowAction, OverflowConfig};
 pub use quota::{QuotaConfig, QuotaWindow};
 pub use relay::{Buffering, RelayConfig};
-pub use report::{Cdf, Distributions, FleetReport, Gauge, Gauges, ReplicaSummary, CDF_QUANTILES};
+pub use report::{
+    Cdf, Distributions, FleetReport, Gauge, Gauges, KvTransferReport, ReplicaSummary, TtftSplit,
+    CDF_QUANTILES,
+};
 pub use router::{RouterConfig, RoutingPolicy};
+
 pub use sim::{
     FleetOverload, FleetSim, FleetSnapshot, FleetVerdict, ReplicaState, RouteCandidate, RouteTrace,
     SeriesPoint,
@@ -53,6 +57,58 @@ pub struct TrafficSource {
     pub workload: WorkloadConfig,
 }
 
+/// What a pool's replicas do with a request.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum PoolRole {
+    /// Prefill and decode on the same replica (the ordinary fleet).
+    #[default]
+    Mixed,
+    /// Only prompts: a request is prefilled here, and its KV cache moves to a decode replica.
+    Prefill,
+    /// Only replies: requests arrive here with their prompt's KV cache already computed.
+    Decode,
+}
+
+impl PoolRole {
+    pub fn name(self) -> &'static str {
+        match self {
+            PoolRole::Mixed => "mixed",
+            PoolRole::Prefill => "prefill",
+            PoolRole::Decode => "decode",
+        }
+    }
+}
+
+/// Disaggregated prefill and decode: how a prompt's KV cache crosses from its prefill
+/// replica to its decode replica. Used when some pool has the role `prefill`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct DisaggConfig {
+    /// The link between the pools, a catalog id ([`crate::catalog::links`]).
+    pub link: String,
+    /// Share of the link's line rate a transfer reaches (1 is the datasheet's rate; vLLM's
+    /// 16-token pages, moved as many small reads, reach less).
+    pub link_share: f64,
+}
+
+impl Default for DisaggConfig {
+    fn default() -> Self {
+        DisaggConfig {
+            link: "infiniband-ndr".into(),
+            link_share: 1.0,
+        }
+    }
+}
+
+impl DisaggConfig {
+    pub fn validate(&self) -> Result<(), ConfigError> {
+        crate::catalog::link_or_error(&self.link)?;
+        crate::error::check_positive("link_share", self.link_share, 1.0)?;
+        Ok(())
+    }
+}
+
 /// A pool of identical replicas.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct PoolConfig {
@@ -67,6 +123,9 @@ pub struct PoolConfig {
     pub serving: bool,
     /// Dollars per GPU-hour.
     pub gpu_hour_price: f64,
+    /// Prefill and decode together (the default), or one of them in a disaggregated fleet.
+    #[serde(default)]
+    pub role: PoolRole,
 }
 
 /// The service-level objectives the report measures against.
@@ -121,6 +180,10 @@ pub struct FleetConfig {
     /// Replicas that fail during the run.
     #[serde(default)]
     pub faults: Vec<ReplicaFault>,
+    /// How KV caches move between prefill and decode pools (read only when a pool has the
+    /// role `prefill`).
+    #[serde(default)]
+    pub disagg: DisaggConfig,
 }
 
 /// A replica that fails at a moment of the run (its GPU or its process dies): the requests
@@ -211,6 +274,7 @@ impl PoolConfig {
             max_replicas: replicas.max(1) * 4,
             serving: true,
             gpu_hour_price: 2.5,
+            role: PoolRole::Mixed,
         }
     }
 
@@ -277,7 +341,63 @@ impl FleetConfig {
             record_requests: false,
             limits: FleetLimits::default(),
             faults: Vec::new(),
+            disagg: DisaggConfig::default(),
         }
+    }
+
+    /// Whether prefill and decode run on separate pools.
+    pub fn disaggregated(&self) -> bool {
+        self.pools.iter().any(|p| p.role == PoolRole::Prefill)
+    }
+
+    /// Checks the pools' roles: prefill pools need a serving decode pool and the other way
+    /// round, a disaggregated fleet routes only to them (a mixed pool may stand by for
+    /// overflow), and KV caches move only between replicas that lay them out alike.
+    fn validate_roles(&self) -> Result<(), ConfigError> {
+        let serving = |role: PoolRole| self.pools.iter().position(|p| p.serving && p.role == role);
+        let (prefill, decode) = (serving(PoolRole::Prefill), serving(PoolRole::Decode));
+        let any = |role: PoolRole| self.pools.iter().position(|p| p.role == role);
+        if let Some(i) = any(PoolRole::Prefill).filter(|_| decode.is_none()) {
+            return Err(ConfigError::new(
+                format!("pools[{i}].role"),
+                "a prefill pool needs a serving decode pool to hand its requests to",
+            ));
+        }
+        if let Some(i) = any(PoolRole::Decode).filter(|_| prefill.is_none()) {
+            return Err(ConfigError::new(
+                format!("pools[{i}].role"),
+                "a decode pool needs a serving prefill pool to receive requests from",
+            ));
+        }
+        let Some(first) = prefill else {
+            return Ok(());
+        };
+        if let Some(i) = serving(PoolRole::Mixed) {
+            return Err(ConfigError::new(
+                format!("pools[{i}].role"),
+                "a disaggregated fleet routes to its prefill pools only: a mixed pool may \
+                 stand by (serving = false) for overflow",
+            ));
+        }
+        let layout = |p: &PoolConfig| {
+            let d = &p.replica.deployment;
+            (
+                d.model.id.clone(),
+                d.kv_dtype,
+                p.replica.scheduler.block_size,
+            )
+        };
+        let want = layout(&self.pools[first]);
+        for (i, p) in self.pools.iter().enumerate() {
+            if p.role != PoolRole::Mixed && layout(p) != want {
+                return Err(ConfigError::new(
+                    format!("pools[{i}]"),
+                    "prefill and decode pools must serve the same model with the same KV \
+                     format and block size, so that a KV cache can move between them",
+                ));
+            }
+        }
+        self.disagg.validate().map_err(|e| e.within("disagg"))
     }
 
     /// Checks every part; the error's field names the part (`pools[0].replicas`, ...).
@@ -320,6 +440,7 @@ impl FleetConfig {
                 format!("at most {most} replicas across all pools"),
             ));
         }
+        self.validate_roles()?;
         self.relay.validate().map_err(|e| e.within("relay"))?;
         self.autoscaler
             .validate()

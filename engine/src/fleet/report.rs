@@ -114,6 +114,13 @@ pub struct FleetReport {
     #[serde(default)]
     pub gauges: Gauges,
     pub cost: CostReport,
+    /// Engine TTFT in the parts it is made of (in a disaggregated fleet: queueing, prefill,
+    /// the KV cache's move, the first decode step).
+    #[serde(default)]
+    pub ttft_split: TtftSplit,
+    /// KV caches moved from prefill to decode replicas (none in an ordinary fleet).
+    #[serde(default)]
+    pub kv_transfer: KvTransferReport,
     /// What `vllm bench serve` would report from the clients, under its names: TTFT and E2EL
     /// from client sends to the first and last byte at the client, ITL between tokens as the
     /// client reads them, TPOT per request at the engine (the fleet keeps distributions, so
@@ -292,6 +299,36 @@ pub struct TenantReport {
     pub quota: TenantCounters,
 }
 
+/// A served request's engine TTFT (engine receives to first token) in four parts that add
+/// up to it, seconds. On a replica that prefills and decodes, the prefill ends with the first
+/// token, and `transfer` and `first_decode` are zero.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct TtftSplit {
+    /// Waiting to be scheduled: for the prefill replica, then for the decode replica once
+    /// the KV cache is there.
+    pub queue: Summary,
+    /// First scheduled on the prefill replica to the prompt computed.
+    pub prefill: Summary,
+    /// Prefill done to the KV cache on the decode replica: the gateway's connection to it,
+    /// the wait for a free link, the transfer.
+    pub transfer: Summary,
+    /// The decode replica's first step: the last prompt token and the reply's first token.
+    pub first_decode: Summary,
+}
+
+/// KV caches moved from prefill to decode replicas.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct KvTransferReport {
+    /// The link's catalog id (empty in an ordinary fleet).
+    pub link: String,
+    pub transfers: u64,
+    pub bytes: f64,
+    /// Seconds a transfer waited for the link to be free at both ends.
+    pub wait: Summary,
+    /// Seconds a transfer took on the link.
+    pub time: Summary,
+}
+
 /// One pool's replicas and work.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct PoolReport {
@@ -316,6 +353,13 @@ pub struct PoolReport {
     /// target's own token (0 without speculation).
     #[serde(default)]
     pub spec_tokens_per_step: f64,
+    /// Its role (prefill and decode together, or one of them).
+    #[serde(default)]
+    pub role: crate::fleet::PoolRole,
+    /// Fraction of provisioned replica time its links spent moving KV caches
+    /// (disaggregated fleets).
+    #[serde(default)]
+    pub link_busy_fraction: f64,
 }
 
 /// What the run cost.
@@ -433,8 +477,10 @@ impl FleetSim {
         for (p, pc) in self.cfg.pools.iter().enumerate() {
             let mut rep = PoolReport {
                 name: pc.name.clone(),
+                role: pc.role,
                 ..PoolReport::default()
             };
+            let mut link_s = 0.0;
             let mut alive_s = 0.0;
             let mut busy_s = 0.0;
             let mut hit = 0u64;
@@ -449,6 +495,7 @@ impl FleetSim {
                 rep.output_tokens += m.output_tokens;
                 rep.preemptions += m.preemptions;
                 rep.routed += r.routed;
+                link_s += r.link_busy_s;
                 hit += m.prefix_hit_tokens;
                 query += m.prefix_query_tokens;
                 proposed += m.spec_proposed;
@@ -462,6 +509,7 @@ impl FleetSim {
             let tp = pc.replica.deployment.tp as f64;
             rep.gpu_hours = alive_s * tp / 3600.0;
             rep.busy_fraction = if alive_s > 0.0 { busy_s / alive_s } else { 0.0 };
+            rep.link_busy_fraction = if alive_s > 0.0 { link_s / alive_s } else { 0.0 };
             rep.prefix_hit_rate = if query > 0 {
                 hit as f64 / query as f64
             } else {
@@ -534,6 +582,19 @@ impl FleetSim {
             series: self.series.clone(),
             gauges: Gauges::of(&self.series),
             cost,
+            ttft_split: TtftSplit {
+                queue: st.ttft_queue.summary(),
+                prefill: st.ttft_prefill.summary(),
+                transfer: st.ttft_transfer.summary(),
+                first_decode: st.ttft_first_decode.summary(),
+            },
+            kv_transfer: KvTransferReport {
+                link: self.link.as_ref().map(|l| l.id.clone()).unwrap_or_default(),
+                transfers: st.kv_transfers,
+                bytes: st.kv_bytes,
+                wait: st.kv_link_wait.summary(),
+                time: st.kv_link_time.summary(),
+            },
             vllm: self.vllm_metrics(&clocks),
         }
     }

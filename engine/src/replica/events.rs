@@ -65,6 +65,9 @@ pub struct ReplicaMetrics {
     pub prefix_query_tokens: u64,
     /// Of those, tokens found cached (skipped).
     pub prefix_hit_tokens: u64,
+    /// Prompt tokens whose KV arrived computed from another replica (a disaggregated
+    /// prefill's), beyond the prefix hits.
+    pub transferred_tokens: u64,
     /// Tokens run through the model as prefill, recomputation included.
     pub prefill_tokens: u64,
     /// Tokens run through the model as decodes.

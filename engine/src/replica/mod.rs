@@ -372,6 +372,9 @@ struct Seq {
     /// Leading blocks registered in the prefix cache.
     num_cached: u32,
     preemptions: u32,
+    /// Leading prompt tokens whose KV arrives with the request, computed elsewhere (see
+    /// [`Replica::submit_with_kv`]).
+    external: u32,
     admitted: bool,
     has_first_token: bool,
     last_token_time: f64,
@@ -461,6 +464,15 @@ impl Replica {
     /// (continuous batching). A request the replica can never hold is rejected: see
     /// [`ReplicaEvent::Finished`].
     pub fn submit(&mut self, t: f64, req: EngineRequest) {
+        self.submit_with_kv(t, req, 0);
+    }
+
+    /// Like [`Replica::submit`], for a request whose first `kv_tokens` prompt tokens were
+    /// computed on another replica (a disaggregated prefill) and arrive with it: on its
+    /// admission they take blocks but no compute, so its first step computes only what is
+    /// left (vLLM's decode instance with a KV connector recomputes at least the last prompt
+    /// token, which samples the reply's first token). After a preemption they are recomputed.
+    pub fn submit_with_kv(&mut self, t: f64, req: EngineRequest, kv_tokens: u32) {
         let t = if t.is_finite() && t > self.now {
             t
         } else {
@@ -524,6 +536,7 @@ impl Replica {
             hashes,
             held,
             token_times: times,
+            external: kv_tokens,
             ..Seq::default()
         };
         self.prefill_left += prompt_len as u64;

@@ -287,7 +287,16 @@ impl Replica {
         }
         let hit = self.scratch_blocks.len() as u32;
         let cached = hit * bs;
-        let mut new = total - cached;
+        // KV that came with the request (a disaggregated prefill's, moved from its prefill
+        // replica) is computed on its first admission; after a preemption it is gone and is
+        // recomputed here. The last token is always computed, as for a prefix hit.
+        let arrived = if s.preemptions == 0 {
+            s.external.min(total - 1)
+        } else {
+            0
+        };
+        let known = cached.max(arrived);
+        let mut new = total - known;
         if chunking == Chunking::Whole && new > budget {
             return None;
         }
@@ -295,7 +304,7 @@ impl Replica {
             new = threshold;
         }
         new = new.min(budget);
-        let target = cached + new;
+        let target = known + new;
         let need = target.div_ceil(bs) - hit;
         // vLLM's `allocate_slots(full_sequence_must_fit=True)`: every known token, not just
         // this chunk, must fit now (a free block taken by a hit counts against the free ones).
@@ -313,10 +322,11 @@ impl Replica {
         s.blocks.clear();
         s.blocks.extend_from_slice(&self.scratch_blocks);
         s.num_cached = hit;
-        s.computed = cached;
+        s.computed = known;
         self.metrics.prefix_query_tokens += s.prompt_len as u64;
         self.metrics.prefix_hit_tokens += cached.min(s.prompt_len) as u64;
-        self.prefill_left -= cached as u64;
+        self.metrics.transferred_tokens += (known - cached) as u64;
+        self.prefill_left -= known as u64;
         let ok = self.allocate(slot, target);
         debug_assert!(ok, "checked above");
         Some(new)

@@ -25,15 +25,16 @@ use crate::cost::{Deployment, Efficiency, MemoryConfig};
 use crate::engine::{complete_tables, Engine};
 use crate::error::ConfigError;
 use crate::fleet::{
-    AutoscalerConfig, ClientConfig, FleetConfig, FleetLimits, GatewayConfig, OverflowConfig,
-    PoolConfig, QuotaConfig, RelayConfig, ReplicaFault, RouterConfig, SloConfig, TrafficSource,
+    AutoscalerConfig, ClientConfig, DisaggConfig, FleetConfig, FleetLimits, GatewayConfig,
+    OverflowConfig, PoolConfig, PoolRole, QuotaConfig, RelayConfig, ReplicaFault, RouterConfig,
+    SloConfig, TrafficSource,
 };
 use crate::replica::{ReplicaConfig, SchedulerConfig};
 use crate::scenario::Scenario;
 use serde::{Deserialize, Serialize};
 
 /// The fleet scenarios shipped with the product, as (file name, text: see [`crate::files`]).
-pub const BUILTIN: [(&str, &str); 11] = [
+pub const BUILTIN: [(&str, &str); 12] = [
     ("fleet-seed.toml", crate::files::SCENARIOS_FLEET_SEED),
     (
         "fleet-ttft-gap.toml",
@@ -71,6 +72,10 @@ pub const BUILTIN: [(&str, &str); 11] = [
     (
         "fleet-disconnects.toml",
         crate::files::SCENARIOS_FLEET_DISCONNECTS,
+    ),
+    (
+        "fleet-disaggregate.toml",
+        crate::files::SCENARIOS_FLEET_DISAGGREGATE,
     ),
 ];
 
@@ -115,6 +120,9 @@ pub struct FleetFile {
     /// Replicas that fail during the run: `[[faults]]` tables of `at_s` and `replica`.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub faults: Vec<ReplicaFault>,
+    /// How KV caches move between prefill and decode pools: `{ link = "infiniband-ndr",
+    /// link_share = 1.0 }`.
+    pub disagg: DisaggConfig,
     /// Arms: each a table with a `name` and keys that replace the base's.
     pub arms: Vec<toml::Table>,
 }
@@ -142,6 +150,8 @@ pub struct PoolSpec {
     pub max_replicas: Option<u32>,
     pub serving: bool,
     pub gpu_hour_price: f64,
+    /// `"mixed"` (prefill and decode together, the default), `"prefill"` or `"decode"`.
+    pub role: PoolRole,
     /// The named engine the pool runs: the brief's when absent, so the teaching scenarios
     /// agree with the calculator; `"validated"` runs the engine `/simulator` validates.
     pub engine: Engine,
@@ -177,6 +187,7 @@ impl Default for FleetFile {
             sample_interval_s: seed.sample_interval_s,
             limits: seed.limits,
             faults: Vec::new(),
+            disagg: seed.disagg,
             arms: Vec::new(),
         }
     }
@@ -198,6 +209,7 @@ impl Default for PoolSpec {
             max_replicas: None,
             serving: true,
             gpu_hour_price: 2.5,
+            role: PoolRole::Mixed,
             engine: Engine::Validated,
             efficiency: Efficiency::CALIBRATED,
             memory: MemoryConfig::VLLM,
@@ -244,6 +256,7 @@ impl PoolSpec {
             max_replicas: self.max_replicas.unwrap_or(self.replicas),
             serving: self.serving,
             gpu_hour_price: self.gpu_hour_price,
+            role: self.role,
         };
         pool.validate()?;
         Ok(pool)
@@ -273,6 +286,7 @@ impl FleetFile {
             record_requests: false,
             limits: self.limits,
             faults: self.faults.clone(),
+            disagg: self.disagg.clone(),
         };
         cfg.validate()?;
         Ok(cfg)

@@ -61,6 +61,17 @@ pub(in crate::fleet) struct Stats {
     pub(in crate::fleet) hop_router: Histogram,
     pub(in crate::fleet) hop_connect: Histogram,
     pub(in crate::fleet) hop_relay: Histogram,
+    /// Engine TTFT in parts (see `streams::ttft_parts`).
+    pub(in crate::fleet) ttft_queue: Histogram,
+    pub(in crate::fleet) ttft_prefill: Histogram,
+    pub(in crate::fleet) ttft_transfer: Histogram,
+    pub(in crate::fleet) ttft_first_decode: Histogram,
+    /// KV caches moved from prefill to decode replicas, their bytes, the wait for a free
+    /// link and the time on it.
+    pub(in crate::fleet) kv_transfers: u64,
+    pub(in crate::fleet) kv_bytes: f64,
+    pub(in crate::fleet) kv_link_wait: Histogram,
+    pub(in crate::fleet) kv_link_time: Histogram,
     pub(in crate::fleet) output_tokens: u64,
     pub(in crate::fleet) prompt_tokens: u64,
     pub(in crate::fleet) hosted_dollars: f64,

@@ -3,7 +3,7 @@
 //! `gateway.retries` times: the client cannot tell); a stream already under way ends with an
 //! error event, since another replica cannot carry on a reply it did not start.
 
-use super::{Event, FleetSim, ReplicaState};
+use super::{Event, FleetSim, Phase, ReplicaState};
 use crate::fleet::clocks::{Outcome, SpillTarget};
 
 impl FleetSim {
@@ -59,6 +59,13 @@ impl FleetSim {
             return;
         }
         self.stats.retried += 1;
+        self.clear_decode_pending(slot);
+        let l = &mut self.live[slot];
+        l.phase = Phase::Direct;
+        l.decode_replica = None;
+        l.decode_admitted = None;
+        l.prefill_done = 0.0;
+        l.kv_arrived = 0.0;
         l.retries += 1;
         l.prompt = l.sent_prompt.take().or(l.prompt.take());
         l.replica = None;

@@ -35,7 +35,7 @@ use super::gateway::ConnectionPool;
 use super::quota::QuotaStore;
 use super::relay::{FirstBursts, StepBursts};
 use super::router::{Candidate, Router};
-use super::FleetConfig;
+use super::{FleetConfig, PoolRole};
 use crate::due::Due;
 use crate::error::ConfigError;
 use crate::replica::{Replica, ReplicaEvent};
@@ -106,6 +106,8 @@ pub struct FleetSim {
     /// How many `route_trace` keeps: 0 (the default) keeps none and costs one comparison
     /// per decision.
     route_trace_cap: usize,
+    /// The link KV caches cross between prefill and decode pools (disaggregated fleets).
+    pub(super) link: Option<crate::catalog::LinkSpec>,
 }
 
 /// How a fleet run ended (or how it stands, while it runs).
@@ -149,6 +151,11 @@ pub enum Event {
     RouterDecide { slot: usize },
     /// The engine receives the request.
     EngineSubmit { slot: usize },
+    /// The request's prompt KV cache has reached its decode replica (disaggregated fleets).
+    KvArrive { slot: usize },
+    /// A prefill replica's step ends (or is due): read it, so that a finished prefill hands
+    /// its request on at its own time.
+    Wake { replica: usize },
     /// The client of the request in `slot` (while the slot is in generation `gen`) closes
     /// its connection.
     Leave { slot: usize, gen: u32 },
@@ -205,6 +212,15 @@ pub(super) struct ReplicaSlot {
     pub(super) sampled_outstanding: u64,
     /// It failed (its state is then `Stopped`).
     pub(super) failed: bool,
+    /// Its pool's role.
+    pub(super) role: PoolRole,
+    /// When its link to the other pool is next free (a prefill replica's sending side, a
+    /// decode replica's receiving side): transfers queue for it first come, first served.
+    link_free_at: f64,
+    /// Seconds its link spent moving KV caches.
+    pub(super) link_busy_s: f64,
+    /// The earliest [`Event::Wake`] scheduled for it and not yet handled (infinite: none).
+    wake_at: f64,
 }
 
 /// A request in the fleet, from send to stream end. Slots are reused.
@@ -248,6 +264,32 @@ struct Live {
     /// The prompt as the engine received it, kept while faults may strike so that the
     /// gateway can send it again.
     sent_prompt: Option<Prompt>,
+    /// Where it is on a disaggregated fleet's path.
+    phase: Phase,
+    /// Its decode replica (disaggregated fleets), chosen with its prefill replica.
+    decode_replica: Option<usize>,
+    /// It counts as on its way to `decode_replica` (chosen, its KV cache not yet there).
+    decode_pending: bool,
+    /// When its prefill replica finished the prompt.
+    prefill_done: f64,
+    /// When its KV cache reached the decode replica.
+    kv_arrived: f64,
+    /// When the decode replica first scheduled it.
+    decode_admitted: Option<f64>,
+}
+
+/// A request's place on a disaggregated fleet's path.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(super) enum Phase {
+    /// Prefill and decode on one replica (every request of an ordinary fleet).
+    #[default]
+    Direct,
+    /// On its prefill replica.
+    Prefill,
+    /// Its KV cache is on its way to the decode replica.
+    Transfer,
+    /// On its decode replica.
+    Decode,
 }
 
 impl FleetSim {
@@ -310,6 +352,14 @@ impl FleetSim {
             verdict: None,
             route_trace: Vec::new(),
             route_trace_cap: 0,
+            link: if cfg.disaggregated() {
+                Some(
+                    crate::catalog::link_or_error(&cfg.disagg.link)
+                        .map_err(|e| e.within("disagg"))?,
+                )
+            } else {
+                None
+            },
             cfg,
         };
         for p in 0..sim.cfg.pools.len() {
@@ -549,6 +599,8 @@ impl FleetSim {
             Event::QuotaSend { slot } => self.on_quota(slot),
             Event::RouterDecide { slot } => self.on_route(slot),
             Event::EngineSubmit { slot } => self.on_submit(slot),
+            Event::KvArrive { slot } => self.on_kv_arrive(slot),
+            Event::Wake { replica } => self.on_wake(replica),
             Event::Leave { slot, gen } => self.on_leave(slot, gen),
             Event::ReplicaFail { replica } => self.on_replica_fail(replica),
             Event::StreamEnd { slot } => self.end_stream(slot, self.now),
@@ -588,6 +640,42 @@ impl FleetSim {
             self.on_replica_event(r, e);
         }
         self.events_buf = events;
+        self.arm_wake(r);
+    }
+
+    /// A prefill replica is read at each of its step ends (a finished prefill hands its
+    /// request on at once); other replicas are read only when the fleet needs them.
+    fn arm_wake(&mut self, r: usize) {
+        let rs = &mut self.replicas[r];
+        if rs.role != PoolRole::Prefill || rs.state == ReplicaState::Starting || rs.failed {
+            return;
+        }
+        if let Some(next) = rs.replica.next_event_time() {
+            if next < rs.wake_at {
+                rs.wake_at = next;
+                self.schedule(next, Event::Wake { replica: r });
+            }
+        }
+    }
+
+    /// Reads prefill replica `r` through every step that ends (or is due) by now.
+    fn on_wake(&mut self, r: usize) {
+        let t = self.now;
+        let rs = &mut self.replicas[r];
+        if rs.wake_at <= t {
+            rs.wake_at = f64::INFINITY;
+        }
+        if rs.state == ReplicaState::Starting || rs.failed {
+            return;
+        }
+        let mut events = std::mem::take(&mut self.events_buf);
+        events.clear();
+        self.replicas[r].replica.advance_to(t, &mut events);
+        for &e in &events {
+            self.on_replica_event(r, e);
+        }
+        self.events_buf = events;
+        self.arm_wake(r);
     }
 
     /// Syncs every replica that holds work.

@@ -3,7 +3,7 @@
 //! client leaves early: its deadline, which cancels a request still without a first token,
 //! and a client that closes the connection whenever it likes (before or during its reply).
 
-use super::{Event, FleetSim, Live};
+use super::{Event, FleetSim, Live, Phase};
 use crate::fleet::clocks::{Outcome, RejectReason, SpillTarget};
 use crate::fleet::quota::QuotaDecision;
 use crate::replica::EngineRequest;
@@ -173,19 +173,127 @@ impl FleetSim {
         }
         let keep = !self.cfg.faults.is_empty();
         let l = &mut self.live[slot];
+        let req = if l.phase == Phase::Prefill {
+            // The prefill replica computes the prompt and samples one token (which the
+            // decode replica samples again); the prompt stays for the decode replica.
+            EngineRequest {
+                id: slot as u64,
+                prompt: l.prompt.clone().unwrap_or_default(),
+                output_len: 1,
+                tenant: l.tenant,
+            }
+        } else {
+            let prompt = l.prompt.take().unwrap_or_default();
+            if keep {
+                l.sent_prompt = Some(prompt.clone());
+            }
+            EngineRequest {
+                id: slot as u64,
+                prompt,
+                output_len: l.output_len,
+                tenant: l.tenant,
+            }
+        };
+        self.replicas[r].replica.submit(t, req);
+        // A request the engine can never hold is refused at once: hear about it now.
+        self.sync(r, t);
+    }
+
+    /// Prefill replica `r` finished the prompt of the request in `slot` at `t`: its answer
+    /// frees its connection, the gateway sends the request on to the decode replica chosen
+    /// with it, and the decode replica pulls the prompt's KV cache over the link, which each
+    /// end gives to one transfer at a time.
+    pub(super) fn hand_off(&mut self, slot: usize, r: usize, t: f64) {
+        self.release_replica(r, t);
+        let link = self
+            .link
+            .clone()
+            .expect("a disaggregated fleet has its link");
+        let share = self.cfg.disagg.link_share;
+        let l = &mut self.live[slot];
+        l.prefill_done = t;
+        l.phase = Phase::Transfer;
+        l.in_engine = false;
+        l.replica = None;
+        let Some(d) = l.decode_replica else {
+            return;
+        };
+        let tokens = l.prompt_tokens;
+        let connect = self.replicas[d].conn.acquire(t, &self.cfg.gateway.pool);
+        let asked = t + connect;
+        let cost = self.replicas[r].replica.cost_model();
+        let took = cost.kv_transfer_time(tokens, &link, share);
+        let bytes = cost.kv_transfer_bytes(tokens);
+        let start = asked
+            .max(self.replicas[r].link_free_at)
+            .max(self.replicas[d].link_free_at);
+        let end = start + took;
+        for e in [r, d] {
+            let rs = &mut self.replicas[e];
+            rs.link_free_at = end;
+            rs.link_busy_s += took;
+        }
+        let st = &mut self.stats;
+        st.kv_transfers += 1;
+        st.kv_bytes += bytes;
+        st.kv_link_wait.push(start - asked);
+        st.kv_link_time.push(took);
+        self.schedule(end, Event::KvArrive { slot });
+    }
+
+    /// The prompt's KV cache of the request in `slot` has reached its decode replica, which
+    /// takes it in: its first step computes the last prompt token and samples the reply's
+    /// first token.
+    pub(super) fn on_kv_arrive(&mut self, slot: usize) {
+        let t = self.now;
+        let Some(d) = self.live[slot].decode_replica else {
+            return;
+        };
+        self.clear_decode_pending(slot);
+        let l = &mut self.live[slot];
+        // The connection to the decode replica is held from here to the stream's end.
+        l.replica = Some(d);
+        l.kv_arrived = t;
+        if l.timed_out {
+            self.end_stream(slot, t);
+            return;
+        }
+        if self.replicas[d].failed {
+            self.retry_or_break(slot, t);
+            return;
+        }
+        self.sync(d, t);
+        let keep = !self.cfg.faults.is_empty();
+        let l = &mut self.live[slot];
+        l.phase = Phase::Decode;
+        l.in_engine = true;
         let prompt = l.prompt.take().unwrap_or_default();
         if keep {
             l.sent_prompt = Some(prompt.clone());
         }
+        let kv = l.prompt_tokens;
         let req = EngineRequest {
             id: slot as u64,
             prompt,
             output_len: l.output_len,
             tenant: l.tenant,
         };
-        self.replicas[r].replica.submit(t, req);
-        // A request the engine can never hold is refused at once: hear about it now.
-        self.sync(r, t);
+        self.replicas[d].replica.submit_with_kv(t, req, kv);
+        self.sync(d, t);
+    }
+
+    /// The request in `slot` no longer counts as on its way to its decode replica.
+    pub(super) fn clear_decode_pending(&mut self, slot: usize) {
+        let l = &mut self.live[slot];
+        if !l.decode_pending {
+            return;
+        }
+        l.decode_pending = false;
+        if let Some(d) = l.decode_replica {
+            let rs = &mut self.replicas[d];
+            rs.dispatching = rs.dispatching.saturating_sub(1);
+            rs.dispatching_tokens = rs.dispatching_tokens.saturating_sub(l.prompt_tokens as u64);
+        }
     }
 
     /// Takes the request in `slot` out of the gateway's queue, if it is in it.

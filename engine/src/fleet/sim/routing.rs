@@ -2,10 +2,11 @@
 //! candidate is saturated, the gateway's per-replica bound, the router's choice and the
 //! dispatch to the chosen replica; and the trace of decisions kept for a visualisation.
 
-use super::{Event, FleetSim, ReplicaState};
+use super::{Event, FleetSim, Phase, ReplicaState};
 use crate::fleet::clocks::{Outcome, RejectReason, SpillTarget};
 use crate::fleet::overflow::OverflowAction;
 use crate::fleet::router::{Candidate, RouteRequest, RoutingPolicy};
+use crate::fleet::PoolRole;
 use crate::replica::ReplicaLoad;
 use serde::{Deserialize, Serialize};
 
@@ -69,17 +70,52 @@ impl FleetSim {
         self.cand_buf = cands;
         match decision {
             RouteDecision::Answered => {}
-            RouteDecision::NoReplica => {
-                self.stats.rejected_no_replica += 1;
-                self.unqueue(slot);
-                self.live[slot].outcome = Some(Outcome::Rejected {
-                    reason: RejectReason::NoReplica,
-                    retry_after_s: 1,
-                });
-                self.schedule(t, Event::StreamEnd { slot });
+            RouteDecision::Replica(r) if self.replicas[r].role == PoolRole::Prefill => {
+                // A disaggregated fleet's router picks the pair: the prefill replica, and the
+                // decode replica its KV cache will move to.
+                match self.pick_decode() {
+                    Some(d) => {
+                        let tokens = self.live[slot].prompt_tokens as u64;
+                        let ds = &mut self.replicas[d];
+                        ds.dispatching += 1;
+                        ds.dispatching_tokens += tokens;
+                        let l = &mut self.live[slot];
+                        l.phase = Phase::Prefill;
+                        l.decode_replica = Some(d);
+                        l.decode_pending = true;
+                        self.dispatch(slot, r, t, needs_prefix);
+                    }
+                    None => self.refuse_no_replica(slot, t),
+                }
             }
+            RouteDecision::NoReplica => self.refuse_no_replica(slot, t),
             RouteDecision::Replica(r) => self.dispatch(slot, r, t, needs_prefix),
         }
+    }
+
+    /// No replica can take the request in `slot`: 429.
+    fn refuse_no_replica(&mut self, slot: usize, t: f64) {
+        self.stats.rejected_no_replica += 1;
+        self.unqueue(slot);
+        self.live[slot].outcome = Some(Outcome::Rejected {
+            reason: RejectReason::NoReplica,
+            retry_after_s: 1,
+        });
+        self.schedule(t, Event::StreamEnd { slot });
+    }
+
+    /// The ready decode replica with the fewest requests, those on their way included.
+    fn pick_decode(&self) -> Option<usize> {
+        self.replicas
+            .iter()
+            .enumerate()
+            .filter(|(_, r)| {
+                r.role == PoolRole::Decode
+                    && r.state == ReplicaState::Ready
+                    && self.cfg.pools[r.pool].serving
+            })
+            .min_by_key(|(i, r)| (r.replica.load().outstanding + r.dispatching, *i))
+            .map(|(i, _)| i)
     }
 
     /// Keeps one routing decision (only with [`FleetSim::trace_routes`]).
@@ -134,7 +170,10 @@ impl FleetSim {
         cands.clear();
         let prompt = self.live[slot].prompt.as_ref();
         for (i, r) in self.replicas.iter().enumerate() {
-            if r.state == ReplicaState::Ready && self.cfg.pools[r.pool].serving {
+            if r.state == ReplicaState::Ready
+                && self.cfg.pools[r.pool].serving
+                && r.role != PoolRole::Decode
+            {
                 let cached = match (needs_prefix, prompt) {
                     (true, Some(p)) => r.replica.cached_prefix_tokens(p),
                     _ => 0,

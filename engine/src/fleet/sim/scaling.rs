@@ -178,6 +178,10 @@ impl FleetSim {
             routed: 0,
             sampled_outstanding: 0,
             failed: false,
+            role: self.cfg.pools[pool].role,
+            link_free_at: 0.0,
+            link_busy_s: 0.0,
+            wake_at: f64::INFINITY,
         });
         Ok(self.replicas.len() - 1)
     }

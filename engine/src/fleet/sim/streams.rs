@@ -2,7 +2,7 @@
 //! through the relay (bursts, first releases), hosted replies, the open streams' count and
 //! area, and the measurements a closed stream adds to the report.
 
-use super::{Event, FleetSim, Live, ReplicaState};
+use super::{Event, FleetSim, Live, Phase, ReplicaState};
 use crate::fleet::clocks::{to_ns, Outcome, RejectReason, RequestRecord};
 use crate::replica::ReplicaEvent;
 
@@ -12,14 +12,20 @@ impl FleetSim {
         match e {
             ReplicaEvent::Admitted { id, t } => {
                 let l = &mut self.live[id as usize];
-                if l.admitted.is_none() {
+                if l.phase == Phase::Decode {
+                    if l.decode_admitted.is_none() {
+                        l.decode_admitted = Some(t);
+                    }
+                } else if l.admitted.is_none() {
                     l.admitted = Some(t);
                 }
             }
             ReplicaEvent::FirstToken { id, t } => {
                 let slot = id as usize;
                 let l = &mut self.live[slot];
-                if l.got_first {
+                if l.got_first || l.phase == Phase::Prefill {
+                    // A prefill replica's token is not the reply's: its decode replica
+                    // samples the first token the client sees.
                     return;
                 }
                 l.got_first = true;
@@ -42,6 +48,15 @@ impl FleetSim {
             } => {
                 let slot = id as usize;
                 let l = &mut self.live[slot];
+                if l.phase == Phase::Prefill && output_tokens > 0 {
+                    if l.timed_out {
+                        // Its client has gone: nothing moves on.
+                        self.end_stream(slot, t);
+                    } else {
+                        self.hand_off(slot, r, t);
+                    }
+                    return;
+                }
                 l.finish = t;
                 l.output_tokens = output_tokens;
                 if l.timed_out {
@@ -126,14 +141,14 @@ impl FleetSim {
             )
         );
         if let Some(r) = l.replica {
-            let rs = &mut self.replicas[r];
-            rs.conn.release(t, &self.cfg.gateway.pool);
-            if rs.state == ReplicaState::Draining
-                && rs.dispatching == 0
-                && rs.replica.load().outstanding == 0
-            {
-                rs.state = ReplicaState::Stopped;
-                rs.stopped_at = Some(t);
+            self.release_replica(r, t);
+        }
+        if l.decode_pending {
+            if let Some(d) = l.decode_replica {
+                let rs = &mut self.replicas[d];
+                rs.dispatching = rs.dispatching.saturating_sub(1);
+                rs.dispatching_tokens =
+                    rs.dispatching_tokens.saturating_sub(l.prompt_tokens as u64);
             }
         }
         let outcome = match l.outcome {
@@ -190,6 +205,11 @@ impl FleetSim {
                 st.engine_ttft.push(rec.engine_ttft());
                 st.engine_queue
                     .push(l.admitted.unwrap_or(l.first_token) - l.engine_in);
+                let parts = ttft_parts(&l);
+                st.ttft_queue.push(parts[0]);
+                st.ttft_prefill.push(parts[1]);
+                st.ttft_transfer.push(parts[2]);
+                st.ttft_first_decode.push(parts[3]);
             }
             if l.output_tokens > 1 {
                 st.tpot
@@ -210,6 +230,20 @@ impl FleetSim {
         }
         if self.cfg.record_requests && self.records.len() < self.cfg.limits.max_records as usize {
             self.records.push(rec);
+        }
+    }
+
+    /// The request using replica `r` is done with it at `t`: its connection returns to the
+    /// pool, and a draining replica left with nothing stops.
+    pub(super) fn release_replica(&mut self, r: usize, t: f64) {
+        let rs = &mut self.replicas[r];
+        rs.conn.release(t, &self.cfg.gateway.pool);
+        if rs.state == ReplicaState::Draining
+            && rs.dispatching == 0
+            && rs.replica.load().outstanding == 0
+        {
+            rs.state = ReplicaState::Stopped;
+            rs.stopped_at = Some(t);
         }
     }
 
@@ -278,5 +312,26 @@ impl FleetSim {
             .filter(|l| l.open)
             .map(|l| (t.min(h) - l.gateway_in.min(h)).max(0.0))
             .sum()
+    }
+}
+
+/// A served request's engine TTFT in four parts that add up to it: queueing (for its prefill
+/// replica, and for its decode replica once its KV cache is there), the prefill, the move
+/// to the decode replica (the connection, the wait for the link and the transfer) and the
+/// first decode step. On one replica the prefill ends with the first token, and the last
+/// two are zero.
+fn ttft_parts(l: &Live) -> [f64; 4] {
+    if l.kv_arrived > 0.0 {
+        let prefill_in = l.admitted.unwrap_or(l.prefill_done);
+        let decode_in = l.decode_admitted.unwrap_or(l.first_token);
+        [
+            (prefill_in - l.engine_in) + (decode_in - l.kv_arrived),
+            l.prefill_done - prefill_in,
+            l.kv_arrived - l.prefill_done,
+            l.first_token - decode_in,
+        ]
+    } else {
+        let admitted = l.admitted.unwrap_or(l.first_token);
+        [admitted - l.engine_in, l.first_token - admitted, 0.0, 0.0]
     }
 }
