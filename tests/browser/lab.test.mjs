@@ -14,7 +14,7 @@ let app;
 before(async () => { app = await start({ base: "/trainer/" }); });
 after(async () => { await app?.close(); });
 
-const PLOTS = ["ttft", "itl", "engine", "kv", "replicas", "throughput", "outcomes", "fleet"];
+const PLOTS = ["ttft", "itl", "engine", "kv", "replicas", "throughput", "outcomes", "fleet", "ttft-split"];
 const tid = (id) => `[data-testid="${id}"]`;
 const num = async (page, id) => Number(await page.getAttribute(tid(id), "data-value"));
 
@@ -251,6 +251,41 @@ test("clients who leave mid-reply: the engine drops them, or, not told, generate
   await page.click(tid("lab-run"));
   await waitDone(page);
   assert.equal(await page.locator(tid("outcomes-abandoned")).count(), 0);
+  await done(page);
+});
+
+test("prefill and decode split by a knob: first tokens pay for the KV cache's move, replies stop stalling", async () => {
+  const page = await app.page();
+  await openLab(page, "preset=fleet-disaggregate&duration=40");
+  // One pool that does both: nothing moves, and the link's knobs are off.
+  assert.equal(await num(page, "ttft_split-KV transfer-p99"), 0);
+  assert.ok(await page.isDisabled(tid("param-link")));
+  const mixedItl = await num(page, "itl-engine-p99");
+  // Four of the eight prefill, four more decode, typed as a person would.
+  await typeInto(page, "replicas", "4");
+  await typeInto(page, "decode_replicas", "4");
+  await page.waitForSelector(tid("lab-stale"));
+  assert.equal(await page.textContent(`label[for="param-replicas"]`).then((t) => t.trim().startsWith("Prefill replicas")), true);
+  assert.ok(!(await page.isDisabled(tid("param-link"))));
+  const q = new URL(page.url()).searchParams;
+  assert.equal(q.get("decode_replicas"), "4");
+  await page.click(tid("lab-run"));
+  await waitDone(page);
+  const moved = await num(page, "ttft_split-KV transfer-p50");
+  assert.ok(moved > 0, "every first token waits for its KV cache");
+  assert.ok(await num(page, "ttft_split-first decode-p50") > 0);
+  assert.ok(await num(page, "itl-engine-p99") < 0.5 * mixedItl, "decode replicas never run a prompt");
+  // A slower link: the move takes longer, and the table agrees with the exported report.
+  await page.selectOption(tid("param-link"), "ethernet-25g");
+  await page.click(tid("lab-run"));
+  await waitDone(page);
+  assert.ok(await num(page, "ttft_split-KV transfer-p50") > 2 * moved);
+  const [download] = await Promise.all([page.waitForEvent("download"), page.click(tid("lab-export-json"))]);
+  const r = JSON.parse(fs.readFileSync(await download.path(), "utf8")).report;
+  assert.equal(r.kv_transfer.link, "ethernet-25g");
+  assert.equal(await num(page, "ttft_split-KV transfer-p99"), r.ttft_split.transfer.p99);
+  assert.equal(await num(page, "ttft_split-on the link-count"), r.kv_transfer.transfers);
+  assert.deepEqual(r.pools.map((p) => p.role), ["prefill", "decode"]);
   await done(page);
 });
 

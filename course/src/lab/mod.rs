@@ -57,7 +57,7 @@ pub struct Entry {
 }
 
 /// The plots the lab draws, by id (each has a caption in [`TEXT`] and a table beside it).
-pub const PLOTS: [&str; 8] = [
+pub const PLOTS: [&str; 9] = [
     "ttft",
     "itl",
     "engine",
@@ -66,6 +66,7 @@ pub const PLOTS: [&str; 8] = [
     "throughput",
     "outcomes",
     "fleet",
+    "ttft_split",
 ];
 
 impl LabText {

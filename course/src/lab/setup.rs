@@ -522,6 +522,47 @@ mod tests {
     }
 
     #[test]
+    fn a_split_fleet_is_a_knob_and_every_engine_knob_sets_both_pools() {
+        use trainer_engine::fleet::PoolRole;
+        let s = Setup::from_query("replicas=3&decode_replicas=5&budget=4096&link=ethernet-100g");
+        assert!(s.errors.is_empty(), "{:?}", s.errors);
+        let roles: Vec<(PoolRole, u32)> = s
+            .config
+            .pools
+            .iter()
+            .map(|p| (p.role, p.replicas))
+            .collect();
+        assert_eq!(roles, [(PoolRole::Prefill, 3), (PoolRole::Decode, 5)]);
+        assert_eq!(s.config.pools[0].replica, s.config.pools[1].replica);
+        assert_eq!(
+            s.config.pools[1].replica.scheduler.max_num_batched_tokens,
+            4096
+        );
+        assert_eq!(s.config.disagg.link, "ethernet-100g");
+        assert_eq!(
+            knob("replicas").label(&s.config),
+            "Prefill replicas at the start"
+        );
+        // The link's knobs mean nothing until the fleet is split.
+        let plain = Setup::from_query("link_share=50");
+        assert!(
+            plain.errors.contains_key("link_share") || !knob("link_share").applies(&plain.config)
+        );
+        // A preset's split arm: a knob of the first pool reaches the decode pool too.
+        let arm =
+            Setup::from_query("preset=fleet-disaggregate&arm=split-4-4&budget=2048&mem_util=85");
+        assert!(arm.errors.is_empty(), "{:?}", arm.errors);
+        assert_eq!(arm.config.pools[1].replica, arm.config.pools[0].replica);
+        assert_eq!(knob("decode_replicas").get(&arm.config), "4");
+        // Back to one pool that does both.
+        let mut back = Setup::from_query("preset=fleet-disaggregate&arm=split-4-4");
+        back.set(knob("decode_replicas"), "0").unwrap();
+        assert!(!back.config.disaggregated());
+        assert_eq!(back.config.pools.len(), 1);
+        assert_eq!(Setup::from_query(&back.query()).config, back.config);
+    }
+
+    #[test]
     fn a_pinned_run_travels_in_the_query() {
         let mut s = Setup::default();
         s.set(knob("replicas"), "6").unwrap();

@@ -102,9 +102,12 @@ impl Default for DisaggConfig {
 }
 
 impl DisaggConfig {
+    /// The shares of the line rate a transfer may reach.
+    pub const LINK_SHARE_RANGE: std::ops::RangeInclusive<f64> = 0.01..=1.0;
+
     pub fn validate(&self) -> Result<(), ConfigError> {
         crate::catalog::link_or_error(&self.link)?;
-        crate::error::check_positive("link_share", self.link_share, 1.0)?;
+        crate::error::check_in("link_share", self.link_share, &Self::LINK_SHARE_RANGE)?;
         Ok(())
     }
 }

@@ -250,6 +250,27 @@ pub fn Results(lab: Lab, text: LabText) -> impl IntoView {
             y_label: "requests held (mean)".into(),
         }
     });
+    // Engine TTFT in its parts, in milliseconds: where a first token waits (a split fleet
+    // adds the KV cache's move and the decode replica's first step).
+    let parts = |r: &LabResult| -> [(&'static str, f64); 4] {
+        let s = &r.report.ttft_split;
+        [
+            ("queue", s.queue.mean * 1e3),
+            ("prefill", s.prefill.mean * 1e3),
+            ("KV transfer", s.transfer.mean * 1e3),
+            ("first decode", s.first_decode.mean * 1e3),
+        ]
+    };
+    let split = Signal::derive(move || ChartData::Bars {
+        bars: staged[9]
+            .get()
+            .map(|r| parts(&r).iter().map(|(n, v)| (n.to_string(), *v)).collect())
+            .unwrap_or_default(),
+        pinned: a()
+            .map(|a| parts(&a).iter().map(|p| p.1).collect())
+            .unwrap_or_default(),
+        y_label: "milliseconds (mean)".into(),
+    });
     // The engine of the run shown: read from the set-up it ran (a fixed-cost knob makes an
     // engine of the learner's own).
     let ran_on = Memo::new(move |_| {
@@ -297,6 +318,9 @@ pub fn Results(lab: Lab, text: LabText) -> impl IntoView {
                 </Chart>
                 <Chart hold_offscreen=running testid="plot-fleet" title="Replicas over time" caption=caption("fleet") data=fleet>
                     {move || staged[8].get().map(|r| series_table("fleet", &r, &[("paid for", |p| p.provisioned_replicas as f64), ("ready", |p| p.ready_replicas as f64)], int))}
+                </Chart>
+                <Chart hold_offscreen=running testid="plot-ttft-split" title="Time to first token, in parts" caption=caption("ttft_split") data=split>
+                    {move || staged[9].get().map(|r| { let s = r.report.ttft_split; let k = &r.report.kv_transfer; clock_table("ttft_split", &[("queue", s.queue), ("prefill", s.prefill), ("KV transfer", s.transfer), ("first decode", s.first_decode), ("link wait", k.wait), ("on the link", k.time)]) })}
                 </Chart>
             </div>
             <SpecSweep setup=sweep_setup text=sweep_text testid="lab-sweep"/>
@@ -465,6 +489,8 @@ fn Exports(lab: Lab) -> impl IntoView {
 }
 
 fn clock_table(id: &'static str, rows: &[(&'static str, Summary)]) -> impl IntoView {
+    // The parts of one clock (the TTFT split) are not clocks of their own.
+    let first = if id == "ttft_split" { "Part" } else { "Clock" };
     let body = rows
         .iter()
         .map(|(name, s)| {
@@ -485,7 +511,7 @@ fn clock_table(id: &'static str, rows: &[(&'static str, Summary)]) -> impl IntoV
         .collect_view();
     view! {
         <table class="sim-table" data-testid=format!("table-{id}")>
-            <thead><tr><th scope="col">"Clock"</th><th scope="col">"Count"</th><th scope="col">"p50"</th><th scope="col">"p90"</th><th scope="col">"p99"</th><th scope="col">"max"</th></tr></thead>
+            <thead><tr><th scope="col">{first}</th><th scope="col">"Count"</th><th scope="col">"p50"</th><th scope="col">"p90"</th><th scope="col">"p99"</th><th scope="col">"max"</th></tr></thead>
             <tbody>{body}</tbody>
         </table>
     }

@@ -24,11 +24,12 @@
 
 use std::fmt;
 use std::ops::RangeInclusive;
-use trainer_engine::catalog::{draft_models, gpus, models, Dtype, WeightFormat};
+use trainer_engine::catalog::{draft_models, gpus, links, models, Dtype, WeightFormat};
 use trainer_engine::cost::{Deployment, Efficiency, MemoryConfig};
 use trainer_engine::fleet::{
-    AutoscalerConfig, Buffering, ClientConfig, FleetConfig, GatewayConfig, HostedApi,
-    OverflowAction, PoolConfig, ReplicaFault, RouterConfig, RoutingPolicy, ScaleSignal, SloConfig,
+    AutoscalerConfig, Buffering, ClientConfig, DisaggConfig, FleetConfig, GatewayConfig, HostedApi,
+    OverflowAction, PoolConfig, PoolRole, ReplicaFault, RouterConfig, RoutingPolicy, ScaleSignal,
+    SloConfig,
 };
 use trainer_engine::replica::spec::{SpecMethod, SpeculativeConfig};
 use trainer_engine::replica::{ReplicaConfig, SchedulerConfig};
@@ -88,6 +89,8 @@ pub const MAX_LAB_DURATION: f64 = 86_400.0;
 /// Most replicas the lab's fleet takes (the simulator takes 4,096, but measured in the lab at
 /// 4,096 a run held the page still for 1.4 s as it started, at 256 for 0.13 s).
 pub const MAX_LAB_REPLICAS: u32 = 256;
+/// Most replicas of a split fleet's decode pool (the first pool's count is the prefill's).
+pub const MAX_LAB_DECODE_REPLICAS: f64 = MAX_LAB_REPLICAS as f64;
 
 /// One bound of a number's range, in the knob's unit.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -420,24 +423,26 @@ impl Knob {
                 return Err(format!("{label} does not apply here: {}", why.of(cfg)));
             }
         }
-        if let Field::Number(r) = spec.field {
+        let written = if let Field::Number(r) = spec.field {
             let (min, max) = (r.min.value(), r.max.value());
             let v = parse_number(text, r.integer, min, max, self.unit(cfg))?;
-            return self.write_number(cfg, v);
-        }
-        let options = self.options(cfg);
-        if !options.iter().any(|(v, _)| v == text) {
-            let names: Vec<String> = options.into_iter().map(|(v, _)| v).collect();
-            return Err(format!("must be one of {}, got {text:?}", names.join(", ")));
-        }
-        match spec.write {
-            Write::Pick(write) => write(cfg, text),
-            Write::Switch(write) => {
-                write(cfg, text == "on");
-                Ok(())
+            self.write_number(cfg, v)
+        } else {
+            let options = self.options(cfg);
+            if !options.iter().any(|(v, _)| v == text) {
+                let names: Vec<String> = options.into_iter().map(|(v, _)| v).collect();
+                return Err(format!("must be one of {}, got {text:?}", names.join(", ")));
             }
-            Write::Set(_) | Write::TrySet(_) => Err(MISMATCH.into()),
-        }
+            match spec.write {
+                Write::Pick(write) => write(cfg, text),
+                Write::Switch(write) => {
+                    write(cfg, text == "on");
+                    Ok(())
+                }
+                Write::Set(_) | Write::TrySet(_) => Err(MISMATCH.into()),
+            }
+        };
+        written.map(|()| write::follow_first_pool(cfg))
     }
 
     /// Writes a number knob's value, unchecked against its range (the table's test writes

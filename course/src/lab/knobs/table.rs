@@ -190,7 +190,27 @@ pub const KNOBS: &[Spec] = &[
         replica_count(Bound::Lab(0.0)))
         .read(|c| c.pools[0].replicas.to_string())
         .try_set(set_replicas)
+        .label_of(|c| if c.disaggregated() { "Prefill replicas at the start" } else { "Replicas at the start" })
         .errors(&["replicas"]),
+    // After every knob of the first pool: a split copies it to the decode pool.
+    number("decode_replicas", Fleet, "Decode replicas (0: every replica prefills and decodes)", "replicas",
+        lab(true, 0.0, MAX_LAB_DECODE_REPLICAS))
+        .read(|c| decode_pool(c).map_or(0, |p| p.replicas).to_string())
+        .try_set(set_decode_replicas)
+        .errors(&["role"]),
+    choice("link", Fleet, "Link for KV caches, prefill to decode", |_| links().into_iter().map(|l| (l.id, l.name)).collect())
+        .read(|c| c.disagg.link.clone())
+        .pick(|c, t| { c.disagg.link = t.into(); Ok(()) })
+        .when(When::If(FleetConfig::disaggregated))
+        .errors(&["disagg.link"])
+        .context("decode_replicas=4"),
+    number("link_share", Fleet, "Share of the link's line rate a transfer reaches", "%",
+        real(&DisaggConfig::LINK_SHARE_RANGE, 100.0))
+        .read(|c| num(c.disagg.link_share * 100.0))
+        .set(|c, v| c.disagg.link_share = v / 100.0)
+        .when(When::If(FleetConfig::disaggregated))
+        .errors(&["link_share"])
+        .context("decode_replicas=4"),
     // The engine takes 0 to 10,000 $/h.
     number("price", Fleet, "Price per GPU-hour", "$/h", lab(false, 0.0, 10_000.0))
         .read(|c| num(c.pools[0].gpu_hour_price))

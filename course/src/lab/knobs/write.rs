@@ -71,6 +71,47 @@ pub(super) fn set_replicas(c: &mut FleetConfig, v: f64) -> Result<(), String> {
     Ok(())
 }
 
+/// The decode pool of a split fleet.
+pub(super) fn decode_pool(c: &FleetConfig) -> Option<&PoolConfig> {
+    c.pools.iter().find(|p| p.role == PoolRole::Decode)
+}
+
+/// Splits the fleet: the first pool prefills, and a pool of `v` replicas like it decodes
+/// (0: the first pool does both again, and the decode pools go).
+pub(super) fn set_decode_replicas(c: &mut FleetConfig, v: f64) -> Result<(), String> {
+    let n = v as u32;
+    c.pools.retain(|p| p.role != PoolRole::Decode);
+    if n == 0 {
+        c.pools[0].role = PoolRole::Mixed;
+        return Ok(());
+    }
+    if c.pools.iter().skip(1).any(|p| p.serving) {
+        return Err("a split fleet routes only to its prefill pool: this preset serves from more than one pool".into());
+    }
+    c.pools[0].role = PoolRole::Prefill;
+    let mut decode = c.pools[0].clone();
+    decode.name = "decode".into();
+    decode.role = PoolRole::Decode;
+    decode.replicas = n;
+    decode.min_replicas = n;
+    decode.max_replicas = n;
+    c.pools.push(decode);
+    Ok(())
+}
+
+/// A split fleet's decode pools run the first pool's engine at its price (the knobs set the
+/// first pool): called after every knob's write.
+pub(super) fn follow_first_pool(c: &mut FleetConfig) {
+    if !c.disaggregated() {
+        return;
+    }
+    let (replica, price) = (c.pools[0].replica.clone(), c.pools[0].gpu_hour_price);
+    for p in c.pools.iter_mut().filter(|p| p.role == PoolRole::Decode) {
+        p.replica = replica.clone();
+        p.gpu_hour_price = price;
+    }
+}
+
 pub(super) fn set_quota(c: &mut FleetConfig, v: f64) {
     let q = &mut c.quota;
     q.enabled = v != 0.0;
