@@ -478,3 +478,91 @@ fn freed_cached_blocks_are_evicted_least_recently_freed_first() {
     run(&mut r, &[(0.0, 1, 50, 1), (1.0, 2, 64, 1), (2.0, 1, 50, 1)]);
     assert_eq!(r.metrics().prefix_hit_tokens, 48);
 }
+
+/// A decode instance receiving a request whose KV cache was computed by a prefill instance
+/// (vLLM's `tests/v1/kv_connector/unit/test_remote_decode_lifecycle.py` and
+/// `test_remote_prefill_lifecycle.py`): its blocks are allocated for the whole prompt, only the
+/// last prompt token is computed, and that step samples the first token; its full blocks
+/// enter the prefix cache like computed ones. After a preemption the transferred KV is gone,
+/// and the whole prompt is computed again.
+#[test]
+fn a_request_whose_kv_arrives_computes_only_its_last_prompt_token() {
+    let mut r = replica(8192, 256, None, true);
+    let mut events = Vec::new();
+    let prompt = Prompt::unique(7, 1_000);
+    r.submit_with_kv(
+        0.0,
+        EngineRequest {
+            id: 0,
+            prompt: prompt.clone(),
+            output_len: 4,
+            tenant: 0,
+        },
+        1_000,
+    );
+    r.advance_to(f64::INFINITY, &mut events);
+    // One token, then one decode per step.
+    assert_eq!(
+        batches(&r)[..4],
+        [vec![(0, 1)], vec![(0, 1)], vec![(0, 1)], vec![(0, 1)]]
+    );
+    let m = r.metrics();
+    assert_eq!((m.prefill_tokens, m.transferred_tokens), (1, 999));
+    assert_eq!(m.output_tokens, 4);
+    // The first token comes at the end of the first step: one token's work, not a prompt's.
+    let first = first_token_time(&events, 0).expect("a first token");
+    // (The step also pays the CPU's work to take one request in.)
+    let mut step = BatchTotals::of(&[BatchItem {
+        new_tokens: 1,
+        context_len: 1_000,
+    }]);
+    step.admitted = 1;
+    let one = r.cost_model().step_totals(&step);
+    assert!(
+        (first - one.total_s).abs() < 1e-12,
+        "{first} {}",
+        one.total_s
+    );
+    // Its 62 full prompt blocks are in the prefix cache: the same prompt hits them.
+    assert_eq!(r.cached_prefix_tokens(&prompt), 992);
+    assert!(r.audit().consistent);
+
+    // The newest request when the pool runs short, it is preempted, and on readmission it
+    // computes its whole prompt again.
+    let mut r = replica(8192, 256, Some(80), false);
+    let mut events = Vec::new();
+    r.submit(
+        0.0,
+        EngineRequest {
+            id: 1,
+            prompt: Prompt::unique(2, 60),
+            output_len: 600,
+            tenant: 0,
+        },
+    );
+    r.advance_to(0.05, &mut events);
+    r.submit_with_kv(
+        0.05,
+        EngineRequest {
+            id: 0,
+            prompt: Prompt::unique(1, 1_000),
+            output_len: 200,
+            tenant: 0,
+        },
+        1_000,
+    );
+    r.advance_to(f64::INFINITY, &mut events);
+    let m = r.metrics();
+    assert!(m.preemptions > 0, "80 blocks cannot hold both to the end");
+    assert!(events
+        .iter()
+        .any(|e| matches!(e, ReplicaEvent::Preempted { id: 0, .. })));
+    assert_eq!(m.transferred_tokens, 999, "the transferred KV counts once");
+    assert!(
+        m.prefill_tokens > 1_060,
+        "the prompt was computed again: {}",
+        m.prefill_tokens
+    );
+    assert_eq!(m.output_tokens, 800);
+    assert!(r.audit().consistent);
+}
