@@ -259,6 +259,10 @@ pub struct GpuSpec {
     pub reported_mem_bytes: f64,
     /// Per-direction GPU-to-GPU bandwidth used by tensor-parallel all-reduce, bytes/s.
     pub link_bw: f64,
+    /// Per-direction bandwidth between the GPU and host memory (its PCIe link), bytes/s: what
+    /// a KV cache kept in host memory is reloaded over.
+    #[serde(default)]
+    pub host_bw: f64,
 }
 
 impl GpuSpec {
@@ -278,6 +282,7 @@ impl GpuSpec {
         crate::error::check_positive("mem_bw", self.mem_bw, 1e15)?;
         crate::error::check_positive("mem_bytes", self.mem_bytes, 1e14)?;
         crate::error::check_positive("link_bw", self.link_bw, 1e15)?;
+        crate::error::check_range("host_bw", self.host_bw, 0.0, 1e15)?;
         Ok(())
     }
 }
@@ -414,6 +419,8 @@ struct Datasheet {
     link_gb_s: f64,
     /// Total memory as the device reports it, MiB; the datasheet figure when `None`.
     reported_mib: Option<f64>,
+    /// GPU-to-host bandwidth each way (the PCIe link), GB/s.
+    host_gb_s: f64,
 }
 
 const MIB: f64 = 1024.0 * 1024.0;
@@ -429,11 +436,14 @@ impl Datasheet {
             mem_bytes: self.mem_gb * 1e9,
             reported_mem_bytes: self.reported_mib.map_or(self.mem_gb * 1e9, |mib| mib * MIB),
             link_bw: self.link_gb_s * 1e9,
+            host_bw: self.host_gb_s * 1e9,
         }
     }
 }
 
-/// Every GPU preset, in the order the app lists them.
+/// Every GPU preset, in the order the app lists them. Host links are each part's PCIe
+/// generation at x16, per direction: Gen5 (64 GB/s) on H100 SXM, H200, B200 and MI300X, Gen4
+/// (32 GB/s) on A100 and L40S (their datasheets give both directions together: 128 and 64 GB/s).
 pub fn gpus() -> Vec<GpuSpec> {
     vec![
         // NVLink 4: 900 GB/s bidirectional, 450 GB/s each way.
@@ -449,6 +459,7 @@ pub fn gpus() -> Vec<GpuSpec> {
             mem_gb: 80.0,
             link_gb_s: 450.0,
             reported_mib: Some(81_089.0),
+            host_gb_s: 64.0,
         }
         .spec(),
         // torch's `total_memory=143156MB` for "NVIDIA H200" (nvidia-smi: 143,771 MiB).
@@ -461,6 +472,7 @@ pub fn gpus() -> Vec<GpuSpec> {
             mem_gb: 141.0,
             link_gb_s: 450.0,
             reported_mib: Some(143_156.0),
+            host_gb_s: 64.0,
         }
         .spec(),
         // NVLink 3: 600 GB/s bidirectional. No FP8 tensor cores. torch's out-of-memory message
@@ -474,6 +486,7 @@ pub fn gpus() -> Vec<GpuSpec> {
             mem_gb: 80.0,
             link_gb_s: 300.0,
             reported_mib: Some(79.15 * 1024.0),
+            host_gb_s: 32.0,
         }
         .spec(),
         // NVLink 5: 1.8 TB/s bidirectional.
@@ -486,6 +499,7 @@ pub fn gpus() -> Vec<GpuSpec> {
             mem_gb: 180.0,
             link_gb_s: 900.0,
             reported_mib: None,
+            host_gb_s: 64.0,
         }
         .spec(),
         // PCIe Gen4 x16 only: 32 GB/s each way.
@@ -498,6 +512,7 @@ pub fn gpus() -> Vec<GpuSpec> {
             mem_gb: 48.0,
             link_gb_s: 32.0,
             reported_mib: None,
+            host_gb_s: 32.0,
         }
         .spec(),
         // Infinity Fabric: 896 GB/s aggregate peer bandwidth, 448 each way.
@@ -510,6 +525,7 @@ pub fn gpus() -> Vec<GpuSpec> {
             mem_gb: 192.0,
             link_gb_s: 448.0,
             reported_mib: None,
+            host_gb_s: 64.0,
         }
         .spec(),
     ]

@@ -376,6 +376,10 @@ pub struct StepCost {
     /// GPU time of speculative decoding's proposer (zero without it).
     #[serde(default)]
     pub draft_s: f64,
+    /// Copying KV caches back from host memory for the requests the step takes in (zero
+    /// without a host tier).
+    #[serde(default)]
+    pub reload_s: f64,
     pub total_s: f64,
 }
 
@@ -549,6 +553,7 @@ impl CostModel {
             overhead_s,
             cpu_s,
             draft_s: 0.0,
+            reload_s: 0.0,
             total_s: gpu_s + cpu_s,
         }
     }
@@ -658,6 +663,31 @@ impl CostModel {
             return link.latency_s;
         }
         link.latency_s + self.kv_transfer_bytes(tokens) / rate
+    }
+
+    /// Seconds to copy the KV cache of `tokens` tokens from host memory back into the GPUs
+    /// over their PCIe links (each GPU of the replica loads its own KV heads); infinite when
+    /// the GPU has no host link in the catalog.
+    pub fn kv_reload_time(&self, tokens: u32) -> f64 {
+        let rate = self.deployment.gpu.host_bw * self.deployment.tp as f64;
+        if rate > 0.0 {
+            self.kv_transfer_bytes(tokens) / rate
+        } else {
+            f64::INFINITY
+        }
+    }
+
+    /// Seconds of compute to prefill `tokens` tokens after `context` tokens already cached:
+    /// the compute side of a step that holds only them (what reloading them would save).
+    pub fn prefill_compute_time(&self, context: u32, tokens: u32) -> f64 {
+        if tokens == 0 {
+            return 0.0;
+        }
+        self.step_totals(&BatchTotals::of(&[BatchItem {
+            new_tokens: tokens,
+            context_len: context + tokens,
+        }]))
+        .compute_s
     }
 
     /// The KV pool of one replica, in tokens: (GPU memory x tp x utilisation - reserve x tp -

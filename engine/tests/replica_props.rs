@@ -28,9 +28,11 @@ fn case() -> impl Strategy<Value = Case> {
         any::<bool>(),
         any::<bool>(),
         any::<bool>(),
+        // A host tier of none, a few blocks, or plenty.
+        prop::sample::select(vec![0.0f64, 0.0, 0.000_1, 1.0]),
     )
         .prop_map(
-            |(budget, seqs, bs, caching, thr, full_isl, async_s, chunked)| SchedulerConfig {
+            |(budget, seqs, bs, caching, thr, full_isl, async_s, chunked, host)| SchedulerConfig {
                 max_num_batched_tokens: budget,
                 max_num_seqs: seqs,
                 block_size: bs,
@@ -39,6 +41,7 @@ fn case() -> impl Strategy<Value = Case> {
                 scheduler_reserve_full_isl: full_isl,
                 async_scheduling: async_s,
                 chunked_prefill: chunked,
+                kv_offloading_size: host,
             },
         );
     // Prompts are made of segments picked from a small pool, so prefixes repeat often.
@@ -300,6 +303,10 @@ proptest! {
     #![proptest_config(ProptestConfig { cases: 1500, ..ProptestConfig::default() })]
     #[test]
     fn fresh_prompts_behave_as_hashed_ones(c in case()) {
+        // Without a host tier: a fresh prompt's private blocks are not kept there, so a
+        // preempted fresh request computes again what a hashed one may copy back.
+        let mut c = c;
+        c.sched.kv_offloading_size = 0.0;
         let hashed = run_own_content(&c, false)?;
         let fresh = run_own_content(&c, true)?;
         prop_assert_eq!(hashed.len(), fresh.len());

@@ -260,6 +260,21 @@ impl LabResult {
                 Fraction,
                 Some(true),
             ),
+            // The prefix cache's two tiers (the first pool's): the GPU's, and host memory's.
+            f(
+                "prefix_hit_rate",
+                "prompt tokens found cached on the GPU",
+                r.pools.first().map_or(0.0, |p| p.prefix_hit_rate),
+                Fraction,
+                Some(true),
+            ),
+            f(
+                "host_hit_rate",
+                "prompt tokens copied back from host memory",
+                r.pools.first().map_or(0.0, |p| p.host_hit_rate),
+                Fraction,
+                Some(true),
+            ),
         ];
         LabResult {
             headline,

@@ -400,7 +400,7 @@ impl FleetConfig {
                 ));
             }
         }
-        self.disagg.validate().map_err(|e| e.within("disagg"))
+        Ok(())
     }
 
     /// Checks every part; the error's field names the part (`pools[0].replicas`, ...).
@@ -443,6 +443,7 @@ impl FleetConfig {
                 format!("at most {most} replicas across all pools"),
             ));
         }
+        self.disagg.validate().map_err(|e| e.within("disagg"))?;
         self.validate_roles()?;
         self.relay.validate().map_err(|e| e.within("relay"))?;
         self.autoscaler

@@ -360,6 +360,12 @@ pub struct PoolReport {
     /// (disaggregated fleets).
     #[serde(default)]
     pub link_busy_fraction: f64,
+    /// Host-memory tier: prompt tokens found there and copied back / prompt tokens looked up
+    /// (0 without one), and the compute the copies saved, net of their own time, seconds.
+    #[serde(default)]
+    pub host_hit_rate: f64,
+    #[serde(default)]
+    pub reload_saved_s: f64,
 }
 
 /// What the run cost.
@@ -481,6 +487,7 @@ impl FleetSim {
                 ..PoolReport::default()
             };
             let mut link_s = 0.0;
+            let mut host_hit = 0u64;
             let mut alive_s = 0.0;
             let mut busy_s = 0.0;
             let mut hit = 0u64;
@@ -497,6 +504,8 @@ impl FleetSim {
                 rep.routed += r.routed;
                 link_s += r.link_busy_s;
                 hit += m.prefix_hit_tokens;
+                host_hit += m.host_hit_tokens;
+                rep.reload_saved_s += m.reload_saved_s;
                 query += m.prefix_query_tokens;
                 proposed += m.spec_proposed;
                 accepted += m.spec_accepted;
@@ -512,6 +521,11 @@ impl FleetSim {
             rep.link_busy_fraction = if alive_s > 0.0 { link_s / alive_s } else { 0.0 };
             rep.prefix_hit_rate = if query > 0 {
                 hit as f64 / query as f64
+            } else {
+                0.0
+            };
+            rep.host_hit_rate = if query > 0 {
+                host_hit as f64 / query as f64
             } else {
                 0.0
             };

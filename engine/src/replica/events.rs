@@ -68,6 +68,13 @@ pub struct ReplicaMetrics {
     /// Prompt tokens whose KV arrived computed from another replica (a disaggregated
     /// prefill's), beyond the prefix hits.
     pub transferred_tokens: u64,
+    /// Host-memory tier: tokens found there past the GPU's prefix hits and copied back, and
+    /// those found there but computed again because that was quicker; the seconds the copies
+    /// took and the compute they saved (net of the copies).
+    pub host_hit_tokens: u64,
+    pub host_recomputed_tokens: u64,
+    pub reload_s: f64,
+    pub reload_saved_s: f64,
     /// Tokens run through the model as prefill, recomputation included.
     pub prefill_tokens: u64,
     /// Tokens run through the model as decodes.

@@ -102,6 +102,12 @@ pub struct SchedulerConfig {
     /// context): a step either prefills whole new prompts or decodes the running requests,
     /// never both, and prompts go first, so every prefill stalls every decode.
     pub chunked_prefill: bool,
+    /// GiB of host memory for the KV cache (vLLM's `--kv-offloading-size`; 0, the default:
+    /// none). Cached blocks the GPU evicts are kept there, least recently used dropped first,
+    /// and a prefix found there is copied back over PCIe when that is quicker than computing
+    /// it again. vLLM loads them asynchronously, the request waiting; here the copy is added
+    /// to the step that takes the request in, so the requests beside it wait too.
+    pub kv_offloading_size: f64,
 }
 
 /// Everything that defines one replica.
@@ -172,6 +178,8 @@ pub struct Replica {
     spec_tokens: u64,
     /// Scratch for `finish_speculating`: the slots of the requests that finished.
     spec_finished: Vec<u32>,
+    /// Seconds of copies from host memory the step being composed carries.
+    reload_pending: f64,
 }
 
 const GIB: f64 = 1024.0 * 1024.0 * 1024.0;
@@ -191,11 +199,15 @@ impl Default for SchedulerConfig {
             scheduler_reserve_full_isl: true,
             async_scheduling: true,
             chunked_prefill: true,
+            kv_offloading_size: 0.0,
         }
     }
 }
 
 impl SchedulerConfig {
+    /// GiB of host memory a replica's KV cache may use.
+    pub const KV_OFFLOADING_SIZE_RANGE: std::ops::RangeInclusive<f64> = 0.0..=16_384.0;
+
     /// The defaults `vllm serve` (the OpenAI API server) picks for a GPU, from
     /// `EngineArgs.get_batch_defaults` in vllm/engine/arg_utils.py: on a GPU with at least
     /// 70 GiB whose name does not contain "a100" (H100, H200, B200, MI300X), a token budget of
@@ -241,6 +253,11 @@ impl SchedulerConfig {
             *seqs.end(),
         )?;
         check("block_size", self.block_size, 1, 1024)?;
+        crate::error::check_in(
+            "kv_offloading_size",
+            self.kv_offloading_size,
+            &Self::KV_OFFLOADING_SIZE_RANGE,
+        )?;
         check(
             "long_prefill_token_threshold",
             self.long_prefill_token_threshold,
@@ -424,9 +441,19 @@ impl Replica {
     pub fn new(cfg: ReplicaConfig) -> Result<Replica, ConfigError> {
         let (blocks, cost) = cfg.blocks_and_cost()?;
         let proposer = cfg.proposer()?;
+        let mut pool = BlockPool::new(blocks);
+        let host_gib = cfg.scheduler.kv_offloading_size;
+        if host_gib > 0.0 {
+            let block_bytes = cost.kv_bytes_per_token() * cfg.scheduler.block_size as f64;
+            let host_blocks = (host_gib * GIB / block_bytes)
+                .floor()
+                .min(MAX_KV_BLOCKS as f64);
+            pool.host = Some(kv::HostTier::new(host_blocks as u32));
+        }
         Ok(Replica {
             proposer,
-            pool: BlockPool::new(blocks),
+            reload_pending: 0.0,
+            pool,
             cost,
             seqs: Vec::new(),
             free_slots: Vec::new(),

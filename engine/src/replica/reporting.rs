@@ -108,6 +108,15 @@ impl Replica {
         hits * self.cfg.scheduler.block_size
     }
 
+    /// The host-memory tier, when the replica has one: (blocks it holds now, blocks written
+    /// to it, blocks dropped from it for room).
+    pub fn host_tier(&self) -> Option<(u32, u64, u64)> {
+        self.pool
+            .host
+            .as_ref()
+            .map(|h| (h.len(), h.stored, h.dropped))
+    }
+
     pub fn kv_blocks_total(&self) -> u32 {
         self.pool.total()
     }

@@ -11,6 +11,7 @@ impl Replica {
     /// Composes the step starting at `start` (vLLM's `Scheduler.schedule()`).
     pub(super) fn compose(&mut self, start: f64, events: &mut Vec<ReplicaEvent>) {
         self.settle();
+        self.reload_pending = 0.0;
         self.ff.reset();
         self.now = start;
         while let Some(&(t, slot)) = self.pending.front() {
@@ -125,6 +126,10 @@ impl Replica {
             return;
         }
         self.step_cost = self.cost.step_totals(&totals);
+        if self.reload_pending > 0.0 {
+            self.step_cost.reload_s = self.reload_pending;
+            self.step_cost.total_s += self.reload_pending;
+        }
         if let Some(p) = self.proposer.as_ref().filter(|_| guesses > 0) {
             // The proposer guesses for every decoding request and, a draft model, sees the
             // step's prompt tokens too.
@@ -287,6 +292,28 @@ impl Replica {
         }
         let hit = self.scratch_blocks.len() as u32;
         let cached = hit * bs;
+        // Past the GPU's hits, the host tier may hold the next blocks: copy them back when
+        // that is quicker than computing them (the cost model's word, per request).
+        let mut host_blocks = 0u32;
+        if let (Some(h), true) = (self.pool.host.as_ref(), caching && !s.fresh) {
+            let max_hit = ((total - 1) / bs) as usize;
+            host_blocks = s.hashes[..max_hit.min(s.hashes.len())]
+                .iter()
+                .skip(hit as usize)
+                .take_while(|&&x| h.holds(x))
+                .count() as u32;
+        }
+        let host_tokens = host_blocks * bs;
+        let (reload, recompute) = if host_blocks > 0 {
+            (
+                self.cost.kv_reload_time(host_tokens),
+                self.cost.prefill_compute_time(cached, host_tokens),
+            )
+        } else {
+            (0.0, 0.0)
+        };
+        let reloads = host_blocks > 0 && reload < recompute;
+        let cached_or_loaded = cached + if reloads { host_tokens } else { 0 };
         // KV that came with the request (a disaggregated prefill's, moved from its prefill
         // replica) is computed on its first admission; after a preemption it is gone and is
         // recomputed here. The last token is always computed, as for a prefix hit.
@@ -295,7 +322,7 @@ impl Replica {
         } else {
             0
         };
-        let known = cached.max(arrived);
+        let known = cached_or_loaded.max(arrived);
         let mut new = total - known;
         if chunking == Chunking::Whole && new > budget {
             return None;
@@ -319,13 +346,30 @@ impl Replica {
         for &b in &self.scratch_blocks {
             self.pool.touch(b);
         }
+        // (KV that came with the request covers as much: then the tier is not asked.)
+        if host_blocks > 0 && arrived < cached + host_tokens {
+            if reloads {
+                self.metrics.host_hit_tokens += host_tokens as u64;
+                self.metrics.reload_s += reload;
+                self.metrics.reload_saved_s += recompute - reload;
+                self.reload_pending += reload;
+                if let Some(h) = self.pool.host.as_mut() {
+                    let from = hit as usize;
+                    for &x in &s.hashes[from..from + host_blocks as usize] {
+                        h.put(x);
+                    }
+                }
+            } else {
+                self.metrics.host_recomputed_tokens += host_tokens as u64;
+            }
+        }
         s.blocks.clear();
         s.blocks.extend_from_slice(&self.scratch_blocks);
         s.num_cached = hit;
         s.computed = known;
         self.metrics.prefix_query_tokens += s.prompt_len as u64;
         self.metrics.prefix_hit_tokens += cached.min(s.prompt_len) as u64;
-        self.metrics.transferred_tokens += (known - cached) as u64;
+        self.metrics.transferred_tokens += known.saturating_sub(cached_or_loaded) as u64;
         self.prefill_left -= known as u64;
         let ok = self.allocate(slot, target);
         debug_assert!(ok, "checked above");

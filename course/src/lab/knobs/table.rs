@@ -131,6 +131,11 @@ pub const KNOBS: &[Spec] = &[
     toggle("prefix_cache", Replica, "Prefix caching")
         .read(|c| on_off(rc(c).scheduler.enable_prefix_caching))
         .switch(|c, on| rc_mut(c).scheduler.enable_prefix_caching = on),
+    number("kv_offload", Replica, "Host memory for the KV cache (0: none)", "GiB",
+        real(&SchedulerConfig::KV_OFFLOADING_SIZE_RANGE, 1.0))
+        .read(|c| num(rc(c).scheduler.kv_offloading_size))
+        .set(|c, v| rc_mut(c).scheduler.kv_offloading_size = v)
+        .errors(&["kv_offloading_size"]),
     toggle("chunked", Replica, "Chunked prefill")
         .read(|c| on_off(rc(c).scheduler.chunked_prefill))
         .switch(|c, on| rc_mut(c).scheduler.chunked_prefill = on),

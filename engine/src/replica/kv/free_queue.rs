@@ -99,6 +99,7 @@ impl BlockPool {
             let mask = ring.len().wrapping_sub(1);
             let meta = &mut self.meta[..];
             let (roots, orphans) = (&mut self.roots, &mut self.orphans);
+            let host = &mut self.host;
             out.extend((0..queued).map(|_| {
                 // The front live entry (stale ones are skipped); `num_free` guarantees one.
                 let mut b = 0;
@@ -118,6 +119,9 @@ impl BlockPool {
                     // In no index and never a parent: forgetting it is all eviction does.
                     m.link = UNCACHED;
                 } else if m.link != UNCACHED {
+                    if let Some(h) = host.as_mut() {
+                        h.put(m.hash);
+                    }
                     evict(meta, roots, orphans, b);
                 }
                 b
@@ -262,6 +266,9 @@ impl BlockPool {
             if m.link == PRIVATE {
                 m.link = UNCACHED;
             } else if m.link != UNCACHED {
+                if let Some(h) = self.host.as_mut() {
+                    h.put(m.hash);
+                }
                 evict(&mut self.meta, &mut self.roots, &mut self.orphans, b);
             }
             b

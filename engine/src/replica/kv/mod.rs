@@ -69,11 +69,13 @@
 
 mod free_queue;
 mod hash;
+mod host;
 mod index;
 mod prefix;
 
 use free_queue::FreeQueue;
 pub(crate) use hash::{for_each_block_hash, sequence_block_hashes};
+pub(crate) use host::HostTier;
 use index::HashIndex;
 
 /// A block size, kept with its shift when it is a power of two (vLLM's are), so the paths
@@ -156,6 +158,8 @@ pub(crate) struct BlockPool {
     pub(crate) taken: u64,
     /// Blocks returned to the free pool so far (last reference dropped).
     pub(crate) returned: u64,
+    /// Where evicted cached content goes, when the replica has a host-memory tier.
+    pub(crate) host: Option<HostTier>,
 }
 
 /// What a full recount of the pool found; see [`BlockPool::audit`].
@@ -223,6 +227,7 @@ impl BlockPool {
             orphans: HashIndex::new(),
             taken: 0,
             returned: 0,
+            host: None,
         }
     }
 
