@@ -23,7 +23,7 @@ use trainer_engine::scenario::fleet::FleetScenario;
 
 /// The shipped moments, as (id, text: see [`trainer_engine::files`]), in the order the app
 /// lists them.
-pub const BUILTIN: [(&str, &str); 11] = [
+pub const BUILTIN: [(&str, &str); 12] = [
     ("routing", files::MOMENTS_ROUTING),
     ("autoscaler", files::MOMENTS_AUTOSCALER),
     ("rag", files::MOMENTS_RAG),
@@ -35,6 +35,7 @@ pub const BUILTIN: [(&str, &str); 11] = [
     ("cheapest-fleet", files::MOMENTS_CHEAPEST_FLEET),
     ("disconnect", files::MOMENTS_DISCONNECT),
     ("disaggregate", files::MOMENTS_DISAGGREGATE),
+    ("long-chats", files::MOMENTS_LONG_CHATS),
 ];
 
 /// One moment.

@@ -106,14 +106,15 @@ fn every_moments_strong_option_wins_beyond_one_run() {
             "spec-latency" => the_speculation_moments_reasons_hold(m, &runs),
             "cheapest-fleet" => the_cheapest_fleet_moments_reasons_hold(m, &runs),
             "disaggregate" => the_disaggregation_moments_reasons_hold(m, &runs),
+            "long-chats" => the_long_chats_moments_reasons_hold(m, &runs),
             _ => {}
         }
         checked += usize::from(matches!(
             m.id.as_str(),
-            "halve-cost" | "spec-latency" | "cheapest-fleet" | "disaggregate"
+            "halve-cost" | "spec-latency" | "cheapest-fleet" | "disaggregate" | "long-chats"
         ));
     }
-    assert_eq!(checked, 4, "every moment with reasons to check ran");
+    assert_eq!(checked, 5, "every moment with reasons to check ran");
 }
 
 /// Prints every fleet moment's figures at its own load, seed and engine (for authors).
@@ -203,6 +204,41 @@ fn the_disaggregation_moments_reasons_hold(m: &Moment, runs: &[(Variant, &[Optio
         }
         assert!(at(lean, busy) > at(even, busy), "{v:?}");
         assert!(at(lean, queue) > at(even, queue), "{v:?}");
+    }
+    assert_eq!(
+        runs.len(),
+        2 * 3 * 3,
+        "both engines, three loads, three seeds"
+    );
+}
+
+/// The long-chats moment says the GPU has let most of a returning chat's history go in every
+/// arm (under half its prompt tokens are found there), that more or bigger GPUs cost more,
+/// and that only the host tier copies tokens back, on the GPUs of the first arm.
+fn the_long_chats_moments_reasons_hold(m: &Moment, runs: &[(Variant, &[OptionOutcome])]) {
+    let opt = |id: &str| m.options.iter().position(|o| o.id == id).expect(id);
+    let fig = |id: &str| m.figure_index(id).expect(id);
+    let (none, h200, more, host) = (
+        opt("recompute"),
+        opt("h200"),
+        opt("more-replicas"),
+        opt("host-tier"),
+    );
+    let (gpu_hit, host_hit, dollars) = (fig("gpu_hit"), fig("host_hit"), fig("gpu_dollars"));
+    for (v, o) in runs {
+        let at = |i: usize, f: usize| o[i].figures[f].expect("a figure");
+        for i in [none, h200, more, host] {
+            assert!(
+                at(i, gpu_hit) < 0.5,
+                "{v:?}: option {i} keeps most on the GPU"
+            );
+        }
+        for i in [none, h200, more] {
+            assert_eq!(at(i, host_hit), 0.0, "{v:?}");
+            assert!(at(host, host_hit) > at(i, gpu_hit), "{v:?}");
+        }
+        assert!(at(h200, dollars) > at(none, dollars) && at(more, dollars) > at(none, dollars));
+        assert!((at(host, dollars) - at(none, dollars)).abs() < 0.01 * at(none, dollars));
     }
     assert_eq!(
         runs.len(),

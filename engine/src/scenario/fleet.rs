@@ -34,7 +34,7 @@ use crate::scenario::Scenario;
 use serde::{Deserialize, Serialize};
 
 /// The fleet scenarios shipped with the product, as (file name, text: see [`crate::files`]).
-pub const BUILTIN: [(&str, &str); 12] = [
+pub const BUILTIN: [(&str, &str); 13] = [
     ("fleet-seed.toml", crate::files::SCENARIOS_FLEET_SEED),
     (
         "fleet-ttft-gap.toml",
@@ -76,6 +76,10 @@ pub const BUILTIN: [(&str, &str); 12] = [
     (
         "fleet-disaggregate.toml",
         crate::files::SCENARIOS_FLEET_DISAGGREGATE,
+    ),
+    (
+        "fleet-long-chats.toml",
+        crate::files::SCENARIOS_FLEET_LONG_CHATS,
     ),
 ];
 
