@@ -6,7 +6,8 @@ use proptest::prelude::*;
 use trainer_engine::catalog::link_or_error;
 use trainer_engine::cost::CostModel;
 use trainer_engine::fleet::{
-    FleetConfig, FleetReport, FleetSim, PoolConfig, PoolRole, ReplicaFault,
+    AutoscalerConfig, FleetConfig, FleetReport, FleetSim, PoolConfig, PoolRole, ReplicaFault,
+    ScaleSignal, TrafficSource,
 };
 use trainer_engine::workload::{Arrival, LengthDist};
 
@@ -244,6 +245,70 @@ fn pools_whose_roles_do_not_fit_together_are_refused_by_name() {
     cfg.disagg.link_share = 0.0;
     let e = FleetSim::new(cfg).err().expect("no share of the link");
     assert_eq!(e.field, "disagg.link_share");
+}
+
+#[test]
+fn each_pool_scales_on_its_own_signal() {
+    // Quiet, then three times the traffic from the second minute: the prefill pool grows on
+    // its queued prompt tokens, the decode pool on the share of its KV cache in use.
+    let mut cfg = split(4.0, 2_000, 400, 600.0, 1, 1);
+    let mut peak = cfg.traffic[0].clone();
+    peak.start_s = 120.0;
+    peak.workload.duration_s = 480.0;
+    peak.workload.arrival = Arrival::Poisson { rate: 12.0 };
+    peak.workload.seed = 9;
+    cfg.traffic.push(TrafficSource { ..peak });
+    for p in &mut cfg.pools {
+        p.max_replicas = 6;
+    }
+    let scaler = |pool: usize, signal: ScaleSignal, target: f64| AutoscalerConfig {
+        enabled: true,
+        pool,
+        signal,
+        target,
+        interval_s: 10.0,
+        scale_up_delay_s: 30.0,
+        cooldown_s: 20.0,
+        ..AutoscalerConfig::default()
+    };
+    cfg.autoscaler = scaler(0, ScaleSignal::QueuedTokens, 4_000.0);
+    cfg.more_autoscalers = vec![scaler(1, ScaleSignal::KvUsage, 0.3)];
+    let (r, sim) = run(cfg.clone());
+    check(&r, &sim).unwrap();
+    let grew = |pool: usize| {
+        r.scale_events
+            .iter()
+            .any(|e| e.pool == pool && e.to > e.from)
+    };
+    assert!(grew(0), "prefill: {:?}", r.scale_events);
+    assert!(grew(1), "decode: {:?}", r.scale_events);
+    // Each evaluation is its own pool's.
+    for pool in [0, 1] {
+        assert!(
+            r.autoscaler_signal
+                .iter()
+                .filter(|p| p.pool == pool)
+                .count()
+                >= 50
+        );
+    }
+    assert_eq!(
+        r.pools[0].peak_provisioned.max(2),
+        r.pools[0].peak_provisioned
+    );
+    // Two autoscalers on one pool are refused, by name.
+    let mut twice = cfg.clone();
+    twice.more_autoscalers[0].pool = 0;
+    let e = FleetSim::new(twice)
+        .err()
+        .expect("one pool, two autoscalers");
+    assert_eq!(e.field, "more_autoscalers[0].pool");
+    let mut none = cfg;
+    none.more_autoscalers[0].pool = 7;
+    assert_eq!(
+        FleetSim::new(none).err().expect("no pool 7").field,
+        "more_autoscalers[0].pool"
+    );
 }
 
 proptest! {

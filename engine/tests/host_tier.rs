@@ -119,7 +119,9 @@ proptest! {
         let a = sim.replica().audit();
         prop_assert!(a.consistent && a.allocated == 0 && a.references == 0, "{a:?}");
         prop_assert_eq!(m.finished + m.rejected, m.submitted);
-        prop_assert_eq!(r.finished, m.finished);
+        // The run's "finished" counts every request that ended, refused ones included.
+        prop_assert_eq!(r.finished, m.finished + m.rejected);
+        prop_assert_eq!(r.rejected, m.rejected);
         prop_assert!(m.prefix_hit_tokens + m.host_hit_tokens + m.host_recomputed_tokens
             <= m.prefix_query_tokens + m.preemptions * 20_000);
         if host_gib == 0.0 {

@@ -161,6 +161,9 @@ fn check_positive_f(field: &str, v: f64) -> Result<(), ConfigError> {
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 pub struct SignalPoint {
     pub t: f64,
+    /// The pool it scales (a fleet may have one autoscaler per pool).
+    #[serde(default)]
+    pub pool: usize,
     /// The signal's value (NaN when it had nothing to read, e.g. no TTFT in the interval).
     pub value: f64,
     /// Ready replicas in the pool.
@@ -173,6 +176,9 @@ pub struct SignalPoint {
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 pub struct ScaleEvent {
     pub t: f64,
+    /// The pool it scaled.
+    #[serde(default)]
+    pub pool: usize,
     /// The signal's value when it decided.
     pub signal: f64,
     pub from: u32,

@@ -187,6 +187,10 @@ pub struct FleetConfig {
     /// role `prefill`).
     #[serde(default)]
     pub disagg: DisaggConfig,
+    /// More autoscalers, each scaling its own pool on its own signal (a disaggregated fleet's
+    /// prefill and decode pools, say), beside `autoscaler`.
+    #[serde(default)]
+    pub more_autoscalers: Vec<AutoscalerConfig>,
 }
 
 /// A replica that fails at a moment of the run (its GPU or its process dies): the requests
@@ -345,7 +349,16 @@ impl FleetConfig {
             limits: FleetLimits::default(),
             faults: Vec::new(),
             disagg: DisaggConfig::default(),
+            more_autoscalers: Vec::new(),
         }
+    }
+
+    /// Every autoscaler that is on, in order: `autoscaler`, then `more_autoscalers`.
+    pub fn autoscalers(&self) -> Vec<AutoscalerConfig> {
+        std::iter::once(self.autoscaler)
+            .chain(self.more_autoscalers.iter().copied())
+            .filter(|a| a.enabled)
+            .collect()
     }
 
     /// Whether prefill and decode run on separate pools.
@@ -454,6 +467,38 @@ impl FleetConfig {
                 "autoscaler.pool",
                 format!("there is no pool {}", self.autoscaler.pool),
             ));
+        }
+        if self.more_autoscalers.len() > 16 {
+            return Err(ConfigError::new(
+                "more_autoscalers",
+                "at most 16 more autoscalers",
+            ));
+        }
+        let mut scaled = vec![false; self.pools.len()];
+        if self.autoscaler.enabled {
+            scaled[self.autoscaler.pool] = true;
+        }
+        for (i, a) in self.more_autoscalers.iter().enumerate() {
+            let within = |e: ConfigError| e.within(&format!("more_autoscalers[{i}]"));
+            a.validate().map_err(within)?;
+            if !a.enabled {
+                continue;
+            }
+            match scaled.get_mut(a.pool) {
+                None => {
+                    return Err(within(ConfigError::new(
+                        "pool",
+                        format!("there is no pool {}", a.pool),
+                    )))
+                }
+                Some(true) => {
+                    return Err(within(ConfigError::new(
+                        "pool",
+                        format!("pool {} already has an autoscaler", a.pool),
+                    )))
+                }
+                Some(s) => *s = true,
+            }
         }
         self.overflow
             .validate(self.pools.len())

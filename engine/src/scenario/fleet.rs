@@ -127,6 +127,9 @@ pub struct FleetFile {
     /// How KV caches move between prefill and decode pools: `{ link = "infiniband-ndr",
     /// link_share = 1.0 }`.
     pub disagg: DisaggConfig,
+    /// More autoscalers, one per pool: `[[more_autoscalers]]` tables like `[autoscaler]`.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub more_autoscalers: Vec<AutoscalerConfig>,
     /// Arms: each a table with a `name` and keys that replace the base's.
     pub arms: Vec<toml::Table>,
 }
@@ -192,6 +195,7 @@ impl Default for FleetFile {
             limits: seed.limits,
             faults: Vec::new(),
             disagg: seed.disagg,
+            more_autoscalers: Vec::new(),
             arms: Vec::new(),
         }
     }
@@ -291,6 +295,7 @@ impl FleetFile {
             limits: self.limits,
             faults: self.faults.clone(),
             disagg: self.disagg.clone(),
+            more_autoscalers: self.more_autoscalers.clone(),
         };
         cfg.validate()?;
         Ok(cfg)

@@ -80,8 +80,8 @@ pub struct FleetSim {
     pub(super) signal_series: Vec<SignalPoint>,
     pub(super) series: Vec<SeriesPoint>,
     sample_interval: f64,
-    last_scale_change: f64,
-    interval_ttft: Vec<f64>,
+    /// The autoscalers that are on, each with its own state.
+    scalers: Vec<Scaler>,
     events_buf: Vec<ReplicaEvent>,
     cand_buf: Vec<Candidate>,
     /// Whether every request streams (then every decode token is a streamed token).
@@ -165,8 +165,9 @@ pub enum Event {
     StreamEnd { slot: usize },
     /// A replica asked for by the autoscaler has loaded its weights.
     ReplicaReady { replica: usize },
-    /// The autoscaler evaluates its signal.
-    AutoscaleTick,
+    /// An autoscaler (its index among the fleet's, see [`FleetConfig::autoscalers`])
+    /// evaluates its signal.
+    AutoscaleTick { scaler: usize },
     /// A point of the open-streams series.
     Sample,
 }
@@ -181,6 +182,15 @@ pub enum ReplicaState {
     /// Finishing its requests before it stops; takes no new traffic.
     Draining,
     Stopped,
+}
+
+/// One autoscaler of the fleet and its state.
+pub(super) struct Scaler {
+    pub(super) cfg: super::AutoscalerConfig,
+    /// When it last changed its pool.
+    pub(super) last_change: f64,
+    /// Server TTFTs since its last evaluation (kept only for the TTFT signal).
+    pub(super) ttft: Vec<f64>,
 }
 
 struct Source {
@@ -339,8 +349,15 @@ impl FleetSim {
             signal_series: Vec::new(),
             series: Vec::new(),
             sample_interval,
-            last_scale_change: f64::NEG_INFINITY,
-            interval_ttft: Vec::new(),
+            scalers: cfg
+                .autoscalers()
+                .into_iter()
+                .map(|cfg| Scaler {
+                    cfg,
+                    last_change: f64::NEG_INFINITY,
+                    ttft: Vec::new(),
+                })
+                .collect(),
             events_buf: Vec::new(),
             cand_buf: Vec::new(),
             all_streaming: cfg.clients.streaming_fraction >= 1.0,
@@ -382,8 +399,9 @@ impl FleetSim {
             );
         }
         sim.schedule(0.0, Event::Sample);
-        if sim.cfg.autoscaler.enabled {
-            sim.schedule(sim.cfg.autoscaler.interval_s, Event::AutoscaleTick);
+        for i in 0..sim.scalers.len() {
+            let at = sim.scalers[i].cfg.interval_s;
+            sim.schedule(at, Event::AutoscaleTick { scaler: i });
         }
         Ok(sim)
     }
@@ -611,7 +629,7 @@ impl FleetSim {
                     rs.ready_at = self.now;
                 }
             }
-            Event::AutoscaleTick => self.on_autoscale(),
+            Event::AutoscaleTick { scaler } => self.on_autoscale(scaler),
             Event::Sample => self.on_sample(),
         }
     }

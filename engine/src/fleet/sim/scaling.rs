@@ -11,8 +11,17 @@ use crate::fleet::router::kv_usage;
 use crate::replica::{Replica, ReplicaConfig};
 
 impl FleetSim {
-    pub(super) fn on_autoscale(&mut self) {
-        let a = self.cfg.autoscaler;
+    /// A server TTFT, for the autoscalers that watch it.
+    pub(super) fn note_ttft(&mut self, v: f64) {
+        for s in &mut self.scalers {
+            if s.cfg.signal == ScaleSignal::Ttft {
+                s.ttft.push(v);
+            }
+        }
+    }
+
+    pub(super) fn on_autoscale(&mut self, which: usize) {
+        let a = self.scalers[which].cfg;
         let t = self.now;
         self.sync_all(t);
         let pool = a.pool;
@@ -49,20 +58,22 @@ impl FleetSim {
             ScaleSignal::QueuedTokens => queued / n,
             ScaleSignal::KvUsage => kv / n,
             ScaleSignal::Ttft => {
-                if self.interval_ttft.is_empty() {
+                let seen = &self.scalers[which].ttft;
+                if seen.is_empty() {
                     f64::NAN
                 } else {
                     let mut h = Histogram::new();
-                    for &v in &self.interval_ttft {
+                    for &v in seen {
                         h.push(v);
                     }
                     h.quantile(a.ttft_quantile)
                 }
             }
         };
-        self.interval_ttft.clear();
+        self.scalers[which].ttft.clear();
         self.signal_series.push(SignalPoint {
             t,
+            pool,
             value,
             ready,
             provisioned: current,
@@ -70,7 +81,7 @@ impl FleetSim {
         let p = &self.cfg.pools[pool];
         let max = p.max_replicas;
         let min = a.floor_at(t, p.min_replicas, max);
-        let since = t - self.last_scale_change;
+        let since = t - self.scalers[which].last_change;
         let want = a.desired(ready, current, value, min, max).and_then(|want| {
             if want > current {
                 (since >= a.cooldown_s).then_some(want)
@@ -88,11 +99,12 @@ impl FleetSim {
             if let Some(want) = want {
                 self.scale_events.push(ScaleEvent {
                     t,
+                    pool,
                     signal: value,
                     from: current,
                     to: want,
                 });
-                self.last_scale_change = t;
+                self.scalers[which].last_change = t;
                 if want > current {
                     for _ in current..want {
                         if let Ok(r) = self.add_replica(pool, ReplicaState::Starting) {
@@ -109,7 +121,7 @@ impl FleetSim {
         }
         let next = t + a.interval_s;
         if next <= self.horizon {
-            self.schedule(next, Event::AutoscaleTick);
+            self.schedule(next, Event::AutoscaleTick { scaler: which });
         }
     }
 

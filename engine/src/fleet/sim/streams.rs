@@ -37,7 +37,8 @@ impl FleetSim {
                         l.first_release = Some(at);
                     }
                     if !l.timed_out {
-                        self.interval_ttft.push(t + relay - l.gateway_in);
+                        let v = t + relay - l.gateway_in;
+                        self.note_ttft(v);
                     }
                 }
             }
@@ -77,7 +78,8 @@ impl FleetSim {
                         l.first_release = Some(at);
                     }
                 } else if !l.timed_out {
-                    self.interval_ttft.push(t + relay - l.gateway_in);
+                    let v = t + relay - l.gateway_in;
+                    self.note_ttft(v);
                 }
                 let end = t + relay;
                 if end <= self.now {
