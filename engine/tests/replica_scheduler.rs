@@ -566,3 +566,54 @@ fn a_request_whose_kv_arrives_computes_only_its_last_prompt_token() {
     assert_eq!(m.output_tokens, 800);
     assert!(r.audit().consistent);
 }
+
+/// A prefill instance keeps a finished request's blocks until its decode instance has pulled
+/// the KV cache (vLLM's `NixlConnector` delays freeing them): meanwhile they count against
+/// the pool, and a prompt that needs them waits, then runs once they are released.
+#[test]
+fn a_prefill_replica_holds_a_finished_requests_blocks_until_they_are_pulled() {
+    let mut r = replica(8192, 256, Some(80), true);
+    let mut events = Vec::new();
+    r.submit_holding_kv(
+        0.0,
+        EngineRequest {
+            id: 0,
+            prompt: Prompt::unique(1, 1_000),
+            output_len: 1,
+            tenant: 0,
+        },
+    );
+    r.advance_to(1.0, &mut events);
+    let done = events
+        .iter()
+        .find_map(|e| match *e {
+            ReplicaEvent::Finished { id: 0, t, .. } => Some(t),
+            _ => None,
+        })
+        .expect("the prefill finished");
+    // 1,000 tokens in 63 blocks, still taken after the request ended.
+    assert_eq!(r.held_kv_blocks(), 63);
+    assert_eq!(r.audit().allocated, 63);
+    assert!(r.audit().consistent);
+    // A 600-token prompt needs 38 blocks: only 17 are free, so it waits.
+    r.submit(
+        1.0,
+        EngineRequest {
+            id: 1,
+            prompt: Prompt::unique(2, 600),
+            output_len: 1,
+            tenant: 0,
+        },
+    );
+    r.advance_to(2.0, &mut events);
+    assert!(first_token_time(&events, 1).is_none(), "nothing for it yet");
+    assert!(r.audit().consistent);
+    // Pulled at 2 s: the blocks go back, and the waiting prompt runs from there.
+    assert!(r.release_kv(0, 2.0));
+    assert!(!r.release_kv(0, 2.0), "released once");
+    r.advance_to(f64::INFINITY, &mut events);
+    let first = first_token_time(&events, 1).expect("it ran");
+    assert!(first > 2.0 && done < 1.0, "{first} {done}");
+    let a = r.audit();
+    assert!(a.consistent && a.allocated == 0, "{a:?}");
+}

@@ -180,6 +180,9 @@ pub struct Replica {
     spec_finished: Vec<u32>,
     /// Seconds of copies from host memory the step being composed carries.
     reload_pending: f64,
+    /// Block tables of finished requests whose KV cache another replica is still to pull
+    /// (see [`Replica::submit_holding_kv`]), by request id.
+    held_kv: Vec<(u64, Vec<u32>)>,
 }
 
 const GIB: f64 = 1024.0 * 1024.0 * 1024.0;
@@ -392,6 +395,9 @@ struct Seq {
     /// Leading prompt tokens whose KV arrives with the request, computed elsewhere (see
     /// [`Replica::submit_with_kv`]).
     external: u32,
+    /// Its blocks outlive it until [`Replica::release_kv`] (see
+    /// [`Replica::submit_holding_kv`]).
+    hold_kv: bool,
     admitted: bool,
     has_first_token: bool,
     last_token_time: f64,
@@ -453,6 +459,7 @@ impl Replica {
         Ok(Replica {
             proposer,
             reload_pending: 0.0,
+            held_kv: Vec::new(),
             pool,
             cost,
             seqs: Vec::new(),
@@ -494,12 +501,46 @@ impl Replica {
         self.submit_with_kv(t, req, 0);
     }
 
+    /// Like [`Replica::submit`], for a disaggregated prefill: when the request finishes, its
+    /// blocks stay allocated (its KV cache is still to be pulled by its decode replica) until
+    /// [`Replica::release_kv`], as vLLM's prefill instance delays freeing them until the pull
+    /// is done.
+    pub fn submit_holding_kv(&mut self, t: f64, req: EngineRequest) {
+        self.enqueue(t, req, 0, true);
+    }
+
+    /// Frees the blocks a finished request held for its KV cache's transfer (see
+    /// [`Replica::submit_holding_kv`]) at time `t` (the driver advances the engine to `t`
+    /// first). A step waiting for blocks can then start. False when it holds none for `id`.
+    pub fn release_kv(&mut self, id: u64, t: f64) -> bool {
+        let Some(i) = self.held_kv.iter().position(|h| h.0 == id) else {
+            return false;
+        };
+        let (_, blocks) = self.held_kv.swap_remove(i);
+        self.pool.release_table(&blocks);
+        if self.state == State::Idle && !self.waiting.is_empty() {
+            self.state = State::StartAt(t.max(self.now));
+        }
+        true
+    }
+
+    /// Blocks held for transfers not yet done.
+    pub fn held_kv_blocks(&self) -> u32 {
+        self.held_kv.iter().map(|h| h.1.len() as u32).sum()
+    }
+
     /// Like [`Replica::submit`], for a request whose first `kv_tokens` prompt tokens were
     /// computed on another replica (a disaggregated prefill) and arrive with it: on its
     /// admission they take blocks but no compute, so its first step computes only what is
     /// left (vLLM's decode instance with a KV connector recomputes at least the last prompt
     /// token, which samples the reply's first token). After a preemption they are recomputed.
     pub fn submit_with_kv(&mut self, t: f64, req: EngineRequest, kv_tokens: u32) {
+        self.enqueue(t, req, kv_tokens, false);
+    }
+
+    /// Every submission: `kv_tokens` leading tokens computed elsewhere, and whether its
+    /// blocks outlive it (`hold_kv`).
+    fn enqueue(&mut self, t: f64, req: EngineRequest, kv_tokens: u32, hold_kv: bool) {
         let t = if t.is_finite() && t > self.now {
             t
         } else {
@@ -564,6 +605,7 @@ impl Replica {
             held,
             token_times: times,
             external: kv_tokens,
+            hold_kv,
             ..Seq::default()
         };
         self.prefill_left += prompt_len as u64;
@@ -786,6 +828,9 @@ impl Replica {
         self.deferred.clear();
         self.cur_trace = None;
         let mut ids = Vec::new();
+        for (_, blocks) in std::mem::take(&mut self.held_kv) {
+            self.pool.release_table(&blocks);
+        }
         let running = std::mem::take(&mut self.running);
         let waiting: Vec<u32> = self.waiting.drain(..).collect();
         let pending: Vec<u32> = self.pending.drain(..).map(|(_, s)| s).collect();

@@ -148,7 +148,8 @@ impl Replica {
             .running
             .iter()
             .map(|&s| self.seqs[s as usize].blocks.len() as u64)
-            .sum();
+            .sum::<u64>()
+            + self.held_kv_blocks() as u64;
         let idle_tables = self
             .waiting
             .iter()

@@ -118,8 +118,13 @@ impl Replica {
     pub(super) fn retire(&mut self, slot: u32, end: f64, events: &mut Vec<ReplicaEvent>) {
         let s = &mut self.seqs[slot as usize];
         s.running = false;
-        self.pool.release_table(&s.blocks);
-        s.blocks.clear();
+        if s.hold_kv {
+            // Its KV cache is still to be pulled: the blocks outlive the request.
+            self.held_kv.push((s.id, std::mem::take(&mut s.blocks)));
+        } else {
+            self.pool.release_table(&s.blocks);
+            s.blocks.clear();
+        }
         self.metrics.finished += 1;
         self.metrics.finished_prompt_tokens += s.prompt_len as u64;
         events.push(ReplicaEvent::Finished {

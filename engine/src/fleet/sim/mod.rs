@@ -280,6 +280,8 @@ struct Live {
     decode_replica: Option<usize>,
     /// It counts as on its way to `decode_replica` (chosen, its KV cache not yet there).
     decode_pending: bool,
+    /// The prefill replica holding its KV cache until the transfer is done.
+    kv_holder: Option<usize>,
     /// When its prefill replica finished the prompt.
     prefill_done: f64,
     /// When its KV cache reached the decode replica.

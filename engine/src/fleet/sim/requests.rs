@@ -3,7 +3,7 @@
 //! client leaves early: its deadline, which cancels a request still without a first token,
 //! and a client that closes the connection whenever it likes (before or during its reply).
 
-use super::{Event, FleetSim, Live, Phase};
+use super::{Event, FleetSim, Live, Phase, ReplicaState};
 use crate::fleet::clocks::{Outcome, RejectReason, SpillTarget};
 use crate::fleet::quota::QuotaDecision;
 use crate::replica::EngineRequest;
@@ -194,7 +194,12 @@ impl FleetSim {
                 tenant: l.tenant,
             }
         };
-        self.replicas[r].replica.submit(t, req);
+        if self.live[slot].phase == Phase::Prefill {
+            // Its blocks stay until its decode replica has pulled them.
+            self.replicas[r].replica.submit_holding_kv(t, req);
+        } else {
+            self.replicas[r].replica.submit(t, req);
+        }
         // A request the engine can never hold is refused at once: hear about it now.
         self.sync(r, t);
     }
@@ -212,6 +217,7 @@ impl FleetSim {
         let share = self.cfg.disagg.link_share;
         let l = &mut self.live[slot];
         l.prefill_done = t;
+        l.kv_holder = Some(r);
         l.phase = Phase::Transfer;
         l.in_engine = false;
         l.replica = None;
@@ -250,6 +256,10 @@ impl FleetSim {
             return;
         };
         self.clear_decode_pending(slot);
+        // The pull is done: the prefill replica frees the blocks it kept for it.
+        if let Some(p) = self.live[slot].kv_holder.take() {
+            self.release_held_kv(p, slot, t);
+        }
         let l = &mut self.live[slot];
         // The connection to the decode replica is held from here to the stream's end.
         l.replica = Some(d);
@@ -280,6 +290,17 @@ impl FleetSim {
         };
         self.replicas[d].replica.submit_with_kv(t, req, kv);
         self.sync(d, t);
+    }
+
+    /// Prefill replica `p` frees, at `t`, the blocks it kept for the request in `slot`.
+    pub(super) fn release_held_kv(&mut self, p: usize, slot: usize, t: f64) {
+        if self.replicas[p].state == ReplicaState::Starting {
+            return;
+        }
+        // Steps before `t` ran without these blocks.
+        self.sync(p, t);
+        self.replicas[p].replica.release_kv(slot as u64, t);
+        self.arm_wake(p);
     }
 
     /// The request in `slot` no longer counts as on its way to its decode replica.

@@ -51,7 +51,8 @@ impl FleetSim {
                 let l = &mut self.live[slot];
                 if l.phase == Phase::Prefill && output_tokens > 0 {
                     if l.timed_out {
-                        // Its client has gone: nothing moves on.
+                        // Its client has gone: nothing moves on, and its blocks go back.
+                        self.replicas[r].replica.release_kv(id, t);
                         self.end_stream(slot, t);
                     } else {
                         self.hand_off(slot, r, t);
