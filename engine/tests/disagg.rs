@@ -4,7 +4,7 @@
 
 use proptest::prelude::*;
 use trainer_engine::catalog::link_or_error;
-use trainer_engine::cost::CostModel;
+use trainer_engine::cost::{BatchItem, BatchTotals, CostModel};
 use trainer_engine::fleet::{
     AutoscalerConfig, FleetConfig, FleetReport, FleetSim, PoolConfig, PoolRole, ReplicaFault,
     ScaleSignal, TrafficSource,
@@ -137,6 +137,50 @@ fn every_request_prefills_moves_its_cache_and_decodes_with_tokens_conserved() {
     // No prefill ever runs beside a decode, so the decode replicas' steps are one token
     // per running request plus one per newcomer.
     assert!(dec.link_busy_fraction > 0.0 && pre.link_busy_fraction > 0.0);
+}
+
+/// One request alone, timed by hand from the cost model: its prefill step on the prefill
+/// replica, the gateway's new connection to the decode replica, the transfer of its 1,000
+/// tokens' KV cache, and the decode replica's first step (one prompt token, which samples the
+/// first token). The engine's TTFT is exactly their sum, and the split says which is which.
+#[test]
+fn one_requests_first_token_is_its_prefill_the_move_and_one_decode_step() {
+    let mut cfg = split(1.0, 1_000, 5, 1.0, 1, 1);
+    cfg.traffic[0].workload.arrival = Arrival::Trace { times: vec![0.0] };
+    cfg.record_requests = true;
+    cfg.gateway.auth_miss_fraction = 0.0;
+    let (r, sim) = run(cfg.clone());
+    assert_eq!(r.outcomes.completed, 1);
+    let rec = &sim.records()[0];
+    let cost = sim.replicas().next().unwrap().cost_model().clone();
+    let step = |new: u32, ctx: u32| {
+        let mut t = BatchTotals::of(&[BatchItem {
+            new_tokens: new,
+            context_len: ctx,
+        }]);
+        t.admitted = 1;
+        cost.step_totals(&t).total_s
+    };
+    let prefill = step(1_000, 1_000);
+    let ib = link_or_error("infiniband-ndr").unwrap();
+    let moved = cfg.gateway.pool.connect_s + cost.kv_transfer_time(1_000, &ib, 1.0);
+    let first = step(1, 1_000);
+    let ttft = rec.first_token - rec.engine_in;
+    assert!(
+        (ttft - (prefill + moved + first)).abs() < 1e-9,
+        "{ttft} against {}",
+        prefill + moved + first
+    );
+    let s = &r.ttft_split;
+    assert!(s.queue.max < 1e-9);
+    assert!((s.prefill.mean - prefill).abs() < 1e-9);
+    assert!((s.transfer.mean - moved).abs() < 1e-9);
+    assert!((s.first_decode.mean - first).abs() < 1e-9);
+    assert_eq!(
+        rec.replica,
+        Some(1),
+        "the stream ends on its decode replica"
+    );
 }
 
 #[test]
