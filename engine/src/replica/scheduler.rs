@@ -292,10 +292,22 @@ impl Replica {
         }
         let hit = self.scratch_blocks.len() as u32;
         let cached = hit * bs;
+        // KV that came with the request (a disaggregated prefill's, moved from its prefill
+        // replica) is computed on its first admission; after a preemption it is gone and is
+        // recomputed here. The last token is always computed, as for a prefix hit.
+        let arrived = if s.preemptions == 0 {
+            s.external.min(total - 1)
+        } else {
+            0
+        };
         // Past the GPU's hits, the host tier may hold the next blocks: copy them back when
-        // that is quicker than computing them (the cost model's word, per request).
+        // that is quicker than computing them (the cost model's word, per request). KV that
+        // came with the request covers as much, so then the tier is not asked.
         let mut host_blocks = 0u32;
-        if let (Some(h), true) = (self.pool.host.as_ref(), caching && !s.fresh) {
+        if let (Some(h), true) = (
+            self.pool.host.as_ref(),
+            caching && !s.fresh && arrived <= cached,
+        ) {
             let max_hit = ((total - 1) / bs) as usize;
             host_blocks = s.hashes[..max_hit.min(s.hashes.len())]
                 .iter()
@@ -314,14 +326,6 @@ impl Replica {
         };
         let reloads = host_blocks > 0 && reload < recompute;
         let cached_or_loaded = cached + if reloads { host_tokens } else { 0 };
-        // KV that came with the request (a disaggregated prefill's, moved from its prefill
-        // replica) is computed on its first admission; after a preemption it is gone and is
-        // recomputed here. The last token is always computed, as for a prefix hit.
-        let arrived = if s.preemptions == 0 {
-            s.external.min(total - 1)
-        } else {
-            0
-        };
         let known = cached_or_loaded.max(arrived);
         let mut new = total - known;
         if chunking == Chunking::Whole && new > budget {
@@ -346,8 +350,7 @@ impl Replica {
         for &b in &self.scratch_blocks {
             self.pool.touch(b);
         }
-        // (KV that came with the request covers as much: then the tier is not asked.)
-        if host_blocks > 0 && arrived < cached + host_tokens {
+        if host_blocks > 0 {
             if reloads {
                 self.metrics.host_hit_tokens += host_tokens as u64;
                 self.metrics.reload_s += reload;

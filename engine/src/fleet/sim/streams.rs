@@ -132,6 +132,7 @@ impl FleetSim {
             self.close_stream(self.live[slot].gateway_in, t);
         }
         self.unqueue(slot);
+        self.clear_decode_pending(slot);
         let l = std::mem::take(&mut self.live[slot]);
         self.free.push(slot);
         self.slot_gen[slot] = self.slot_gen[slot].wrapping_add(1);
@@ -145,14 +146,6 @@ impl FleetSim {
         );
         if let Some(r) = l.replica {
             self.release_replica(r, t);
-        }
-        if l.decode_pending {
-            if let Some(d) = l.decode_replica {
-                let rs = &mut self.replicas[d];
-                rs.dispatching = rs.dispatching.saturating_sub(1);
-                rs.dispatching_tokens =
-                    rs.dispatching_tokens.saturating_sub(l.prompt_tokens as u64);
-            }
         }
         let outcome = match l.outcome {
             Some(o) => o,
