@@ -250,26 +250,41 @@ pub fn Results(lab: Lab, text: LabText) -> impl IntoView {
             y_label: "requests held (mean)".into(),
         }
     });
-    // Engine TTFT in its parts, in milliseconds: where a first token waits (a split fleet
-    // adds the KV cache's move and the decode replica's first step).
+    // Engine TTFT in its parts: where a first token waits (a split fleet adds the KV cache's
+    // move and the decode replica's first step). In milliseconds, or seconds once a part of
+    // either run reaches one.
     let parts = |r: &LabResult| -> [(&'static str, f64); 4] {
         let s = &r.report.ttft_split;
         [
-            ("queue", s.queue.mean * 1e3),
-            ("prefill", s.prefill.mean * 1e3),
-            ("KV transfer", s.transfer.mean * 1e3),
-            ("first decode", s.first_decode.mean * 1e3),
+            ("queue", s.queue.mean),
+            ("prefill", s.prefill.mean),
+            ("KV transfer", s.transfer.mean),
+            ("first decode", s.first_decode.mean),
         ]
     };
-    let split = Signal::derive(move || ChartData::Bars {
-        bars: staged[9]
-            .get()
-            .map(|r| parts(&r).iter().map(|(n, v)| (n.to_string(), *v)).collect())
-            .unwrap_or_default(),
-        pinned: a()
-            .map(|a| parts(&a).iter().map(|p| p.1).collect())
-            .unwrap_or_default(),
-        y_label: "milliseconds (mean)".into(),
+    let split = Signal::derive(move || {
+        let b = staged[9].get().map(|r| parts(&r));
+        let p = a().map(|a| parts(&a));
+        let top = b
+            .iter()
+            .chain(p.iter())
+            .flatten()
+            .map(|x| x.1)
+            .fold(0.0, f64::max);
+        let (scale, y_label) = if top >= 1.0 {
+            (1.0, "seconds (mean)")
+        } else {
+            (1e3, "milliseconds (mean)")
+        };
+        ChartData::Bars {
+            bars: b
+                .map(|b| b.iter().map(|(n, v)| (n.to_string(), v * scale)).collect())
+                .unwrap_or_default(),
+            pinned: p
+                .map(|p| p.iter().map(|x| x.1 * scale).collect())
+                .unwrap_or_default(),
+            y_label: y_label.into(),
+        }
     });
     // The engine of the run shown: read from the set-up it ran (a fixed-cost knob makes an
     // engine of the learner's own).
