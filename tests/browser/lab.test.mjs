@@ -184,7 +184,12 @@ test("a run's status line is updated in place, at most ten times a second", asyn
   const page = await app.page();
   await open(page, app.url, "lab?preset=fleet-seed&duration=7200");
   await page.waitForSelector(`${tid("lab-progress")}[data-state="running"]`);
+  // At full speed the opening run can end before the speed change reaches it (two simulated
+  // hours take about two seconds), so the run watched is started afresh at x100.
   await page.selectOption(tid("lab-speed"), "x100");
+  await page.click(tid("lab-run"));
+  await page.waitForSelector(`${tid("lab-progress")}[data-state="running"]`);
+  await page.waitForFunction(() => Number(document.querySelector('[data-testid="lab-progress"]')?.dataset.now) < 100);
   const seen = await page.evaluate(() => new Promise((resolve) => {
     const line = document.querySelector('[data-testid="lab-progress"]');
     let updates = 0;
