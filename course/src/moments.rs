@@ -23,7 +23,7 @@ use trainer_engine::scenario::fleet::FleetScenario;
 
 /// The shipped moments, as (id, text: see [`trainer_engine::files`]), in the order the app
 /// lists them.
-pub const BUILTIN: [(&str, &str); 12] = [
+pub const BUILTIN: [(&str, &str); 13] = [
     ("routing", files::MOMENTS_ROUTING),
     ("autoscaler", files::MOMENTS_AUTOSCALER),
     ("rag", files::MOMENTS_RAG),
@@ -36,6 +36,7 @@ pub const BUILTIN: [(&str, &str); 12] = [
     ("disconnect", files::MOMENTS_DISCONNECT),
     ("disaggregate", files::MOMENTS_DISAGGREGATE),
     ("long-chats", files::MOMENTS_LONG_CHATS),
+    ("adapters", files::MOMENTS_ADAPTERS),
 ];
 
 /// One moment.

@@ -315,6 +315,7 @@ impl Row {
             trace_capacity: 0,
             record_token_times: false,
             speculative: self.speculative.clone(),
+            lora: None,
         };
         let n = self.requests.max(1);
         let (arrival, duration_s) = match self.rate {

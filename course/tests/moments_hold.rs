@@ -107,14 +107,20 @@ fn every_moments_strong_option_wins_beyond_one_run() {
             "cheapest-fleet" => the_cheapest_fleet_moments_reasons_hold(m, &runs),
             "disaggregate" => the_disaggregation_moments_reasons_hold(m, &runs),
             "long-chats" => the_long_chats_moments_reasons_hold(m, &runs),
+            "adapters" => the_adapters_moments_reasons_hold(m, &runs),
             _ => {}
         }
         checked += usize::from(matches!(
             m.id.as_str(),
-            "halve-cost" | "spec-latency" | "cheapest-fleet" | "disaggregate" | "long-chats"
+            "halve-cost"
+                | "spec-latency"
+                | "cheapest-fleet"
+                | "disaggregate"
+                | "long-chats"
+                | "adapters"
         ));
     }
-    assert_eq!(checked, 5, "every moment with reasons to check ran");
+    assert_eq!(checked, 6, "every moment with reasons to check ran");
 }
 
 /// Prints every fleet moment's figures at its own load, seed and engine (for authors).
@@ -239,6 +245,39 @@ fn the_long_chats_moments_reasons_hold(m: &Moment, runs: &[(Variant, &[OptionOut
         }
         assert!(at(h200, dollars) > at(none, dollars) && at(more, dollars) > at(none, dollars));
         assert!((at(host, dollars) - at(none, dollars)).abs() < 0.01 * at(none, dollars));
+    }
+    assert_eq!(
+        runs.len(),
+        2 * 3 * 3,
+        "both engines, three loads, three seeds"
+    );
+}
+
+/// The adapters moment says that a replica per tenant never loads an adapter, runs smaller
+/// batches and a quicker token than shared replicas; that spreading every adapter everywhere
+/// passes requests over and loads adapters far more often than routing by adapter does.
+fn the_adapters_moments_reasons_hold(m: &Moment, runs: &[(Variant, &[OptionOutcome])]) {
+    let opt = |id: &str| m.options.iter().position(|o| o.id == id).expect(id);
+    let fig = |id: &str| m.figure_index(id).expect(id);
+    let (own, everywhere, affinity) = (opt("per-tenant"), opt("everywhere"), opt("affinity"));
+    let (loads, passed, batch, tpot) = (
+        fig("loads"),
+        fig("passed_over"),
+        fig("batch"),
+        fig("tpot_p50"),
+    );
+    for (v, o) in runs {
+        let at = |i: usize, f: usize| o[i].figures[f].expect("a figure");
+        assert_eq!(at(own, loads), 0.0, "{v:?}");
+        assert!(at(own, batch) < at(affinity, batch), "{v:?}");
+        assert!(at(own, tpot) < at(affinity, tpot), "{v:?}");
+        assert!(
+            at(affinity, loads) * 10.0 < at(everywhere, loads),
+            "{v:?}: routing by adapter loads {} against {}",
+            at(affinity, loads),
+            at(everywhere, loads)
+        );
+        assert!(at(affinity, passed) < at(everywhere, passed), "{v:?}");
     }
     assert_eq!(
         runs.len(),

@@ -173,6 +173,26 @@ impl ModelSpec {
         self.heads as f64 * self.head_dim as f64
     }
 
+    /// Parameters of a LoRA adapter of `rank` on this model: for every layer and every
+    /// projection it adapts, an `A` of rank x input width and a `B` of output width x rank.
+    /// The projections are the ones vLLM adapts on Llama-style models (q, k, v and o in
+    /// attention; gate, up and down in the MLP); the MLP's are counted only when the shape
+    /// detail gives its width and the model is dense (an adapter on every expert of a mixture
+    /// is another matter), so without it the adapter is attention's alone.
+    pub fn lora_params(&self, rank: u32) -> f64 {
+        let h = self.hidden as f64;
+        let q = self.q_dim();
+        let kv = self.kv_heads as f64 * self.head_dim as f64;
+        // q: h -> q, k and v: h -> kv, o: q -> h; each projection's A and B together hold
+        // rank x (input + output) parameters.
+        let attention = (h + q) + 2.0 * (h + kv) + (q + h);
+        let mlp = match &self.shape {
+            Some(s) if s.experts <= 1 => 3.0 * (h + s.intermediate as f64),
+            _ => 0.0,
+        };
+        rank as f64 * self.layers as f64 * (attention + mlp)
+    }
+
     /// Recomputes (total, active) parameters from the shape, when the shape detail is known.
     /// The sums are taken in 128 bits (every input in range still overflows 64 bits for some
     /// shapes); a count that does not fit in 64 bits is `None`, as no model can have it.

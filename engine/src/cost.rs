@@ -380,6 +380,9 @@ pub struct StepCost {
     /// without a host tier).
     #[serde(default)]
     pub reload_s: f64,
+    /// Seconds of LoRA adapters: their kernels and any loads into GPU slots (part of `total_s`).
+    #[serde(default)]
+    pub lora_s: f64,
     pub total_s: f64,
 }
 
@@ -554,6 +557,7 @@ impl CostModel {
             cpu_s,
             draft_s: 0.0,
             reload_s: 0.0,
+            lora_s: 0.0,
             total_s: gpu_s + cpu_s,
         }
     }
@@ -690,10 +694,54 @@ impl CostModel {
         .compute_s
     }
 
+    /// Bytes of one LoRA adapter of `rank` (its weights in BF16, vLLM's adapter type for a
+    /// BF16 model and for an FP8 one alike).
+    pub fn lora_adapter_bytes(&self, rank: u32) -> f64 {
+        self.deployment.model.lora_params(rank) * Dtype::Bf16.bytes()
+    }
+
+    /// Seconds a step spends in its adapters' kernels: for each of its `tokens` new tokens,
+    /// 2 FLOPs per adapter parameter (its `A` then its `B`), and the weights of each of its
+    /// `adapters` distinct adapters read once, whichever takes longer (the kernels run beside
+    /// the base model's, memory-bound when few tokens share an adapter). The kernels' own
+    /// launch costs are not counted, so this is the least an adapter can add.
+    pub fn lora_step_time(&self, tokens: u64, adapters: u32, rank: u32) -> f64 {
+        if tokens == 0 || adapters == 0 {
+            return 0.0;
+        }
+        let params = self.deployment.model.lora_params(rank);
+        let compute = 2.0 * params * tokens as f64 / self.attn_flops_per_s;
+        let memory = adapters as f64 * params * Dtype::Bf16.bytes() / self.bytes_per_s;
+        compute.max(memory)
+    }
+
+    /// Seconds to put an adapter of `rank` into a GPU slot: its bytes over the replica's PCIe
+    /// links (each GPU takes its share), plus, when it is not in host memory either, its bytes
+    /// read from storage at `storage_bytes_per_s`.
+    pub fn lora_load_time(&self, rank: u32, from_storage: bool, storage_bytes_per_s: f64) -> f64 {
+        let bytes = self.lora_adapter_bytes(rank);
+        let rate = self.deployment.gpu.host_bw * self.deployment.tp as f64;
+        let copy = if rate > 0.0 { bytes / rate } else { 0.0 };
+        let read = if from_storage && storage_bytes_per_s > 0.0 {
+            bytes / storage_bytes_per_s
+        } else {
+            0.0
+        };
+        copy + read
+    }
+
     /// The KV pool of one replica, in tokens: (GPU memory x tp x utilisation - reserve x tp -
     /// weights) / KV bytes per token. Zero when the weights do not fit.
     pub fn kv_pool_tokens(&self, memory: &MemoryConfig) -> f64 {
         (self.kv_pool_bytes(memory) / self.kv_bytes_per_token)
+            .floor()
+            .max(0.0)
+    }
+
+    /// [`CostModel::kv_pool_tokens`] with `bytes` more of the memory taken first (adapters'
+    /// GPU slots).
+    pub fn kv_pool_tokens_less(&self, memory: &MemoryConfig, bytes: f64) -> f64 {
+        ((self.kv_pool_bytes(memory) - bytes) / self.kv_bytes_per_token)
             .floor()
             .max(0.0)
     }

@@ -15,7 +15,7 @@ const AXE = fs.readFileSync(require.resolve("axe-core/axe.min.js"), "utf8");
 
 const QUESTIONS = ["fleet", "roofline", "chats-per-replica", "gpu-hours", "batch"];
 const BUILDUPS = ["replica", "fleet"];
-const MOMENTS = ["routing", "autoscaler", "rag", "self-host", "long-prompts", "ttft-gap", "halve-cost", "spec-latency", "cheapest-fleet", "disconnect", "disaggregate", "long-chats"];
+const MOMENTS = ["routing", "autoscaler", "rag", "self-host", "long-prompts", "ttft-gap", "halve-cost", "spec-latency", "cheapest-fleet", "disconnect", "disaggregate", "long-chats", "adapters"];
 const KEY = "serving-trainer.progress";
 const tid = (id) => `[data-testid="${id}"]`;
 

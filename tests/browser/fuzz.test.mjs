@@ -57,7 +57,7 @@ const KINDS = {
   size: { paths: ["size/fleet", "size/chats-per-replica", "size/gpu-hours", "size/batch", "size/speculation", "size/halve-cost", "size/roofline"], fields: '[data-testid^="input-"]', prefix: "input-", extra: ["reveal", "sens", "drill"] },
   lab: { paths: ["lab"], fields: '[data-testid^="param-"]:is(input, select)', prefix: "param-", extra: ["preset", "scenario", "arm", "compare", "pin", "file"] },
   buildup: { paths: ["buildups/replica", "buildups/fleet"], fields: null, extra: ["step", "sub", "prompt", "budget", "pool", "cache"] },
-  moment: { paths: ["moments/routing", "moments/autoscaler", "moments/rag", "moments/self-host", "moments/long-prompts", "moments/ttft-gap", "moments/halve-cost", "moments/spec-latency", "moments/cheapest-fleet", "moments/disconnect", "moments/disaggregate", "moments/long-chats"], fields: null, extra: ["choice", "engine"] },
+  moment: { paths: ["moments/routing", "moments/autoscaler", "moments/rag", "moments/self-host", "moments/long-prompts", "moments/ttft-gap", "moments/halve-cost", "moments/spec-latency", "moments/cheapest-fleet", "moments/disconnect", "moments/disaggregate", "moments/long-chats", "moments/adapters"], fields: null, extra: ["choice", "engine"] },
   mock: { paths: ["mock"], fields: null, extra: ["curveball"] },
   advisor: { paths: ["advisor"], fields: '[data-testid^="adv-"]:is(input, select)', prefix: "adv-", extra: ["tp", "weights", "max_seqs", "budget", "gpus"] },
 };

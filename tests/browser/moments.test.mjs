@@ -11,7 +11,7 @@ before(async () => { app = await start({ base: "/trainer/" }); });
 after(async () => { await app?.close(); });
 
 const KEY = "serving-trainer.progress";
-const MOMENTS = ["routing", "autoscaler", "rag", "self-host", "long-prompts", "ttft-gap", "halve-cost", "spec-latency", "cheapest-fleet", "disconnect", "disaggregate", "long-chats"];
+const MOMENTS = ["routing", "autoscaler", "rag", "self-host", "long-prompts", "ttft-gap", "halve-cost", "spec-latency", "cheapest-fleet", "disconnect", "disaggregate", "long-chats", "adapters"];
 
 test("the list shows every moment and opens each", async () => {
   const page = await app.page();

@@ -366,6 +366,20 @@ pub struct PoolReport {
     pub host_hit_rate: f64,
     #[serde(default)]
     pub reload_saved_s: f64,
+    /// LoRA adapters (0 without them): copies into GPU slots (misses), those read from
+    /// storage first, the seconds the copies added to steps (every request in such a step
+    /// waits for them), the seconds of the adapters' kernels, and the requests passed over at
+    /// least once because their adapter was one too many for a step.
+    #[serde(default)]
+    pub lora_loads: u64,
+    #[serde(default)]
+    pub lora_storage_loads: u64,
+    #[serde(default)]
+    pub lora_load_s: f64,
+    #[serde(default)]
+    pub lora_kernel_s: f64,
+    #[serde(default)]
+    pub lora_passed_over: u64,
 }
 
 /// What the run cost.
@@ -506,6 +520,11 @@ impl FleetSim {
                 hit += m.prefix_hit_tokens;
                 host_hit += m.host_hit_tokens;
                 rep.reload_saved_s += m.reload_saved_s;
+                rep.lora_loads += m.lora_loads;
+                rep.lora_storage_loads += m.lora_storage_loads;
+                rep.lora_load_s += m.lora_load_s;
+                rep.lora_kernel_s += m.lora_kernel_s;
+                rep.lora_passed_over += m.lora_passed_over;
                 query += m.prefix_query_tokens;
                 proposed += m.spec_proposed;
                 accepted += m.spec_accepted;

@@ -43,6 +43,24 @@ pub enum RoutingPolicy {
         #[serde(default = "default_slack_tokens")]
         slack_tokens: u32,
     },
+    /// A replica that has the request's LoRA adapter in a GPU slot already, unless it holds
+    /// more than `load_bound` times the fleet's average requests plus `slack_requests`; else
+    /// a replica with a free slot; else the fewest requests (the adapter-affinity filter of
+    /// the Kubernetes Gateway API Inference Extension's endpoint picker, which prefers pods
+    /// with the adapter active, then pods with room for it). Without adapters it is
+    /// least-outstanding.
+    AdapterAffinity {
+        load_bound: f64,
+        #[serde(default = "default_slack_requests")]
+        slack_requests: u32,
+    },
+}
+
+/// Requests a replica may hold beyond the bound before an adapter's requests look elsewhere.
+pub const DEFAULT_SLACK_REQUESTS: u32 = 8;
+
+fn default_slack_requests() -> u32 {
+    DEFAULT_SLACK_REQUESTS
 }
 
 /// Half of the token budget vLLM gives a step on an H100: a queue shorter than that clears
@@ -67,6 +85,14 @@ impl RoutingPolicy {
         matches!(self, RoutingPolicy::PrefixAffinity { .. })
     }
 
+    /// Adapter affinity bounded at `load_bound` with the default slack.
+    pub fn adapter_affinity(load_bound: f64) -> RoutingPolicy {
+        RoutingPolicy::AdapterAffinity {
+            load_bound,
+            slack_requests: DEFAULT_SLACK_REQUESTS,
+        }
+    }
+
     /// A short name for tables and the command line.
     pub fn name(&self) -> &'static str {
         match self {
@@ -77,6 +103,7 @@ impl RoutingPolicy {
             RoutingPolicy::LeastQueuedTokens => "least_queued_tokens",
             RoutingPolicy::KvAware => "kv_aware",
             RoutingPolicy::PrefixAffinity { .. } => "prefix_affinity",
+            RoutingPolicy::AdapterAffinity { .. } => "adapter_affinity",
         }
     }
 }
@@ -124,6 +151,14 @@ impl RouterConfig {
             check_in("policy.load_bound", load_bound, &Self::LOAD_BOUND_RANGE)?;
             check_range("policy.slack_tokens", slack_tokens as f64, 0.0, 1e6)?;
         }
+        if let RoutingPolicy::AdapterAffinity {
+            load_bound,
+            slack_requests,
+        } = self.policy
+        {
+            check_in("policy.load_bound", load_bound, &Self::LOAD_BOUND_RANGE)?;
+            check_range("policy.slack_requests", slack_requests as f64, 0.0, 1e6)?;
+        }
         Ok(())
     }
 }
@@ -136,6 +171,11 @@ pub struct Candidate {
     pub load: ReplicaLoad,
     /// Leading prompt tokens already cached on the replica (0 unless the policy needs it).
     pub cached_prefix_tokens: u32,
+    /// The request's adapter sits in one of the replica's GPU slots, and the replica has a
+    /// free slot (false and false when the replica serves no adapters or the policy does not
+    /// read them).
+    pub adapter_resident: bool,
+    pub adapter_room: bool,
 }
 
 /// What the router needs to know about the request it routes.
@@ -235,6 +275,10 @@ impl Router {
                 load_bound,
                 slack_tokens,
             } => self.affinity(req, candidates, offset, load_bound, slack_tokens),
+            RoutingPolicy::AdapterAffinity {
+                load_bound,
+                slack_requests,
+            } => adapter_affinity(candidates, offset, load_bound, slack_requests),
         };
         if let Some(s) = req.session {
             self.sessions.insert(s, candidates[pick].replica);
@@ -291,6 +335,30 @@ impl Router {
     }
 }
 
+/// The adapter-affinity choice: among replicas within the bound, one holding the adapter,
+/// else one with a free slot, else any; the fewest requests within the first group found.
+fn adapter_affinity(
+    candidates: &[Candidate],
+    offset: usize,
+    load_bound: f64,
+    slack_requests: u32,
+) -> usize {
+    let n = candidates.len() as f64;
+    let total: f64 = candidates.iter().map(|c| c.load.outstanding as f64).sum();
+    let cap = load_bound * total / n + slack_requests as f64;
+    argmin(candidates, offset, |c| {
+        let within = (c.load.outstanding as f64) <= cap;
+        let group = if within && c.adapter_resident {
+            0.0
+        } else if within && c.adapter_room {
+            1.0
+        } else {
+            2.0
+        };
+        (group, c.load.outstanding as f64)
+    })
+}
+
 /// Fraction of the KV pool in use (0 when the pool size is unknown).
 pub fn kv_usage(load: &ReplicaLoad) -> f64 {
     if load.kv_blocks_total == 0 {
@@ -337,7 +405,43 @@ mod tests {
                 ..ReplicaLoad::default()
             },
             cached_prefix_tokens: cached,
+            adapter_resident: false,
+            adapter_room: false,
         }
+    }
+
+    fn with_adapter(mut c: Candidate, resident: bool, room: bool) -> Candidate {
+        c.adapter_resident = resident;
+        c.adapter_room = room;
+        c
+    }
+
+    #[test]
+    fn adapter_affinity_prefers_the_adapters_replica_then_a_free_slot_within_the_bound() {
+        let policy = RoutingPolicy::AdapterAffinity {
+            load_bound: 1.5,
+            slack_requests: 2,
+        };
+        // Replica 2 holds the adapter: it takes the request though it is busier than 0.
+        let cands = [
+            with_adapter(cand(4, 0, 0, 0), false, false),
+            with_adapter(cand(5, 0, 0, 0), false, true),
+            with_adapter(cand(6, 0, 0, 0), true, false),
+        ];
+        assert_eq!(picks(policy, &cands, 3), vec![2, 2, 2]);
+        // Past 1.5 x the mean (25 / 3) + 2 = 14.5 it does not: a replica with a free slot does.
+        let cands = [
+            with_adapter(cand(4, 0, 0, 0), false, false),
+            with_adapter(cand(5, 0, 0, 0), false, true),
+            with_adapter(cand(16, 0, 0, 0), true, false),
+        ];
+        assert_eq!(picks(policy, &cands, 3), vec![1, 1, 1]);
+        // No slot free and nobody holds it: the fewest requests.
+        let cands = [
+            with_adapter(cand(4, 0, 0, 0), false, false),
+            with_adapter(cand(3, 0, 0, 0), false, false),
+        ];
+        assert_eq!(picks(policy, &cands, 2), vec![1, 1]);
     }
 
     /// Routes `rounds` requests (no session) over fixed candidates and returns the picks.

@@ -75,6 +75,14 @@ pub struct ReplicaMetrics {
     pub host_recomputed_tokens: u64,
     pub reload_s: f64,
     pub reload_saved_s: f64,
+    /// LoRA adapters: copies into a GPU slot, and of those, adapters read from storage first;
+    /// the seconds the loads added to steps and the seconds of the adapters' kernels; requests
+    /// passed over at least once because their adapter would have been one too many for a step.
+    pub lora_loads: u64,
+    pub lora_storage_loads: u64,
+    pub lora_load_s: f64,
+    pub lora_kernel_s: f64,
+    pub lora_passed_over: u64,
     /// Tokens run through the model as prefill, recomputation included.
     pub prefill_tokens: u64,
     /// Tokens run through the model as decodes.

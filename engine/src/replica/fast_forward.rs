@@ -209,6 +209,7 @@ impl Replica {
         // Speculative decoding makes every step's tokens depend on each request's draws.
         if n == 0
             || self.proposer.is_some()
+            || self.adapters.is_some()
             || !self.waiting.is_empty()
             || self.cfg.record_token_times
             || self.trace.len() < self.cfg.trace_capacity

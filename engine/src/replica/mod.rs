@@ -44,6 +44,7 @@
 mod events;
 mod fast_forward;
 pub mod kv;
+pub mod lora;
 pub mod metrics;
 mod reporting;
 mod scheduler;
@@ -126,6 +127,9 @@ pub struct ReplicaConfig {
     /// Speculative decoding (off when absent).
     #[serde(default)]
     pub speculative: Option<spec::SpeculativeConfig>,
+    /// LoRA adapters, one per tenant (off when absent): see [`lora`].
+    #[serde(default)]
+    pub lora: Option<lora::LoraConfig>,
 }
 
 /// A request as the engine receives it.
@@ -183,6 +187,8 @@ pub struct Replica {
     /// Block tables of finished requests whose KV cache another replica is still to pull
     /// (see [`Replica::submit_holding_kv`]), by request id.
     held_kv: Vec<(u64, Vec<u32>)>,
+    /// The adapters in GPU slots and host memory, when the replica serves LoRA adapters.
+    adapters: Option<lora::Adapters>,
 }
 
 const GIB: f64 = 1024.0 * 1024.0 * 1024.0;
@@ -285,6 +291,7 @@ impl ReplicaConfig {
             trace_capacity: 0,
             record_token_times: false,
             speculative: None,
+            lora: None,
         }
     }
 
@@ -318,6 +325,15 @@ impl ReplicaConfig {
         self.scheduler
             .validate()
             .map_err(|e| e.within("scheduler"))?;
+        if let Some(l) = &self.lora {
+            l.validate().map_err(|e| e.within("lora"))?;
+            if self.speculative.is_some() {
+                return Err(ConfigError::new(
+                    "lora",
+                    "adapters and speculative decoding together are not simulated: turn one off",
+                ));
+            }
+        }
         if self.trace_capacity > 100_000 {
             return Err(ConfigError::new(
                 "trace_capacity",
@@ -337,9 +353,14 @@ impl ReplicaConfig {
             }
             None => {
                 // A proposer's weights and cache share the memory with the target's.
-                let tokens = match proposer {
-                    Some(p) => spec::pool_tokens(&cost, &self.memory, &p),
-                    None => cost.kv_pool_tokens(&self.memory),
+                // So do the adapters' GPU slots, each sized for an adapter of the largest rank.
+                let tokens = match (proposer, &self.lora) {
+                    (Some(p), _) => spec::pool_tokens(&cost, &self.memory, &p),
+                    (None, Some(l)) => cost.kv_pool_tokens_less(
+                        &self.memory,
+                        l.max_loras as f64 * cost.lora_adapter_bytes(l.max_lora_rank),
+                    ),
+                    (None, None) => cost.kv_pool_tokens(&self.memory),
                 };
                 let b = (tokens / bs).floor();
                 if b < 1.0 {
@@ -399,6 +420,8 @@ struct Seq {
     /// [`Replica::submit_holding_kv`]).
     hold_kv: bool,
     admitted: bool,
+    /// Passed over at admission once because its adapter was one too many for the step.
+    passed_over: bool,
     has_first_token: bool,
     last_token_time: f64,
     token_times: Vec<f64>,
@@ -457,6 +480,7 @@ impl Replica {
             pool.host = Some(kv::HostTier::new(host_blocks as u32));
         }
         Ok(Replica {
+            adapters: cfg.lora.clone().map(lora::Adapters::new),
             proposer,
             reload_pending: 0.0,
             held_kv: Vec::new(),

@@ -25,6 +25,19 @@ impl Replica {
             .map(|&s| seqs[s as usize].generated)
     }
 
+    /// Whether `adapter` sits in one of this replica's GPU slots now; `None` when the replica
+    /// serves no adapters.
+    pub fn adapter_resident(&self, adapter: u32) -> Option<bool> {
+        self.adapters.as_ref().map(|a| a.resident(adapter))
+    }
+
+    /// Adapters in the replica's GPU slots now, and its slots (0 and 0 without adapters).
+    pub fn adapter_slots(&self) -> (u32, u32) {
+        self.adapters
+            .as_ref()
+            .map_or((0, 0), |a| (a.resident_count(), a.cfg.max_loras))
+    }
+
     pub fn load(&self) -> ReplicaLoad {
         let running = self.running.len() as u32;
         let waiting = (self.waiting.len() + self.pending.len()) as u32;

@@ -50,6 +50,9 @@ impl Replica {
         let mut budget = sc.max_num_batched_tokens;
         let mut totals = BatchTotals::default();
         self.batch.clear();
+        if let Some(a) = self.adapters.as_mut() {
+            a.begin();
+        }
         let mut preempted = false;
 
         // Without chunked prefill (vLLM V0), whole new prompts go first, in a step of their own.
@@ -99,11 +102,17 @@ impl Replica {
             if prefill {
                 self.prefill_left -= new as u64;
             }
+            let tenant = s.tenant;
             self.batch.push((slot, new, prefill));
             totals.add(BatchItem {
                 new_tokens: new,
                 context_len: target,
             });
+            if let Some(a) = self.adapters.as_mut() {
+                // Running requests were admitted within the limit, so they always fit it.
+                debug_assert!(a.may_join(tenant));
+                a.join(tenant);
+            }
             budget -= new;
             i += 1;
         }
@@ -126,6 +135,26 @@ impl Replica {
             return;
         }
         self.step_cost = self.cost.step_totals(&totals);
+        if let Some(a) = self.adapters.as_mut() {
+            // The step's adapters go into GPU slots before it runs, then run beside the model.
+            let loads = a.load();
+            let rank = a.cfg.max_lora_rank;
+            let copy = self.cost.lora_load_time(rank, false, 0.0);
+            let read = self
+                .cost
+                .lora_load_time(rank, true, a.cfg.storage_gb_s * 1e9)
+                - copy;
+            let load_s = loads.gpu as f64 * copy + loads.storage as f64 * read;
+            let kernel_s =
+                self.cost
+                    .lora_step_time(totals.new_tokens, a.scheduled.len() as u32, rank);
+            self.metrics.lora_loads += loads.gpu as u64;
+            self.metrics.lora_storage_loads += loads.storage as u64;
+            self.metrics.lora_load_s += load_s;
+            self.metrics.lora_kernel_s += kernel_s;
+            self.step_cost.lora_s = load_s + kernel_s;
+            self.step_cost.total_s += load_s + kernel_s;
+        }
         if self.reload_pending > 0.0 {
             self.step_cost.reload_s = self.reload_pending;
             self.step_cost.total_s += self.reload_pending;
@@ -199,14 +228,31 @@ impl Replica {
         let sc = &self.cfg.scheduler;
         let (max_seqs, threshold) = (sc.max_num_seqs as usize, sc.long_prefill_token_threshold);
         let mut admitted = 0;
-        while *budget > 0 && self.running.len() < max_seqs {
-            let Some(&slot) = self.waiting.front() else {
-                break;
-            };
+        // Requests passed over for their adapter stay where they are, ahead of the rest.
+        let mut i = 0;
+        while *budget > 0 && self.running.len() < max_seqs && i < self.waiting.len() {
+            let slot = self.waiting[i];
+            let tenant = self.seqs[slot as usize].tenant;
+            if let Some(a) = self.adapters.as_ref() {
+                // vLLM's scheduler skips a request whose adapter would exceed max_loras and
+                // tries the next one.
+                if !a.may_join(tenant) {
+                    let s = &mut self.seqs[slot as usize];
+                    if !s.passed_over {
+                        s.passed_over = true;
+                        self.metrics.lora_passed_over += 1;
+                    }
+                    i += 1;
+                    continue;
+                }
+            }
             let Some(new) = self.admit(slot, *budget, threshold, chunking) else {
                 break;
             };
-            self.waiting.pop_front();
+            self.waiting.remove(i);
+            if let Some(a) = self.adapters.as_mut() {
+                a.join(tenant);
+            }
             self.start_running(slot, new, start, events, totals);
             *budget -= new;
             admitted += 1;

@@ -34,7 +34,7 @@ use crate::scenario::Scenario;
 use serde::{Deserialize, Serialize};
 
 /// The fleet scenarios shipped with the product, as (file name, text: see [`crate::files`]).
-pub const BUILTIN: [(&str, &str); 13] = [
+pub const BUILTIN: [(&str, &str); 14] = [
     ("fleet-seed.toml", crate::files::SCENARIOS_FLEET_SEED),
     (
         "fleet-ttft-gap.toml",
@@ -80,6 +80,10 @@ pub const BUILTIN: [(&str, &str); 13] = [
     (
         "fleet-long-chats.toml",
         crate::files::SCENARIOS_FLEET_LONG_CHATS,
+    ),
+    (
+        "fleet-adapters.toml",
+        crate::files::SCENARIOS_FLEET_ADAPTERS,
     ),
 ];
 
@@ -150,6 +154,8 @@ pub struct PoolSpec {
     /// Speculative decoding (off when absent): `{ method = { kind = "ngram" },
     /// num_speculative_tokens = 3, acceptance_rate = 0.6 }`.
     pub speculative: Option<crate::replica::spec::SpeculativeConfig>,
+    /// LoRA adapters, one per tenant (off when absent): `{ max_loras = 8, max_lora_rank = 16 }`.
+    pub lora: Option<crate::replica::lora::LoraConfig>,
     pub replicas: u32,
     /// Defaults to `replicas` (no scaling down) when absent.
     pub min_replicas: Option<u32>,
@@ -212,6 +218,7 @@ impl Default for PoolSpec {
             kv_dtype: Dtype::Bf16,
             activation_dtype: None,
             speculative: None,
+            lora: None,
             replicas: 8,
             min_replicas: None,
             max_replicas: None,
@@ -250,6 +257,7 @@ impl PoolSpec {
         )?;
         replica.deployment.activation_dtype = self.activation_dtype;
         replica.speculative = self.speculative.clone();
+        replica.lora = self.lora.clone();
         replica.efficiency = self.efficiency;
         replica.memory = self.memory;
         replica.scheduler = self.scheduler.clone();

@@ -170,6 +170,8 @@ pub struct ReplicaSpec {
     /// Speculative decoding (off when absent): `{ method = { kind = "ngram" },
     /// num_speculative_tokens = 3, acceptance_rate = 0.6 }`.
     pub speculative: Option<crate::replica::spec::SpeculativeConfig>,
+    /// LoRA adapters, one per tenant (off when absent).
+    pub lora: Option<crate::replica::lora::LoraConfig>,
     /// The named engine: the validated one when absent (what `vllm serve` does, as
     /// calibrated); `"brief"` runs the calculator's assumptions.
     pub engine: Engine,
@@ -223,6 +225,7 @@ impl Default for ReplicaSpec {
             kv_dtype: seed.deployment.kv_dtype,
             activation_dtype: seed.deployment.activation_dtype,
             speculative: None,
+            lora: None,
             engine: Engine::Validated,
             efficiency: seed.efficiency,
             memory: seed.memory,
@@ -265,6 +268,7 @@ impl ReplicaSpec {
             trace_capacity: self.trace_capacity,
             record_token_times: self.record_token_times,
             speculative: self.speculative.clone(),
+            lora: self.lora.clone(),
         };
         cfg.validate()?;
         Ok(cfg)

@@ -169,6 +169,11 @@ impl FleetSim {
     fn route_candidates(&self, slot: usize, needs_prefix: bool, cands: &mut Vec<Candidate>) {
         cands.clear();
         let prompt = self.live[slot].prompt.as_ref();
+        let adapter = matches!(
+            self.router.config().policy,
+            RoutingPolicy::AdapterAffinity { .. }
+        )
+        .then_some(self.live[slot].tenant);
         for (i, r) in self.replicas.iter().enumerate() {
             if r.state == ReplicaState::Ready
                 && self.cfg.pools[r.pool].serving
@@ -182,10 +187,19 @@ impl FleetSim {
                 load.waiting += r.dispatching;
                 load.outstanding += r.dispatching;
                 load.queued_prompt_tokens += r.dispatching_tokens;
+                let (adapter_resident, adapter_room) = match adapter {
+                    Some(a) => {
+                        let (used, slots) = r.replica.adapter_slots();
+                        (r.replica.adapter_resident(a).unwrap_or(false), used < slots)
+                    }
+                    None => (false, false),
+                };
                 cands.push(Candidate {
                     replica: i,
                     load,
                     cached_prefix_tokens: cached,
+                    adapter_resident,
+                    adapter_room,
                 });
             }
         }
