@@ -34,6 +34,10 @@ pub struct StepScript {
     /// The narration when it did not.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub absent: Option<String>,
+    /// The narration when the followed request took a disaggregated fleet's way (prefill on
+    /// one replica, its KV cache moved, decode on another).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub split: Option<String>,
     /// What to watch or tune, shown under the narration (optional).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub watch: Option<String>,
@@ -73,14 +77,25 @@ impl Counted {
     }
 }
 
+/// Which of a step's texts a run calls for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Told {
+    /// `text`: the step's event happened.
+    Happened,
+    /// `absent`: it did not (`text` when the step has none).
+    Absent,
+    /// `split`: the request took split pools (`text` when the step has none).
+    Split,
+}
+
 impl StepScript {
     /// The narration for a run: `text`, or `absent` when the run lacked the step's event (and
     /// the step has one), with each counted phrase chosen by its figure's value (`value` reads
     /// a figure by name; a phrase whose figure is missing reads as `many`). The figures'
     /// own `{placeholders}` stay for the page to fill.
-    pub fn narration(&self, absent: bool, value: impl Fn(&str) -> Option<f64>) -> String {
-        let mut text = match (absent, &self.absent) {
-            (true, Some(t)) => t.clone(),
+    pub fn narration(&self, told: Told, value: impl Fn(&str) -> Option<f64>) -> String {
+        let mut text = match (told, &self.absent, &self.split) {
+            (Told::Absent, Some(t), _) | (Told::Split, _, Some(t)) => t.clone(),
             _ => self.text.clone(),
         };
         for c in &self.counted {
@@ -109,6 +124,7 @@ mod tests {
             title: "X".into(),
             text: "Done; {hits}.".into(),
             absent: Some("Nothing; {hits}.".into()),
+            split: Some("Split; {hits}.".into()),
             watch: None,
             counted: vec![Counted {
                 name: "hits".into(),
@@ -119,9 +135,10 @@ mod tests {
             }],
         };
         let at = |v: f64| move |name: &str| (name == "n").then_some(v);
-        assert_eq!(step.narration(false, at(0.0)), "Done; none hit.");
-        assert_eq!(step.narration(false, at(1.0)), "Done; one hit.");
-        assert_eq!(step.narration(true, at(7.0)), "Nothing; {n} hits.");
-        assert_eq!(step.narration(false, |_| None), "Done; {n} hits.");
+        assert_eq!(step.narration(Told::Happened, at(0.0)), "Done; none hit.");
+        assert_eq!(step.narration(Told::Happened, at(1.0)), "Done; one hit.");
+        assert_eq!(step.narration(Told::Absent, at(7.0)), "Nothing; {n} hits.");
+        assert_eq!(step.narration(Told::Split, at(1.0)), "Split; one hit.");
+        assert_eq!(step.narration(Told::Happened, |_| None), "Done; {n} hits.");
     }
 }

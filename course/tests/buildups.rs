@@ -4,7 +4,7 @@
 //! request, the followed request's clocks), checked against runs made here without the
 //! build-up code.
 
-use trainer_content::buildup::{Script, StepScript};
+use trainer_content::buildup::{Script, StepScript, Told};
 use trainer_content::words::{fill, placeholders};
 use trainer_course::buildup::fleet::{clocks_at, Clock, ClockState, FleetStory, MomentKind};
 use trainer_course::buildup::replica::{Cell, ReplicaParams, ReplicaStory, D};
@@ -38,9 +38,23 @@ fn check_words(name: &str, script: &Script, chapters: &[Chapter]) {
                 s.id
             );
         }
-        for k in &s.counted {
+        if c.variant == Variant::Split {
             assert!(
-                c.figure(&k.count).is_some() || c.variant == Variant::Absent,
+                s.split.is_some(),
+                "{name}/{}: no text for a split fleet",
+                s.id
+            );
+        }
+        // The text that applies, before its counted phrases are chosen.
+        let applies = match c.variant {
+            Variant::Absent => s.absent.as_ref().unwrap_or(&s.text),
+            Variant::Split => s.split.as_ref().unwrap_or(&s.text),
+            Variant::Happened => &s.text,
+        };
+        for k in &s.counted {
+            let used = applies.contains(&format!("{{{}}}", k.name));
+            assert!(
+                c.figure(&k.count).is_some() || !used || c.variant == Variant::Absent,
                 "{name}/{}: counted phrase {} counts {}, not a figure of the chapter",
                 s.id,
                 k.name,
@@ -69,9 +83,12 @@ fn check_words(name: &str, script: &Script, chapters: &[Chapter]) {
 /// The narration the page shows for chapter `c`, counted phrases chosen, before its figures
 /// are filled.
 fn narration(s: &StepScript, c: &Chapter) -> String {
-    s.narration(c.variant == Variant::Absent, |n| {
-        c.figure(n).map(|f| f.value)
-    })
+    let told = match c.variant {
+        Variant::Happened => Told::Happened,
+        Variant::Absent => Told::Absent,
+        Variant::Split => Told::Split,
+    };
+    s.narration(told, |n| c.figure(n).map(|f| f.value))
 }
 
 /// Every narration of a run, filled as the page fills it; fails on a figure of 0 stated as a
@@ -319,6 +336,68 @@ fn fleet_figures_are_the_followed_requests_clocks() {
     );
     let (spilled, _) = story.spilled.as_ref().unwrap();
     assert!(matches!(spilled.outcome, Outcome::Spilled(_)));
+}
+
+/// Split into prefill and decode pools, the engine step follows the request from its prefill
+/// replica over the link to its decode replica, in time order, and its parts add up to the
+/// engine clock's reading.
+#[test]
+fn a_split_fleet_follows_the_prompt_its_kv_cache_and_the_first_decode() {
+    let cfg = FleetStory::config_split(2).unwrap();
+    assert!(cfg.disaggregated());
+    let mut sim = FleetStory::sim_of(cfg).unwrap();
+    sim.run();
+    let story = FleetStory::from_sim(&sim).unwrap();
+    check_words("split fleet", &script("fleet"), &story.chapters);
+    let engine = &story.chapters[2];
+    assert_eq!(engine.id, "engine");
+    assert_eq!(engine.variant, Variant::Split);
+    let kinds: Vec<MomentKind> = story.moments[engine.first..=engine.last]
+        .iter()
+        .map(|m| m.kind)
+        .collect();
+    assert_eq!(
+        kinds,
+        [
+            MomentKind::AtEngine,
+            MomentKind::PrefillDone,
+            MomentKind::TransferStart,
+            MomentKind::KvArrived,
+            MomentKind::FirstToken
+        ]
+    );
+    let times: Vec<f64> = story.moments[engine.first..=engine.last]
+        .iter()
+        .map(|m| m.t)
+        .collect();
+    assert!(times.windows(2).all(|w| w[0] <= w[1]), "{times:?}");
+    let r = &story.followed;
+    let p = r.split.expect("the followed request took the split path");
+    assert_ne!(p.prefill_replica, p.decode_replica);
+    let parts: f64 = [
+        "prefill_queue",
+        "prefill_time",
+        "link_wait",
+        "transfer",
+        "decode_queue",
+        "first_decode",
+    ]
+    .iter()
+    .map(|n| value(engine, n))
+    .sum();
+    assert!(
+        (parts - r.engine_ttft()).abs() < 1e-9,
+        "{parts} against {}",
+        r.engine_ttft()
+    );
+    assert!(value(engine, "transfer") > 0.0 && value(engine, "kv_bytes") > 0.0);
+    let text = narration(script("fleet").step("engine").unwrap(), engine);
+    assert!(
+        text.contains("{transfer}") && text.contains("{decode_replica}"),
+        "the split narration: {text}"
+    );
+    // Beyond its range, the split is refused by name.
+    assert_eq!(FleetStory::config_split(9).unwrap_err().field, "split");
 }
 
 #[test]

@@ -181,6 +181,19 @@ fn one_requests_first_token_is_its_prefill_the_move_and_one_decode_step() {
         Some(1),
         "the stream ends on its decode replica"
     );
+    // Its record keeps the path: replica 0 prefilled from the moment it arrived, the move
+    // began a connection later and took the cost model's time, replica 1 decoded at once.
+    let p = rec.split.expect("a split path");
+    assert_eq!((p.prefill_replica, p.decode_replica), (0, 1));
+    assert_eq!(p.prefill_admitted, rec.engine_in);
+    assert!((p.prefill_done - p.prefill_admitted - prefill).abs() < 1e-9);
+    assert!((p.transfer_start - p.prefill_done - cfg.gateway.pool.connect_s).abs() < 1e-9);
+    assert!(
+        (p.kv_arrived - p.transfer_start - cost.kv_transfer_time(1_000, &ib, 1.0)).abs() < 1e-9
+    );
+    assert_eq!(p.decode_admitted, p.kv_arrived);
+    assert!((rec.first_token - p.decode_admitted - first).abs() < 1e-9);
+    assert_eq!(p.kv_bytes, cost.kv_transfer_bytes(1_000));
 }
 
 #[test]

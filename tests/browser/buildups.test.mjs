@@ -172,6 +172,41 @@ test("the fleet build-up follows one request hop by hop with its clocks", async 
   await page.context().close();
 });
 
+test("split into prefill and decode, the engine step follows the prompt, its KV cache over the link and the first decode", async () => {
+  const page = await app.page();
+  await openBuildUp(page, "buildups/fleet?step=3");
+  assert.equal(await page.locator('[data-testid="split-path"]').count(), 0, "one pool: no split");
+  // Chosen as a person would: the page runs the fleet again and the URL keeps the split.
+  await page.selectOption('[data-testid="buildup-split"]', "2");
+  await page.waitForFunction(() => new URLSearchParams(location.search).get("split") === "2");
+  await page.waitForSelector('[data-testid="split-path"]', { timeout: 30000 });
+  assert.equal(await position(page), "Step 3 of 6");
+  const kinds = [];
+  for (let i = 0; i < 5; i++) {
+    await page.fill('[data-testid="player-sub"]', String(i));
+    kinds.push(await page.getAttribute('[data-testid="moment"]', "data-kind"));
+  }
+  assert.deepEqual(kinds, ["AtEngine", "PrefillDone", "TransferStart", "KvArrived", "FirstToken"]);
+  // The parts add up to the engine clock's reading, which stops at the first token.
+  const part = async (n) => Number(await page.getAttribute(`[data-testid="split-${n}"]`, "data-value"));
+  let sum = 0;
+  for (const n of ["prefill_queue", "prefill_time", "link_wait", "transfer", "decode_queue", "first_decode"]) sum += await part(n);
+  const engine = Number(await page.getAttribute('[data-testid="clock-engine_ttft"]', "data-value"));
+  assert.ok(Math.abs(sum - engine) < 1e-9, `${sum} against ${engine}`);
+  assert.ok(await part("transfer") > 0);
+  assert.match(await figText(page, "decode_replica"), /replica \d/);
+  // Back to one pool: the plain engine step again, and the URL says nothing of a split.
+  await page.selectOption('[data-testid="buildup-split"]', "0");
+  await page.waitForFunction(() => !new URLSearchParams(location.search).get("split"));
+  await page.waitForSelector('[data-testid="player"]', { timeout: 30000 });
+  assert.equal(await page.locator('[data-testid="split-path"]').count(), 0);
+  // A split beyond the page's range is named, and the page runs the fleet as shipped.
+  await openBuildUp(page, "buildups/fleet?split=99");
+  assert.match(await page.textContent('[data-testid="url-errors"]'), /split/);
+  assert.deepEqual(page.problems, []);
+  await page.context().close();
+});
+
 test("Space plays and pauses; reduced motion shows each step's end at once", async () => {
   const page = await app.page();
   await page.emulateMedia({ reducedMotion: "reduce" });

@@ -294,6 +294,34 @@ test("prefill and decode split by a knob: first tokens pay for the KV cache's mo
   await done(page);
 });
 
+test("adapters by knobs: spread everywhere they miss and pass requests over; routed by adapter they stay loaded", async () => {
+  const page = await app.page();
+  await openLab(page, "preset=fleet-adapters&duration=40");
+  // The preset routes by adapter: each replica keeps its share loaded.
+  assert.equal(await page.inputValue(tid("param-max_loras")), "8");
+  assert.equal(await page.inputValue(tid("param-policy")), "adapter_affinity");
+  assert.ok(!(await page.isDisabled(tid("param-lora_rank"))));
+  const affinityLoads = await num(page, "lab-fig-lora_loads");
+  assert.ok(affinityLoads >= 40, `every tenant's adapter loads once at least (${affinityLoads})`);
+  assert.equal(await num(page, "lab-fig-lora_passed_over"), 0);
+  const affinityTtft = await num(page, "lab-fig-server_ttft_p99");
+  // The router a person picks by counting requests: every replica sees every adapter.
+  await page.selectOption(tid("param-policy"), "least_outstanding");
+  assert.equal(new URL(page.url()).searchParams.get("policy"), "least_outstanding");
+  await page.click(tid("lab-run"));
+  await waitDone(page);
+  assert.ok(await num(page, "lab-fig-lora_loads") > 10 * affinityLoads);
+  assert.ok(await num(page, "lab-fig-lora_passed_over") > 0);
+  assert.ok(await num(page, "lab-fig-server_ttft_p99") > 5 * affinityTtft);
+  // No adapters at all: the rank has nothing to set, and nothing loads.
+  await typeInto(page, "max_loras", "0");
+  assert.ok(await page.isDisabled(tid("param-lora_rank")));
+  await page.click(tid("lab-run"));
+  await waitDone(page);
+  assert.equal(await num(page, "lab-fig-lora_loads"), 0);
+  await done(page);
+});
+
 test("a replica that fails mid-run breaks its streams and sends the rest elsewhere", async () => {
   const page = await app.page();
   await openLab(page, "preset=fleet-seed&duration=60&prompt=constant&prompt_a=6000");

@@ -3,16 +3,19 @@
 
 use crate::components::Narration;
 use leptos::prelude::*;
-use trainer_content::buildup::{Script, StepScript};
+use trainer_content::buildup::{Script, StepScript, Told};
 use trainer_course::buildup::{Chapter, Variant};
 
 /// The narration that fits a chapter: its text, or the text for a run without its event,
 /// with each phrase that states a count chosen by the chapter's figure
 /// (`StepScript::narration`).
 fn text_for(s: &StepScript, c: &Chapter) -> String {
-    s.narration(c.variant == Variant::Absent, |name| {
-        c.figure(name).map(|f| f.value)
-    })
+    let told = match c.variant {
+        Variant::Happened => Told::Happened,
+        Variant::Absent => Told::Absent,
+        Variant::Split => Told::Split,
+    };
+    s.narration(told, |name| c.figure(name).map(|f| f.value))
 }
 
 /// The narration of `chapter` from its step in `script` (`data-testid="narration"`, with

@@ -25,6 +25,9 @@ use trainer_engine::scenario::FleetScenario;
 /// The shipped scenario the build-up runs.
 pub const SCENARIO: &str = "fleet-follow-one-request";
 
+/// Most decode replicas the build-up's fleet may be split with (`split=` in its URL).
+pub const MAX_SPLIT: u32 = 8;
+
 /// Routing decisions kept: the whole run of the scenario.
 const ROUTE_TRACE: usize = 20_000;
 
@@ -69,6 +72,12 @@ pub enum MomentKind {
     Refused,
     Routed,
     AtEngine,
+    /// Split pools: the prefill replica has computed the prompt.
+    PrefillDone,
+    /// Split pools: the KV cache starts across the link.
+    TransferStart,
+    /// Split pools: the KV cache is on the decode replica.
+    KvArrived,
     FirstToken,
     FirstByteWritten,
     FirstByteAtClient,
@@ -224,6 +233,20 @@ impl FleetStory {
     /// The fleet, ready to run, with requests recorded and routing traced.
     pub fn sim() -> Result<FleetSim, ConfigError> {
         Self::sim_of(Self::config()?)
+    }
+
+    /// The build-up's fleet split: its pool prefills, and `decode` replicas like them decode
+    /// (0: the fleet as shipped).
+    pub fn config_split(decode: u32) -> Result<FleetConfig, ConfigError> {
+        if decode > MAX_SPLIT {
+            return Err(ConfigError::new(
+                "split",
+                format!("must be 0 to {MAX_SPLIT} decode replicas, got {decode}"),
+            ));
+        }
+        let mut cfg = Self::config()?;
+        cfg.split_first_pool(decode)?;
+        Ok(cfg)
     }
 
     /// Another fleet set up the same way (tests use it for runs without a 429, a scale-up
@@ -408,26 +431,58 @@ impl FleetStory {
             variant: Variant::Happened,
         });
 
-        // 3. The engine.
+        // 3. The engine: one replica, or a prefill replica, the KV cache's move and a decode
+        // replica.
         let a = self.moment(r.engine_in, r.engine_in, Hop::Engine, MomentKind::AtEngine);
-        let b = self.moment(
-            r.first_token,
-            r.first_token,
-            Hop::Engine,
-            MomentKind::FirstToken,
-        );
         let mut f = Figures::new();
         f.secs("connect", h.connect)
             .secs("engine_in", r.engine_in)
             .count("prompt_tokens", r.prompt_tokens as f64)
             .secs("engine_ttft", r.engine_ttft())
             .count("output_tokens", r.output_tokens as f64);
+        let variant = match r.split {
+            Some(p) => {
+                for (t, kind) in [
+                    (p.prefill_done, MomentKind::PrefillDone),
+                    (p.transfer_start, MomentKind::TransferStart),
+                    (p.kv_arrived, MomentKind::KvArrived),
+                ] {
+                    self.moment(t, t, Hop::Engine, kind);
+                }
+                f.name(
+                    "prefill_replica",
+                    p.prefill_replica as f64,
+                    replica_name(p.prefill_replica),
+                )
+                .name(
+                    "decode_replica",
+                    p.decode_replica as f64,
+                    replica_name(p.decode_replica),
+                )
+                .secs("prefill_queue", p.prefill_admitted - r.engine_in)
+                .secs("prefill_time", p.prefill_done - p.prefill_admitted)
+                .add("kv_bytes", p.kv_bytes, format::gb(p.kv_bytes, 3))
+                .add("link", 0.0, link_name(&cfg.disagg.link))
+                .secs("link_wait", p.transfer_start - p.prefill_done)
+                .secs("transfer", p.kv_arrived - p.transfer_start)
+                .secs("decode_queue", p.decode_admitted - p.kv_arrived)
+                .secs("first_decode", r.first_token - p.decode_admitted);
+                Variant::Split
+            }
+            None => Variant::Happened,
+        };
+        let b = self.moment(
+            r.first_token,
+            r.first_token,
+            Hop::Engine,
+            MomentKind::FirstToken,
+        );
         chapters.push(Chapter {
             id: "engine".into(),
             first: a,
             last: b,
             figures: f.done(),
-            variant: Variant::Happened,
+            variant,
         });
 
         // 4. Streaming back: the relay, and the clocks that stop.
@@ -550,6 +605,14 @@ impl FleetStory {
         });
         self.chapters = chapters;
     }
+}
+
+/// The catalog's name of a link (its id when the catalog has no such link).
+fn link_name(id: &str) -> String {
+    trainer_engine::catalog::links()
+        .into_iter()
+        .find(|l| l.id == id)
+        .map_or_else(|| id.to_string(), |l| l.name)
 }
 
 /// Formats a clock reading for the diagram: "412 ms" (stopped), "…120 ms" (running), "–".

@@ -32,6 +32,9 @@ pub enum Variant {
     Happened,
     /// It did not happen in this run (no preemption, no 429, no scale-up, no overflow).
     Absent,
+    /// The followed request took a disaggregated fleet's way: prefill on one replica, its
+    /// KV cache moved, decode on another.
+    Split,
 }
 
 /// One of a build-up's six steps: which frames it covers, the figures its narration names,

@@ -1,8 +1,10 @@
 //! What a build-up keeps in its URL: the step (`step=1` to `6`), the sub-step within it
 //! (`sub=1`, ...), and for the replica build-up every parameter changed from the shipped
-//! scenario (`prompt`, `budget`, `pool`, `cache=on|off`). Read and written through the one
+//! scenario (`prompt`, `budget`, `pool`, `cache=on|off`), and for the fleet build-up its
+//! split into prefill and decode pools (`split`, the decode replicas). Read and written through the one
 //! query parser ([`crate::sizing::query`]); a bad value keeps its default and is reported.
 
+use super::fleet::MAX_SPLIT;
 use super::replica::ReplicaParams;
 use crate::sizing::query::{pairs, write};
 use std::collections::BTreeMap;
@@ -21,6 +23,8 @@ pub struct BuildUpQuery {
     /// The replica build-up's parameters (the shipped ones where the URL says nothing or
     /// something wrong).
     pub params: ReplicaParams,
+    /// The fleet build-up's decode replicas (0: one pool prefills and decodes).
+    pub split: u32,
     /// What is wrong with the query, one error per key.
     pub errors: Vec<ConfigError>,
     /// The text the query gave for each key named in `errors`.
@@ -78,6 +82,16 @@ impl BuildUpQuery {
                 )),
             }
         }
+        let mut split = 0;
+        if let Some(t) = p.get("split") {
+            match t.trim().parse::<u32>() {
+                Ok(v) if v <= MAX_SPLIT => split = v,
+                _ => errors.push(ConfigError::new(
+                    "split",
+                    format!("must be a whole number of decode replicas from 0 to {MAX_SPLIT}, got {t:?}"),
+                )),
+            }
+        }
         // Values each in range may still not fit together (D larger than the pool).
         if errors.is_empty() {
             if let Err(e) = params.validate() {
@@ -93,6 +107,7 @@ impl BuildUpQuery {
             step,
             sub,
             params,
+            split,
             errors,
             bad_text,
         }
@@ -100,8 +115,13 @@ impl BuildUpQuery {
 }
 
 /// The query string of a build-up at `step` (from 0), with its sub-step when given, and
-/// every parameter that differs from the shipped scenario.
-pub fn buildup_query(step: usize, sub: Option<usize>, params: &ReplicaParams) -> String {
+/// every parameter that differs from the shipped scenario (the split when there is one).
+pub fn buildup_query(
+    step: usize,
+    sub: Option<usize>,
+    params: &ReplicaParams,
+    split: u32,
+) -> String {
     let shipped = ReplicaParams::shipped();
     let mut pairs: Vec<(&str, String)> = vec![("step", (step + 1).to_string())];
     if let Some(s) = sub {
@@ -123,6 +143,9 @@ pub fn buildup_query(step: usize, sub: Option<usize>, params: &ReplicaParams) ->
             if params.prefix_caching { "on" } else { "off" }.into(),
         ));
     }
+    if split > 0 {
+        pairs.push(("split", split.to_string()));
+    }
     write(&pairs)
 }
 
@@ -137,11 +160,17 @@ mod tests {
         assert_eq!(q.params.d_prompt, 3000);
         assert!(q.params.prefix_caching && q.errors.is_empty());
         assert_eq!(
-            buildup_query(q.step, q.sub, &q.params),
+            buildup_query(q.step, q.sub, &q.params, q.split),
             "step=5&sub=2&prompt=3000&cache=on"
         );
         let shipped = ReplicaParams::shipped();
-        assert_eq!(buildup_query(0, None, &shipped), "step=1");
+        assert_eq!(buildup_query(0, None, &shipped, 0), "step=1");
+        let q = BuildUpQuery::parse("step=3&split=2");
+        assert_eq!((q.step, q.split), (2, 2));
+        assert_eq!(
+            buildup_query(q.step, q.sub, &q.params, q.split),
+            "step=3&split=2"
+        );
         for (query, field) in [
             ("step=0", "step"),
             ("step=7", "step"),
@@ -152,6 +181,8 @@ mod tests {
             ("pool=12", "pool"),
             ("cache=maybe", "cache"),
             ("prompt=8000&pool=64", "prompt"),
+            ("split=9", "split"),
+            ("split=-1", "split"),
         ] {
             let q = BuildUpQuery::parse(query);
             assert_eq!(q.errors.len(), 1, "{query}");

@@ -37,8 +37,9 @@ pub enum Job {
         speed: Option<f64>,
         live_ms: f64,
     },
-    /// The fleet build-up's run, read as its story.
-    FleetStory,
+    /// The fleet build-up's run, read as its story: its pool split into prefill and `split`
+    /// decode replicas when `split` is not 0.
+    FleetStory { split: u32 },
     /// The replica build-up's run with the learner's changes.
     ReplicaStory(ReplicaParams),
     /// The published measurement at this index of the shipped file, replayed on the
@@ -284,7 +285,11 @@ impl Running {
                     sent: 0,
                 }
             }
-            Job::FleetStory => Work::FleetStory(FleetStory::sim().map_err(|e| failure(&e))?),
+            Job::FleetStory { split } => Work::FleetStory(
+                FleetStory::config_split(split)
+                    .and_then(FleetStory::sim_of)
+                    .map_err(|e| failure(&e))?,
+            ),
             job => Work::Once(job),
         };
         Ok(Running {

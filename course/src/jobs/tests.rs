@@ -102,7 +102,7 @@ fn every_message_survives_json_exactly() {
             speed: None,
             live_ms: 3.0,
         },
-        Job::FleetStory,
+        Job::FleetStory { split: 0 },
         Job::ReplicaStory(ReplicaParams::shipped()),
         Job::Validation(0),
         Job::ReadScenario(trainer_engine::files::SCENARIOS_FLEET_SEED.into()),
@@ -290,7 +290,7 @@ fn a_set_up_the_simulator_refuses_fails_with_its_reason() {
 
 #[test]
 fn the_build_ups_and_the_validation_come_back_as_their_direct_runs() {
-    let replies = run_to_end(Job::FleetStory, &mut ticking(1.0), 5.0);
+    let replies = run_to_end(Job::FleetStory { split: 0 }, &mut ticking(1.0), 5.0);
     assert_eq!(
         outcome(&replies),
         &Outcome::FleetStory(Box::new(FleetStory::run().unwrap()))

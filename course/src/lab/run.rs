@@ -275,6 +275,21 @@ impl LabResult {
                 Fraction,
                 Some(true),
             ),
+            // LoRA adapters (zero without them): misses, and requests the limit held back.
+            f(
+                "lora_loads",
+                "adapters loaded into a GPU slot",
+                r.pools.first().map_or(0.0, |p| p.lora_loads as f64),
+                Count,
+                Some(false),
+            ),
+            f(
+                "lora_passed_over",
+                "requests passed over for their adapter",
+                r.pools.first().map_or(0.0, |p| p.lora_passed_over as f64),
+                Count,
+                Some(false),
+            ),
         ];
         LabResult {
             headline,

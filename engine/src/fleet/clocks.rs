@@ -281,6 +281,28 @@ pub struct RequestRecord {
     pub hops: Hops,
     /// Prompt tokens the serving replica already had cached when the request was routed.
     pub cached_prefix_tokens: u32,
+    /// Its way through a disaggregated fleet's pools (`None` on one replica).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub split: Option<SplitPath>,
+}
+
+/// A request's way through a disaggregated fleet: its prefill replica, the move of its KV
+/// cache, and its decode replica. Times are seconds of simulated time.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct SplitPath {
+    /// Global indices of its prefill and decode replicas.
+    pub prefill_replica: usize,
+    pub decode_replica: usize,
+    /// The prefill replica first schedules it, and finishes its prompt.
+    pub prefill_admitted: f64,
+    pub prefill_done: f64,
+    /// Both ends' links are free and the move starts; the KV cache is on the decode replica.
+    pub transfer_start: f64,
+    pub kv_arrived: f64,
+    /// The decode replica first schedules it.
+    pub decode_admitted: f64,
+    /// Bytes of KV cache moved.
+    pub kv_bytes: f64,
 }
 
 /// The time one request spent in each hop between the gateway and the engine, and back.

@@ -27,7 +27,7 @@ pub mod router;
 pub mod sim;
 
 pub use autoscaler::{AutoscalerConfig, ScaleEvent, ScaleSignal, SignalPoint};
-pub use clocks::{Histogram, Hops, Outcome, RejectReason, RequestRecord, SpillTarget};
+pub use clocks::{Histogram, Hops, Outcome, RejectReason, RequestRecord, SpillTarget, SplitPath};
 pub use gateway::{ClientConfig, GatewayConfig, PoolConnections, Region};
 pub use overflow::{HostedApi, OverflowAction, OverflowConfig};
 pub use quota::{QuotaConfig, QuotaWindow};
@@ -359,6 +359,35 @@ impl FleetConfig {
             .chain(self.more_autoscalers.iter().copied())
             .filter(|a| a.enabled)
             .collect()
+    }
+
+    /// Splits the fleet: the first pool prefills, and a pool of `decode` replicas like it
+    /// decodes (0: the first pool does both again, and the decode pools go). Refused when
+    /// another pool serves too, since a split fleet routes only to its prefill pool.
+    pub fn split_first_pool(&mut self, decode: u32) -> Result<(), ConfigError> {
+        if self.pools.is_empty() {
+            return Err(ConfigError::new("pools", "there is no pool to split"));
+        }
+        self.pools.retain(|p| p.role != PoolRole::Decode);
+        if decode == 0 {
+            self.pools[0].role = PoolRole::Mixed;
+            return Ok(());
+        }
+        if self.pools.iter().skip(1).any(|p| p.serving) {
+            return Err(ConfigError::new(
+                "role",
+                "a split fleet routes only to its prefill pool: this fleet serves from more than one pool",
+            ));
+        }
+        self.pools[0].role = PoolRole::Prefill;
+        let mut d = self.pools[0].clone();
+        d.name = "decode".into();
+        d.role = PoolRole::Decode;
+        d.replicas = decode;
+        d.min_replicas = decode;
+        d.max_replicas = decode;
+        self.pools.push(d);
+        Ok(())
     }
 
     /// Whether prefill and decode run on separate pools.

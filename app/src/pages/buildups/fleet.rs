@@ -1,12 +1,15 @@
 //! `/buildups/fleet`: one request through the fleet, hop by hop, on the lesson's
 //! request-path diagram, with its clocks starting and stopping. The fleet runs in the
-//! simulators' worker (`Job::FleetStory`), which reads the story once the run ends.
+//! simulators' worker (`Job::FleetStory`), which reads the story once the run ends; with
+//! `split=N` its pool prefills and N more replicas decode, and the engine step follows the
+//! prompt, its KV cache over the link and the first decode.
 
 use super::{player_steps, script, StepState};
 use crate::components::{
-    EngineNote, RecallCards, RequestPath, StepNarration, StepPlayer, UrlErrors,
+    ChoiceField, EngineNote, FieldMessage, RecallCards, RequestPath, StepNarration, StepPlayer,
+    UrlErrors,
 };
-use crate::sim_client::{control, submit};
+use crate::sim_client::{control, submit, JobHandle};
 use crate::sim_runner::RunStatus;
 use crate::text::format;
 use leptos::prelude::*;
@@ -14,6 +17,7 @@ use trainer_content::buildup::Script;
 use trainer_course::buildup::fleet::{
     clock_text, replica_name, Clock, ClockState, FleetStory, Moment, MomentKind,
 };
+use trainer_course::buildup::Chapter;
 use trainer_course::jobs::{self, Control, Job, Reply};
 use trainer_engine::fleet::router::kv_usage;
 use trainer_engine::fleet::{Outcome, RouteTrace};
@@ -27,6 +31,9 @@ fn moment_label(k: MomentKind) -> &'static str {
         MomentKind::Refused => "Another tenant's request: 429 with Retry-After",
         MomentKind::Routed => "The router picks a replica",
         MomentKind::AtEngine => "The engine receives it",
+        MomentKind::PrefillDone => "The prefill replica has computed the prompt",
+        MomentKind::TransferStart => "The KV cache starts across the link",
+        MomentKind::KvArrived => "The KV cache is on the decode replica",
         MomentKind::FirstToken => "The engine samples the first token",
         MomentKind::FirstByteWritten => "The gateway writes the first byte",
         MomentKind::FirstByteAtClient => "The first byte reaches the client",
@@ -77,34 +84,61 @@ pub fn FleetBuildUp() -> impl IntoView {
         false,
     );
     let status = RwSignal::new(RunStatus::Idle);
-    status.set(RunStatus::Running {
-        run: 0,
-        runs: 1,
-        progress: 0.0,
-    });
-    let job = submit(Job::FleetStory, move |reply| {
-        let s = match reply {
-            Reply::Progress(p) => {
-                let _ = status.try_set(RunStatus::Running {
-                    run: 0,
-                    runs: 1,
-                    progress: p.progress,
-                });
-                return;
-            }
-            Reply::Done(jobs::Outcome::FleetStory(s)) => Ok(*s),
-            Reply::Failed(m) => Err(m),
-            _ => Err("The simulator's worker answered with something else.".to_string()),
-        };
-        if let Ok(s) = &s {
-            lasts.set_value(Some(s.chapters.iter().map(|c| c.len() - 1).collect()));
-            if let Some(m) = url.settle_with(|k| s.chapters.get(k).map(|c| c.len() - 1)) {
-                url.errors.update(|e| e.push(m));
-            }
+    // Each split (from the page's choice, or Back to another) runs the fleet again in the
+    // simulators' worker; a run still on its way is cancelled.
+    let job = StoredValue::new(None::<JobHandle>);
+    Effect::new(move |_| {
+        let split = url.split.get();
+        if let Some(h) = job.get_value() {
+            control(h, Control::Cancel);
         }
-        let _ = story.try_set(Some(s));
+        story.set(None);
+        lasts.set_value(None);
+        status.set(RunStatus::Running {
+            run: 0,
+            runs: 1,
+            progress: 0.0,
+        });
+        let h = submit(Job::FleetStory { split }, move |reply| {
+            let s = match reply {
+                Reply::Progress(p) => {
+                    let _ = status.try_set(RunStatus::Running {
+                        run: 0,
+                        runs: 1,
+                        progress: p.progress,
+                    });
+                    return;
+                }
+                Reply::Done(jobs::Outcome::FleetStory(s)) => Ok(*s),
+                Reply::Failed(m) => Err(m),
+                _ => Err("The simulator's worker answered with something else.".to_string()),
+            };
+            if let Ok(s) = &s {
+                lasts.set_value(Some(s.chapters.iter().map(|c| c.len() - 1).collect()));
+                if let Some(m) = url.settle_with(|k| s.chapters.get(k).map(|c| c.len() - 1)) {
+                    url.errors.update(|e| e.push(m));
+                }
+            }
+            let _ = story.try_set(Some(s));
+        });
+        job.set_value(Some(h));
     });
-    on_cleanup(move || control(job, Control::Cancel));
+    on_cleanup(move || {
+        if let Some(Some(h)) = job.try_get_value() {
+            control(h, Control::Cancel);
+        }
+    });
+    let splits: Vec<(String, String)> = [0u32, 1, 2, 4]
+        .iter()
+        .map(|&n| {
+            let label = match n {
+                0 => "together, on every replica".to_string(),
+                1 => "split: 1 decode replica beside them".to_string(),
+                n => format!("split: {n} decode replicas beside them"),
+            };
+            (n.to_string(), label)
+        })
+        .collect();
     let steps = Signal::derive(move || {
         story.with(|s| match s {
             Some(Ok(s)) => script.with_value(|sc| player_steps(sc, &s.chapters)),
@@ -139,6 +173,21 @@ pub fn FleetBuildUp() -> impl IntoView {
             <p class="lede">{intro}</p>
             <EngineNote testid="buildup-fleet-engine" engine=Signal::derive(FleetStory::engine)/>
             <UrlErrors errors=url.errors/>
+            <div class="buildup-change">
+                <ChoiceField
+                    id="buildup-split"
+                    testid="buildup-split"
+                    label="Prefill and decode"
+                    options=splits
+                    selected=Signal::derive(move || url.split.get().to_string())
+                    message=FieldMessage::never("buildup-split-error")
+                    on_change=move |id: String| {
+                        if let Ok(n) = id.parse::<u32>() {
+                            url.split.set(n);
+                        }
+                    }
+                />
+            </div>
             {body}
             <div class="recall-list"><RecallCards place="buildups/fleet".to_string()/></div>
         </section>
@@ -224,6 +273,7 @@ fn FleetFrame(
                     .into_any()
                 }),
                 "router" => s.route.as_ref().map(|rt| candidates(rt, "candidates")),
+                "engine" => split_panel(&c),
                 "overflow" => s.spilled.as_ref().and_then(|(_, rt)| rt.as_ref()).map(|rt| candidates(rt, "spill-candidates")),
                 "autoscaler" => s.scale_up.map(|e| {
                     view! {
@@ -250,6 +300,44 @@ fn FleetFrame(
             </div>
         </div>
     }
+}
+
+/// On split pools: the engine clock's reading in its parts, each with where it is spent.
+fn split_panel(c: &Chapter) -> Option<AnyView> {
+    c.figure("transfer")?;
+    let part = |name: &'static str, label: String| {
+        c.figure(name).map(|f| {
+            view! {
+                <tr data-testid=format!("split-{name}") data-value=f.value.to_string()>
+                    <th scope="row">{label}</th>
+                    <td class="num">{f.text.clone()}</td>
+                </tr>
+            }
+        })
+    };
+    let text = |name: &str| c.figure(name).map_or_else(String::new, |f| f.text.clone());
+    let (p, d) = (text("prefill_replica"), text("decode_replica"));
+    let rows = vec![
+        part("prefill_queue", format!("Queue on {p}")),
+        part("prefill_time", format!("The prompt on {p}")),
+        part("link_wait", "Connection and a free link".to_string()),
+        part(
+            "transfer",
+            format!("The KV cache ({}) over {}", text("kv_bytes"), text("link")),
+        ),
+        part("decode_queue", format!("Queue on {d}")),
+        part("first_decode", format!("The first decode step on {d}")),
+        part("engine_ttft", "Engine TTFT, all of it".to_string()),
+    ];
+    Some(
+        view! {
+            <div class="buildup-panel" data-testid="split-path">
+                <h3>"The engine clock, part by part"</h3>
+                <table class="buildup-table"><tbody>{rows}</tbody></table>
+            </div>
+        }
+        .into_any(),
+    )
 }
 
 fn clock_table(m: &Moment, linked: RwSignal<Option<&'static str>>) -> AnyView {

@@ -105,6 +105,8 @@ pub struct StepState {
     /// The sub-step the URL named, if any (a page whose run arrives later settles on it).
     pub url_sub: StoredValue<Option<usize>>,
     pub params: RwSignal<ReplicaParams>,
+    /// The fleet build-up's decode replicas (0: one pool does both).
+    pub split: RwSignal<u32>,
     /// What was wrong with the URL, as sentences.
     pub errors: RwSignal<Vec<String>>,
 }
@@ -126,6 +128,7 @@ impl StepState {
             sub: RwSignal::new(0),
             url_sub: StoredValue::new(q.sub),
             params: RwSignal::new(q.params),
+            split: RwSignal::new(if with_params { 0 } else { q.split }),
             errors: RwSignal::new(Vec::new()),
         };
         if let Some(m) = state.settle_with(last_sub) {
@@ -141,17 +144,23 @@ impl StepState {
                 // The run is not there yet: keep what the URL said.
                 None => state.url_sub.get_value(),
             };
-            let params = if with_params {
-                state.params.get()
+            let (params, split) = if with_params {
+                (state.params.get(), 0)
             } else {
-                ReplicaParams::shipped()
+                (ReplicaParams::shipped(), state.split.get())
             };
-            url.replace(&buildup_query(step, sub, &params));
+            url.replace(&buildup_query(step, sub, &params, split));
         });
         // A new query (Back, Forward, a link to a step) moves the state.
         url.follow(BuildUpQuery::parse, move |q| {
             if with_params && q.errors.is_empty() && q.params != state.params.get_untracked() {
                 state.params.set(q.params);
+            }
+            if !with_params
+                && q.errors.iter().all(|e| e.field != "split")
+                && q.split != state.split.get_untracked()
+            {
+                state.split.set(q.split);
             }
             let step = state.step.get_untracked();
             if q.step != step || q.sub.is_some_and(|s| s != state.sub.get_untracked()) {

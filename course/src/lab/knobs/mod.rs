@@ -31,6 +31,7 @@ use trainer_engine::fleet::{
     OverflowAction, PoolConfig, PoolRole, ReplicaFault, RouterConfig, RoutingPolicy, ScaleSignal,
     SloConfig,
 };
+use trainer_engine::replica::lora::LoraConfig;
 use trainer_engine::replica::spec::{SpecMethod, SpeculativeConfig};
 use trainer_engine::replica::{ReplicaConfig, SchedulerConfig};
 use trainer_engine::workload::{Arrival, LengthDist, SessionConfig, WorkloadConfig, MAX_LEN};

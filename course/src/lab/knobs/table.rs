@@ -136,6 +136,18 @@ pub const KNOBS: &[Spec] = &[
         .read(|c| num(rc(c).scheduler.kv_offloading_size))
         .set(|c, v| rc_mut(c).scheduler.kv_offloading_size = v)
         .errors(&["kv_offloading_size"]),
+    // Zero serves the base model alone; the engine takes up to its most.
+    number("max_loras", Replica, "LoRA adapters per step (0: none; each tenant has its own)", "adapters",
+        Range { min: Bound::Lab(0.0), ..whole(&LoraConfig::MAX_LORAS_RANGE) })
+        .read(|c| rc(c).lora.as_ref().map_or(0, |l| l.max_loras).to_string())
+        .set(set_max_loras)
+        .errors(&["lora", "max_loras", "max_cpu_loras"]),
+    number("lora_rank", Replica, "Adapter rank", "", whole(&LoraConfig::RANK_RANGE))
+        .read(|c| rc(c).lora.as_ref().map_or(String::new(), |l| l.max_lora_rank.to_string()))
+        .set(|c, v| if let Some(l) = rc_mut(c).lora.as_mut() { l.max_lora_rank = v as u32 })
+        .when(When::Inside(serving_adapters, NO_ADAPTERS))
+        .errors(&["max_lora_rank"])
+        .context("max_loras=4"),
     toggle("chunked", Replica, "Chunked prefill")
         .read(|c| on_off(rc(c).scheduler.chunked_prefill))
         .switch(|c, on| rc_mut(c).scheduler.chunked_prefill = on),
@@ -227,14 +239,18 @@ pub const KNOBS: &[Spec] = &[
     number("load_bound", Fleet, "Affinity load bound", "× mean",
         real(&RouterConfig::LOAD_BOUND_RANGE, 1.0))
         .read(|c| match c.router.policy {
-            RoutingPolicy::PrefixAffinity { load_bound, .. } => num(load_bound),
+            RoutingPolicy::PrefixAffinity { load_bound, .. }
+            | RoutingPolicy::AdapterAffinity { load_bound, .. } => num(load_bound),
             _ => String::new(),
         })
-        .set(|c, v| {
-            if let RoutingPolicy::PrefixAffinity { load_bound, .. } = &mut c.router.policy { *load_bound = v }
+        .set(|c, v| match &mut c.router.policy {
+            RoutingPolicy::PrefixAffinity { load_bound, .. }
+            | RoutingPolicy::AdapterAffinity { load_bound, .. } => *load_bound = v,
+            _ => {}
         })
-        .when(When::Inside(|c| matches!(c.router.policy, RoutingPolicy::PrefixAffinity { .. }),
-            Text::Fixed("only prefix affinity has one")))
+        .when(When::Inside(|c| matches!(c.router.policy,
+                RoutingPolicy::PrefixAffinity { .. } | RoutingPolicy::AdapterAffinity { .. }),
+            Text::Fixed("only the affinity policies have one")))
         .errors(&["load_bound"])
         .context("policy=prefix_affinity"),
     number("router_ms", Fleet, "Router decision time", "ms",

@@ -79,24 +79,7 @@ pub(super) fn decode_pool(c: &FleetConfig) -> Option<&PoolConfig> {
 /// Splits the fleet: the first pool prefills, and a pool of `v` replicas like it decodes
 /// (0: the first pool does both again, and the decode pools go).
 pub(super) fn set_decode_replicas(c: &mut FleetConfig, v: f64) -> Result<(), String> {
-    let n = v as u32;
-    c.pools.retain(|p| p.role != PoolRole::Decode);
-    if n == 0 {
-        c.pools[0].role = PoolRole::Mixed;
-        return Ok(());
-    }
-    if c.pools.iter().skip(1).any(|p| p.serving) {
-        return Err("a split fleet routes only to its prefill pool: this preset serves from more than one pool".into());
-    }
-    c.pools[0].role = PoolRole::Prefill;
-    let mut decode = c.pools[0].clone();
-    decode.name = "decode".into();
-    decode.role = PoolRole::Decode;
-    decode.replicas = n;
-    decode.min_replicas = n;
-    decode.max_replicas = n;
-    c.pools.push(decode);
-    Ok(())
+    c.split_first_pool(v as u32).map_err(|e| e.message)
 }
 
 /// A split fleet's decode pools run the first pool's engine at its price (the knobs set the
@@ -130,6 +113,7 @@ pub(super) fn policy_options(_: &FleetConfig) -> Vec<(String, String)> {
         ("least_queued_tokens", "fewest queued prompt tokens"),
         ("kv_aware", "lowest KV usage"),
         ("prefix_affinity", "prefix affinity (bounded load)"),
+        ("adapter_affinity", "adapter affinity (bounded load)"),
     ])
 }
 
@@ -443,6 +427,10 @@ pub(super) fn set_policy(c: &mut FleetConfig, text: &str) -> Result<(), String> 
         "power_of_two" => RoutingPolicy::PowerOfTwo,
         "least_queued_tokens" => RoutingPolicy::LeastQueuedTokens,
         "kv_aware" => RoutingPolicy::KvAware,
+        "adapter_affinity" => match c.router.policy {
+            p @ RoutingPolicy::AdapterAffinity { .. } => p,
+            _ => RoutingPolicy::adapter_affinity(1.5),
+        },
         _ => match c.router.policy {
             p @ RoutingPolicy::PrefixAffinity { .. } => p,
             _ => RoutingPolicy::prefix_affinity(1.25),
@@ -638,6 +626,24 @@ pub(super) fn set_spec(c: &mut FleetConfig, id: &str) -> Result<(), String> {
     });
     Ok(())
 }
+
+/// Adapters per step on the first pool: 0 serves the base model alone; from 1, each tenant's
+/// requests run its own adapter, with the rank already set (vLLM's 16 at first).
+pub(super) fn set_max_loras(c: &mut FleetConfig, v: f64) {
+    let r = rc_mut(c);
+    if v < 1.0 {
+        r.lora = None;
+    } else {
+        r.lora.get_or_insert_with(LoraConfig::default).max_loras = v as u32;
+    }
+}
+
+pub(super) fn serving_adapters(c: &FleetConfig) -> bool {
+    rc(c).lora.is_some()
+}
+
+pub(super) const NO_ADAPTERS: Text =
+    Text::Fixed("no adapters are served; set the adapters per step first");
 
 pub(super) fn speculating(c: &FleetConfig) -> bool {
     rc(c).speculative.is_some()

@@ -66,6 +66,9 @@ impl FleetSim {
         l.decode_admitted = None;
         l.prefill_done = 0.0;
         l.kv_arrived = 0.0;
+        l.prefill_replica = None;
+        l.transfer_start = 0.0;
+        l.kv_bytes = 0.0;
         l.retries += 1;
         l.prompt = l.sent_prompt.take().or(l.prompt.take());
         l.replica = None;

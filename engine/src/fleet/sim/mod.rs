@@ -286,6 +286,10 @@ struct Live {
     prefill_done: f64,
     /// When its KV cache reached the decode replica.
     kv_arrived: f64,
+    /// Its prefill replica, when the move of its KV cache started, and the bytes moved.
+    prefill_replica: Option<usize>,
+    transfer_start: f64,
+    kv_bytes: f64,
     /// When the decode replica first scheduled it.
     decode_admitted: Option<f64>,
 }

@@ -234,6 +234,10 @@ impl FleetSim {
             .max(self.replicas[r].link_free_at)
             .max(self.replicas[d].link_free_at);
         let end = start + took;
+        let l = &mut self.live[slot];
+        l.prefill_replica = Some(r);
+        l.transfer_start = start;
+        l.kv_bytes = bytes;
         for e in [r, d] {
             let rs = &mut self.replicas[e];
             rs.link_free_at = end;

@@ -3,7 +3,7 @@
 //! area, and the measurements a closed stream adds to the report.
 
 use super::{Event, FleetSim, Live, Phase, ReplicaState};
-use crate::fleet::clocks::{to_ns, Outcome, RejectReason, RequestRecord};
+use crate::fleet::clocks::{to_ns, Outcome, RejectReason, RequestRecord, SplitPath};
 use crate::replica::ReplicaEvent;
 
 impl FleetSim {
@@ -176,6 +176,19 @@ impl FleetSim {
             last_byte_at_client: t + half_rtt,
             hops: l.hops,
             cached_prefix_tokens: l.cached_prefix_tokens,
+            split: match (l.prefill_replica, l.decode_replica) {
+                (Some(p), Some(d)) if l.kv_arrived > 0.0 => Some(SplitPath {
+                    prefill_replica: p,
+                    decode_replica: d,
+                    prefill_admitted: l.admitted.unwrap_or(l.prefill_done),
+                    prefill_done: l.prefill_done,
+                    transfer_start: l.transfer_start,
+                    kv_arrived: l.kv_arrived,
+                    decode_admitted: l.decode_admitted.unwrap_or(l.first_token),
+                    kv_bytes: l.kv_bytes,
+                }),
+                _ => None,
+            },
         };
         if served {
             let written = if l.streaming {
