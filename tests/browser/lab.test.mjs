@@ -14,7 +14,7 @@ let app;
 before(async () => { app = await start({ base: "/trainer/" }); });
 after(async () => { await app?.close(); });
 
-const PLOTS = ["ttft", "itl", "engine", "kv", "replicas", "throughput", "outcomes", "fleet", "ttft-split"];
+const PLOTS = ["ttft", "itl", "engine", "kv", "replicas", "throughput", "outcomes", "fleet", "ttft-split", "caches"];
 const tid = (id) => `[data-testid="${id}"]`;
 const num = async (page, id) => Number(await page.getAttribute(tid(id), "data-value"));
 
@@ -304,6 +304,7 @@ test("adapters by knobs: spread everywhere they miss and pass requests over; rou
   const affinityLoads = await num(page, "lab-fig-lora_loads");
   assert.ok(affinityLoads >= 40, `every tenant's adapter loads once at least (${affinityLoads})`);
   assert.equal(await num(page, "lab-fig-lora_passed_over"), 0);
+  assert.equal(await num(page, "caches-0-adapter_loads"), affinityLoads, "the caches table agrees");
   const affinityTtft = await num(page, "lab-fig-server_ttft_p99");
   // The router a person picks by counting requests: every replica sees every adapter.
   await page.selectOption(tid("param-policy"), "least_outstanding");

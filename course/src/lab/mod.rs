@@ -57,7 +57,7 @@ pub struct Entry {
 }
 
 /// The plots the lab draws, by id (each has a caption in [`TEXT`] and a table beside it).
-pub const PLOTS: [&str; 9] = [
+pub const PLOTS: [&str; 10] = [
     "ttft",
     "itl",
     "engine",
@@ -67,6 +67,7 @@ pub const PLOTS: [&str; 9] = [
     "outcomes",
     "fleet",
     "ttft_split",
+    "caches",
 ];
 
 impl LabText {

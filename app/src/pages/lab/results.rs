@@ -286,6 +286,33 @@ pub fn Results(lab: Lab, text: LabText) -> impl IntoView {
             y_label: y_label.into(),
         }
     });
+    // Where the first pool's prompt tokens found their KV cache: the GPU's prefix cache, host
+    // memory, or nowhere (computed).
+    let shares = |r: &LabResult| -> [(&'static str, f64); 3] {
+        let p = r.report.pools.first();
+        let gpu = p.map_or(0.0, |p| p.prefix_hit_rate);
+        let host = p.map_or(0.0, |p| p.host_hit_rate);
+        [
+            ("GPU prefix cache", gpu * 100.0),
+            ("host memory", host * 100.0),
+            ("computed", (1.0 - gpu - host).max(0.0) * 100.0),
+        ]
+    };
+    let caches = Signal::derive(move || ChartData::Bars {
+        bars: staged[10]
+            .get()
+            .map(|b| {
+                shares(&b)
+                    .iter()
+                    .map(|(n, v)| (n.to_string(), *v))
+                    .collect()
+            })
+            .unwrap_or_default(),
+        pinned: a()
+            .map(|a| shares(&a).iter().map(|x| x.1).collect())
+            .unwrap_or_default(),
+        y_label: "% of prompt tokens looked up".into(),
+    });
     // The engine of the run shown: read from the set-up it ran (a fixed-cost knob makes an
     // engine of the learner's own).
     let ran_on = Memo::new(move |_| {
@@ -336,6 +363,9 @@ pub fn Results(lab: Lab, text: LabText) -> impl IntoView {
                 </Chart>
                 <Chart hold_offscreen=running testid="plot-ttft-split" title="Time to first token, in parts" caption=caption("ttft_split") data=split>
                     {move || staged[9].get().map(|r| { let s = r.report.ttft_split; let k = &r.report.kv_transfer; clock_table("ttft_split", &[("queue", s.queue), ("prefill", s.prefill), ("KV transfer", s.transfer), ("first decode", s.first_decode), ("link wait", k.wait), ("on the link", k.time)]) })}
+                </Chart>
+                <Chart hold_offscreen=running testid="plot-caches" title="Where prompt tokens found their KV cache" caption=caption("caches") data=caches>
+                    {move || staged[10].get().map(|r| caches_table(&r))}
                 </Chart>
             </div>
             <SpecSweep setup=sweep_setup text=sweep_text testid="lab-sweep"/>
@@ -500,6 +530,38 @@ fn Exports(lab: Lab) -> impl IntoView {
             <button class="button" data-testid="lab-export-figures" disabled=move || !have()
                 on:click=save("lab-figures.csv", "text/csv", |r, _| r.figures_csv())>"Figures as CSV"</button>
         </div>
+    }
+}
+
+/// Each pool's prompt tokens by where their KV cache came from, and its adapters' loads.
+fn caches_table(r: &LabResult) -> impl IntoView {
+    let body = r
+        .report
+        .pools
+        .iter()
+        .enumerate()
+        .map(|(i, p)| {
+            let computed = (1.0 - p.prefix_hit_rate - p.host_hit_rate).max(0.0);
+            let cell = |q: &'static str, v: f64, text: String| {
+                view! { <td class="num" data-testid=format!("caches-{i}-{q}") data-value=format!("{v}")>{text}</td> }
+            };
+            view! {
+                <tr>
+                    <th scope="row">{p.name.clone()}</th>
+                    {cell("gpu", p.prefix_hit_rate, percent(p.prefix_hit_rate))}
+                    {cell("host", p.host_hit_rate, percent(p.host_hit_rate))}
+                    {cell("computed", computed, percent(computed))}
+                    {cell("adapter_loads", p.lora_loads as f64, int(p.lora_loads as f64))}
+                    {cell("adapter_load_s", p.lora_load_s, duration(p.lora_load_s, 3))}
+                </tr>
+            }
+        })
+        .collect_view();
+    view! {
+        <table class="sim-table" data-testid="table-caches">
+            <thead><tr><th scope="col">"Pool"</th><th scope="col">"GPU cache"</th><th scope="col">"Host memory"</th><th scope="col">"Computed"</th><th scope="col">"Adapter loads"</th><th scope="col">"Load time"</th></tr></thead>
+            <tbody>{body}</tbody>
+        </table>
     }
 }
 

@@ -18,7 +18,7 @@ const LIVE_MS: f64 = 1000.0;
 /// The regions of the results drawn from a new result each in a task of its own: 0, the
 /// headline figures and the comparison; 1 to 9, each plot with its table (in the page's
 /// order). Drawn all at once, a result was one task of about 300 ms with the CPU slowed 4x.
-pub const REGIONS: usize = 10;
+pub const REGIONS: usize = 11;
 
 /// How fast simulated time runs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
