@@ -2,6 +2,7 @@
 //! (quota, overflow, slicing, bad input) through whole runs.
 
 use proptest::prelude::*;
+use trainer_engine::replica::lora::LoraConfig;
 use trainer_engine::fleet::{
     Buffering, FleetConfig, FleetReport, FleetSim, HostedApi, Outcome, OverflowAction, PoolConfig,
     QuotaWindow, RejectReason, ReplicaFault, RequestRecord, RoutingPolicy, SpillTarget,
@@ -149,6 +150,7 @@ proptest! {
         small_kv in any::<bool>(),
         leave in 0u8..3,
         fail_at in proptest::option::of(0.0f64..12.0),
+        adapters in 0u32..4,
         seed in 0u64..1_000,
     ) {
         let mut cfg = small(rate, replicas, horizon);
@@ -168,6 +170,17 @@ proptest! {
             cfg.pools[0].replica.kv_blocks_override = Some(300);
         }
         cfg.router.policy = policy(pol);
+        if adapters > 0 {
+            // Each tenant its own adapter, `adapters` of them in a step; half the time routed
+            // by adapter.
+            cfg.pools[0].replica.lora = Some(LoraConfig {
+                max_loras: adapters,
+                ..LoraConfig::default()
+            });
+            if seed % 2 == 1 {
+                cfg.router.policy = RoutingPolicy::adapter_affinity(1.5);
+            }
+        }
         cfg.relay.buffering = buffering(buf);
         cfg.clients.streaming_fraction = streaming;
         cfg.clients.max_tokens = 100;
