@@ -2,11 +2,11 @@
 //! (quota, overflow, slicing, bad input) through whole runs.
 
 use proptest::prelude::*;
-use trainer_engine::replica::lora::LoraConfig;
 use trainer_engine::fleet::{
     Buffering, FleetConfig, FleetReport, FleetSim, HostedApi, Outcome, OverflowAction, PoolConfig,
     QuotaWindow, RejectReason, ReplicaFault, RequestRecord, RoutingPolicy, SpillTarget,
 };
+use trainer_engine::replica::lora::LoraConfig;
 use trainer_engine::workload::{Arrival, LengthDist, SessionConfig};
 
 /// A small seed-like fleet: `rate` req/s of short requests for `horizon` seconds.

@@ -144,6 +144,55 @@ fn a_miss_adds_the_adapters_load_to_its_step_and_a_hit_only_the_kernels() {
     assert!((m.lora_load_s - load).abs() < 1e-15);
 }
 
+/// Decode-only stretches are fast-forwarded with adapters on too (a traced replica runs
+/// every step the ordinary way): both give the same steps, tokens, times and adapter costs.
+#[test]
+fn fast_forwarded_decode_steps_cost_the_adapters_as_ordinary_steps_do() {
+    let reqs: Vec<(f64, u32, u32, u32)> = (0..40)
+        .map(|i| (i as f64 * 0.37, i % 7, 200 + 13 * i, 60 + (i * 17) % 90))
+        .collect();
+    let lora = LoraConfig {
+        max_loras: 3,
+        max_cpu_loras: 5,
+        ..LoraConfig::default()
+    };
+    let drive = |trace: usize| {
+        let mut cfg = ReplicaConfig::seed();
+        cfg.lora = Some(lora.clone());
+        cfg.trace_capacity = trace;
+        let mut r = Replica::new(cfg).expect("valid");
+        let events = run(&mut r, &reqs);
+        let times: Vec<String> = events
+            .iter()
+            .filter(|e| !matches!(e, ReplicaEvent::StepEnd { .. }))
+            .map(|e| format!("{e:?}"))
+            .collect();
+        (r.metrics().clone(), times)
+    };
+    let (fast, fast_events) = drive(0);
+    let (slow, slow_events) = drive(100_000);
+    assert!(fast.fast_forward_steps > 100, "{}", fast.fast_forward_steps);
+    assert_eq!(slow.fast_forward_steps, 0);
+    assert_eq!(fast_events, slow_events);
+    assert_eq!(
+        (
+            fast.steps,
+            fast.output_tokens,
+            fast.finished,
+            fast.lora_loads
+        ),
+        (
+            slow.steps,
+            slow.output_tokens,
+            slow.finished,
+            slow.lora_loads
+        )
+    );
+    assert_eq!(fast.lora_kernel_s, slow.lora_kernel_s);
+    assert_eq!(fast.lora_load_s, slow.lora_load_s);
+    assert_eq!(fast.busy_time_s, slow.busy_time_s);
+}
+
 #[test]
 fn adapters_and_speculative_decoding_together_are_refused_by_name() {
     let mut cfg = ReplicaConfig::seed();

@@ -209,7 +209,6 @@ impl Replica {
         // Speculative decoding makes every step's tokens depend on each request's draws.
         if n == 0
             || self.proposer.is_some()
-            || self.adapters.is_some()
             || !self.waiting.is_empty()
             || self.cfg.record_token_times
             || self.trace.len() < self.cfg.trace_capacity
@@ -246,6 +245,20 @@ impl Replica {
         let used0 = self.pool.num_used();
         let waiting = self.pending.len() as u32;
         let nseq = n as u32;
+        // Adapters: every running request's adapter sits in a GPU slot since the last step
+        // composed the ordinary way, so a decode-only step loads none and its kernels cost the
+        // same each step (the slots' recency order among them is unchanged by skipping it).
+        let lora = self.adapters.as_ref().map(|a| {
+            let mut used: Vec<u32> = self
+                .running
+                .iter()
+                .map(|&s| self.seqs[s as usize].tenant)
+                .collect();
+            used.sort_unstable();
+            used.dedup();
+            self.cost
+                .lora_step_time(n as u64, used.len() as u32, a.cfg.max_lora_rank)
+        });
         let (mut t, mut k, mut new_blocks) = (start, 0u32, 0u32);
         // The step after the last full one, when it is composed and left in flight.
         let mut in_flight: Option<(StepCost, f64)> = None;
@@ -265,7 +278,11 @@ impl Replica {
                 attended_positions: kv as f64,
                 admitted: 0,
             };
-            let cost = self.cost.step_totals(&totals);
+            let mut cost = self.cost.step_totals(&totals);
+            if let Some(l) = lora {
+                cost.lora_s = l;
+                cost.total_s += l;
+            }
             let mut d = cost.total_s;
             if !(d.is_finite() && d > 0.0) {
                 d = 1e-9;
@@ -277,6 +294,9 @@ impl Replica {
                 // `compose` would, and leave it in flight.
                 new_blocks += need;
                 in_flight = Some((cost, end));
+                if let Some(l) = lora {
+                    self.metrics.lora_kernel_s += l;
+                }
                 break;
             }
             let dur = end - t;
@@ -285,6 +305,9 @@ impl Replica {
             class = next_class(class, bs);
             self.metrics.steps += 1;
             self.metrics.busy_time_s += dur;
+            if let Some(l) = lora {
+                self.metrics.lora_kernel_s += l;
+            }
             self.metrics.decode_tokens += n as u64;
             self.metrics.output_tokens += n as u64;
             if self.itl_samples {
