@@ -104,6 +104,8 @@ pub struct SizeWords {
     pub verdict_both: String,
     /// `verdict_both` for the halve-the-cost question, whose replica count is a budget.
     pub verdict_both_budget: String,
+    /// The split question's check: how the replicas are split between the pools.
+    pub check_split: String,
     pub verdict_smallest: String,
     pub verdict_even: String,
     pub itl_note: String,

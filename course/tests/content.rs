@@ -785,7 +785,8 @@ fn the_simulator_check_types_no_figure() {
     use trainer_content::words::SizeWords;
     let text = include_str!("../../content/size-words.toml");
     let w: SizeWords = toml::from_str(text).expect("content/size-words.toml parses");
-    const FILLED: [&str; 37] = [
+    const FILLED: [&str; 38] = [
+        "prefill",
         "ridge",
         "limit",
         "model",

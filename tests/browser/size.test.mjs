@@ -353,6 +353,32 @@ test("the halve-cost question: BF16 against your formats on half the replicas, t
   await done(page);
 });
 
+test("the split question: prefill and decode pools sized apart, the cache's move, then the simulator on split pools", async () => {
+  const page = await app.page();
+  await openSize(page, "size/split?reveal=all");
+  assert.equal(await value(page, "prefill_replicas"), 3);
+  assert.equal(await value(page, "decode_replicas"), 5);
+  assert.equal(await value(page, "split_gpus"), 8);
+  assert.equal(await value(page, "mixed_replicas"), 8);
+  assert.equal(await value(page, "kv_moved"), 1000 * 131072);
+  const fast = await value(page, "transfer_time");
+  // A slower link: the move grows, the pools do not.
+  await typeInto(page, "link_gbps", "25");
+  await page.waitForFunction((f) => Number(document.querySelector('[data-testid="step-transfer_time"]').dataset.value) > 10 * f, fast);
+  assert.equal(query(page).get("link_gbps"), "25");
+  assert.equal(await value(page, "split_gpus"), 8);
+  await typeInto(page, "link_gbps", "400");
+  // The simulator runs the pools as the answer splits them, and one decode replica fewer.
+  await page.click('[data-testid="check-sim"]');
+  await page.waitForSelector('[data-testid="sim-results"]', { timeout: 60000 });
+  assert.equal(await page.locator('[data-testid="sim-row-8"]').count(), 1);
+  assert.equal(await page.locator('[data-testid="sim-row-7"]').count(), 1);
+  assert.match(await page.textContent('[data-testid="sim-split-note"]'), /runs 3 of them as the prefill pool/);
+  const tpot8 = Number(await page.getAttribute('[data-testid="sim-tpot-8"]', "data-value"));
+  assert.ok(tpot8 > 0 && tpot8 < 0.02, `p99 TPOT at 3 + 5 replicas ${tpot8}`);
+  await done(page);
+});
+
 test("the chats question: 320 KiB per token on the 70B replica", async () => {
   const page = await app.page();
   await openSize(page, "size/chats-per-replica?reveal=all");

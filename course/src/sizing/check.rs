@@ -102,14 +102,45 @@ pub fn fleet_config_for(
         return Err(e);
     }
     let v = |name: &str| inputs.get(name).unwrap_or(0.0);
-    fleet_at(
+    let mut fleet = fleet_at(
         inputs,
         replicas,
         v("rate"),
         v("tpot_ms") / 1e3,
         v("price"),
         cfg,
-    )
+    )?;
+    if q == Question::Split {
+        // The question's prefill pool, and the rest of the replicas decoding.
+        let prefill = split_prefill(inputs)?;
+        if replicas <= prefill {
+            return Err(ConfigError::new(
+                "replicas",
+                format!("{replicas} replicas leave none to decode beside {prefill} that prefill"),
+            ));
+        }
+        fleet.pools[0].replicas = prefill;
+        fleet.pools[0].min_replicas = prefill;
+        fleet.pools[0].max_replicas = prefill;
+        fleet.split_first_pool(replicas - prefill)?;
+        let (link, share) = super::derive::split_link(v("link_gbps"));
+        fleet.disagg.link = link.id;
+        fleet.disagg.link_share = share;
+        fleet.validate()?;
+    }
+    Ok(fleet)
+}
+
+/// The split question's prefill replicas for `inputs`.
+fn split_prefill(inputs: &Inputs) -> Result<u32, ConfigError> {
+    let d = super::derive(Question::Split, inputs).map_err(|e| {
+        e.into_iter()
+            .next()
+            .unwrap_or_else(|| ConfigError::new("question", "does not derive"))
+    })?;
+    Ok(d.step("prefill_replicas")
+        .map_or(1.0, |s| s.value)
+        .clamp(1.0, 4096.0) as u32)
 }
 
 /// The speculation question's check (see [`super::sweep`]): one replica of the inputs' model,
@@ -248,7 +279,13 @@ pub fn check_fleets_for(
     replicas: u32,
     cfg: &SimCheckConfig,
 ) -> Result<Vec<FleetConfig>, ConfigError> {
-    let counts = if replicas > 1 {
+    // One fewer: for the split question, one fewer decode replica (while one is left).
+    let least = if q == Question::Split {
+        split_prefill(inputs)? + 1
+    } else {
+        1
+    };
+    let counts = if replicas > least {
         vec![replicas, replicas - 1]
     } else {
         vec![replicas]
@@ -294,6 +331,10 @@ pub fn assumptions_for(
 pub fn check_replicas(q: Question, inputs: &Inputs, d: &super::Derivation) -> u32 {
     let n = match q {
         Question::HalveCost => inputs.get("replicas").unwrap_or(1.0),
+        Question::Split => {
+            d.step("prefill_replicas").map_or(1.0, |s| s.value)
+                + d.step("decode_replicas").map_or(1.0, |s| s.value)
+        }
         _ => d.step("replicas").map_or(1.0, |s| s.value),
     };
     n.clamp(1.0, u32::MAX as f64) as u32
@@ -360,7 +401,13 @@ impl SimCheck {
         SimCheck {
             verdict: report.verdict,
             timed_out: report.outcomes.timed_out,
-            replicas: config.pools.first().map_or(0, |p| p.replicas),
+            // Every serving pool's replicas (a split fleet's prefill and decode pools).
+            replicas: config
+                .pools
+                .iter()
+                .filter(|p| p.serving)
+                .map(|p| p.replicas)
+                .sum(),
             duration_s: report.horizon_s,
             arrived: report.outcomes.arrived,
             completed: report.outcomes.completed,

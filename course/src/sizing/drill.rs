@@ -295,6 +295,16 @@ fn targets(q: Question) -> &'static [(&'static str, f64)] {
             ("crossover_batch", 0.25),
             ("crossover_rate", 0.25),
         ],
+        Question::Split => &[
+            ("prompt_tps", 0.1),
+            ("prefill_demand", 0.25),
+            ("prefill_replicas", 0.25),
+            ("decode_step", 0.25),
+            ("decode_replicas", 0.25),
+            ("kv_moved", 0.1),
+            ("transfer_time", 0.25),
+            ("first_token", 0.25),
+        ],
         Question::HalveCost => &[
             ("cost_after", 0.1),
             ("replica_rate", 0.1),
@@ -342,7 +352,7 @@ fn draw(q: Question, rng: &mut Pcg64) -> Inputs {
     set("mfu", pick(rng, &[0.4, 0.5, 0.6]));
     set("mbu", pick(rng, &[0.6, 0.7, 0.75, 0.8]));
     match q {
-        Question::Fleet | Question::Batch | Question::Roofline => {
+        Question::Fleet | Question::Batch | Question::Roofline | Question::Split => {
             // Log-uniform from 2 to 500 requests a second, to two significant figures.
             let u: f64 = rng.gen_range(0.0..1.0);
             let ln = libm::log(2.0) + u * (libm::log(500.0) - libm::log(2.0));
@@ -358,6 +368,9 @@ fn draw(q: Question, rng: &mut Pcg64) -> Inputs {
             set("mem_util", pick(rng, &[0.9, 0.92, 0.95]));
             set("reserve_gb", pick(rng, &[2.0, 3.0, 4.0]));
             set("price", price);
+            if q == Question::Split {
+                set("link_gbps", pick(rng, &[25.0, 100.0, 200.0, 400.0]));
+            }
             if q == Question::Batch {
                 set("job_batch", pick(rng, &[64.0, 128.0, 256.0, 512.0]));
                 set("job_ceiling", pick(rng, &[0.8, 0.85, 0.9, 0.95]));
@@ -438,6 +451,8 @@ fn plausible(q: Question, drawn: &Inputs, rng: &mut Pcg64) -> Option<(Inputs, De
             Question::Fleet => {
                 value("kv_pool") >= inputs.get("batch").unwrap_or(0.0) * value("avg_context")
             }
+            // The decode batch fits a decode replica's pool.
+            Question::Split => value("kv_share") <= 1.0,
             Question::ChatsPerReplica => value("chats") >= 1.0,
             // A drill asks for the largest batch's limits: both must hold a batch.
             Question::Roofline => value("tpot_batch") >= 1.0 && value("pool_batch") >= 1.0,

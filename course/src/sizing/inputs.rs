@@ -634,6 +634,7 @@ const DEFS: &[Def] = &[
     def("replicas", "Replicas after the cut", "replicas", (1.0, 4096.0, 1.0), K::Integer, G::Money),
     def("spec_k", "Guesses per step", "tokens", (1.0, 16.0, 1.0), K::Integer, G::Engine),
     def("acceptance", "Acceptance rate per guess", "", (0.0, 1.0, 0.05), K::Percent, G::Engine),
+    def("link_gbps", "Link from prefill to decode, per GPU (InfiniBand NDR's rate at most)", "Gb/s", (4.0, 400.0, 25.0), K::Number, G::Hardware),
 ];
 
 /// The question's default choices: (model, GPU, weight format, KV format).
@@ -644,7 +645,8 @@ fn default_choices(q: Question) -> (&'static str, &'static str, WeightFormat, Dt
         | Question::GpuHours
         | Question::Batch
         | Question::Speculation
-        | Question::Roofline => ("llama-3.1-8b", "h100-sxm", bf16, Dtype::Bf16),
+        | Question::Roofline
+        | Question::Split => ("llama-3.1-8b", "h100-sxm", bf16, Dtype::Bf16),
         Question::ChatsPerReplica => ("llama-3.1-70b", "h100-sxm", bf16, Dtype::Bf16),
         // The proposal under test: FP8 weights and activations, the cache left in BF16.
         Question::HalveCost => ("llama-3.1-8b", "h100-sxm", WeightFormat::Fp8, Dtype::Bf16),
@@ -676,7 +678,7 @@ fn question_inputs(q: Question) -> Vec<(&'static str, Option<f64>)> {
             ("prompt_tokens", Some(1000.0)),
             ("output_tokens", Some(250.0)),
         ],
-        Question::HalveCost | Question::Roofline => vec![
+        Question::HalveCost | Question::Roofline | Question::Split => vec![
             ("rate", Some(50.0)),
             ("prompt_tokens", Some(1000.0)),
             ("output_tokens", Some(250.0)),
@@ -733,6 +735,15 @@ fn question_inputs(q: Question) -> Vec<(&'static str, Option<f64>)> {
             ("price", Some(2.5)),
             ("replicas_before", Some(8.0)),
             ("replicas", Some(4.0)),
+        ]),
+        // InfiniBand NDR: one 400 Gb/s adapter per GPU, as in a DGX H100.
+        Question::Split => v.extend([
+            ("batch", Some(32.0)),
+            ("ceiling", Some(0.65)),
+            ("mem_util", Some(0.92)),
+            ("reserve_gb", Some(3.0)),
+            ("price", Some(2.5)),
+            ("link_gbps", Some(400.0)),
         ]),
     }
     v

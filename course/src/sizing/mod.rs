@@ -39,7 +39,7 @@ pub use check::{
 
 pub use derive::{
     derive, derive_on_engine, enable_speculation, precision_notes, prompt_prefill, roofline_plot,
-    speculation_check_text, speculation_ready, Roofline, SPECULATION_LOADING,
+    speculation_check_text, speculation_ready, split_link, Roofline, SPECULATION_LOADING,
 };
 pub use drill::{sensitivity, Drill, EntryUnit, Grade};
 pub use figure::{figure, sizing_figure};
@@ -72,6 +72,9 @@ pub enum Question {
     /// Why decode is memory-bound and prefill compute-bound, how large a decode batch may grow,
     /// and why the streaming fleet still needs the replicas the seed question found.
     Roofline,
+    /// The seed's load on separate prefill and decode pools: how many replicas each, what the
+    /// split costs beside replicas that do both, and the KV cache's move between them.
+    Split,
 }
 
 /// One step of a derivation, as the learner taps through it.
@@ -254,7 +257,7 @@ pub fn questions() -> Vec<Question> {
 }
 
 impl Question {
-    pub const ALL: [Question; 7] = [
+    pub const ALL: [Question; 8] = [
         Question::Fleet,
         Question::Roofline,
         Question::ChatsPerReplica,
@@ -262,6 +265,7 @@ impl Question {
         Question::Batch,
         Question::Speculation,
         Question::HalveCost,
+        Question::Split,
     ];
 
     /// Stable URL-safe identifier.
@@ -274,6 +278,7 @@ impl Question {
             Question::Speculation => "speculation",
             Question::HalveCost => "halve-cost",
             Question::Roofline => "roofline",
+            Question::Split => "split",
         }
     }
 
@@ -319,6 +324,7 @@ impl Question {
             Question::Speculation => "crossover_rate",
             Question::HalveCost => "budget_tpot",
             Question::Roofline => "largest_batch",
+            Question::Split => "split_gpus",
         }
     }
 }

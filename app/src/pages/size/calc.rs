@@ -149,7 +149,7 @@ fn below(c: Calc) -> AnyView {
         c.linked.set(true);
     }
     view! {
-        {matches!(c.q, Question::Fleet | Question::HalveCost).then(|| view! { <Deferred><SimCheckPanel c=c/></Deferred> })}
+        {matches!(c.q, Question::Fleet | Question::HalveCost | Question::Split).then(|| view! { <Deferred><SimCheckPanel c=c/></Deferred> })}
         {(c.q == Question::Speculation).then(|| view! { <Deferred><SpecCheck c=c/></Deferred> })}
         {(c.q == Question::Roofline).then(|| view! { <Deferred><super::roofline::RooflineSection c=c/></Deferred> })}
         <Deferred><Sensitivity c=c/></Deferred>

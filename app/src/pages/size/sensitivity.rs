@@ -20,6 +20,8 @@ fn default_target(q: Question) -> &'static str {
         Question::Fleet | Question::Batch => "replicas_exact",
         // The crossover moves in whole sequences; the speedup shows each input's pull smoothly.
         Question::Speculation => "speedup",
+        // The whole counts move in jumps; the decode pool's unrounded size moves smoothly.
+        Question::Split => "decode_replicas_exact",
         other => other.answer_step(),
     }
 }

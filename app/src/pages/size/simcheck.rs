@@ -28,6 +28,8 @@ struct Outcome {
     query: String,
     /// The replica count checked is a budget (the halve-the-cost question), not an answer.
     budget: bool,
+    /// The split question's prefill replicas (the rest decode).
+    prefill: Option<f64>,
     rate: f64,
     output_tokens: f64,
     tpot_s: f64,
@@ -111,6 +113,8 @@ pub fn SimCheckPanel(c: Calc) -> impl IntoView {
         let mut meta = Outcome {
             query: c.query_without_reveal(),
             budget: q == trainer_course::sizing::Question::HalveCost,
+            prefill: (q == trainer_course::sizing::Question::Split)
+                .then(|| d.step("prefill_replicas").map_or(0.0, |s| s.value)),
             rate: v("rate"),
             output_tokens: v("output_tokens"),
             tpot_s: v("tpot_ms") / 1e3,
@@ -361,6 +365,7 @@ fn results_view(o: Outcome) -> impl IntoView {
                 </table>
             </div>
             {shortfall}
+            {o.prefill.map(|p| view! { <p data-testid="sim-split-note">{fill(&words().check_split, &[("prefill", int(p))])}</p> })}
             {verdict_note.map(|t| view! { <p data-testid="sim-verdict-note">{t}</p> })}
             {itl_note.map(|t| view! { <p class="muted small" data-testid="sim-itl-note">{t}</p> })}
             <p class="muted small">{busy_note}</p>

@@ -11,8 +11,10 @@ mod gpu_hours;
 mod halve_cost;
 mod roofline;
 mod speculation;
+mod split;
 pub use roofline::Roofline;
 pub use speculation::check_text as speculation_check_text;
+pub use split::link as split_link;
 
 use super::{
     conclusions, fit, words, Derivation, Inputs, Limit, LimitReading, Pressure, Question, Said,
@@ -45,10 +47,12 @@ fn work(q: Question, ctx: &Ctx) -> Result<Derivation, Vec<ConfigError>> {
         Question::ChatsPerReplica => chats::chats_per_replica(ctx),
         Question::GpuHours => gpu_hours::gpu_hours(ctx),
         Question::Batch => batch::batch(ctx),
-        Question::Speculation | Question::HalveCost | Question::Roofline => match followup_fn(q) {
-            Some(f) => f(ctx),
-            None => return Err(vec![ConfigError::new("question", SPECULATION_LOADING)]),
-        },
+        Question::Speculation | Question::HalveCost | Question::Roofline | Question::Split => {
+            match followup_fn(q) {
+                Some(f) => f(ctx),
+                None => return Err(vec![ConfigError::new("question", SPECULATION_LOADING)]),
+            }
+        }
     };
     // A step's sentence comes from `content/sizing-why.toml`, unless it names a figure of
     // this derivation (then the step composed it from the file's parts).
@@ -116,28 +120,31 @@ type DeriveFn = fn(&Ctx<'_>) -> Derivation;
 /// and calls [`enable_speculation`] from it; until then [`derive`] answers
 /// [`SPECULATION_LOADING`]. Natively they are always there.
 #[cfg(target_arch = "wasm32")]
-static FOLLOWUPS: std::sync::OnceLock<(DeriveFn, DeriveFn, DeriveFn)> = std::sync::OnceLock::new();
+static FOLLOWUPS: std::sync::OnceLock<(DeriveFn, DeriveFn, DeriveFn, DeriveFn)> =
+    std::sync::OnceLock::new();
 
 #[cfg(target_arch = "wasm32")]
-fn followups() -> Option<(DeriveFn, DeriveFn, DeriveFn)> {
+fn followups() -> Option<(DeriveFn, DeriveFn, DeriveFn, DeriveFn)> {
     FOLLOWUPS.get().copied()
 }
 
 #[cfg(not(target_arch = "wasm32"))]
-fn followups() -> Option<(DeriveFn, DeriveFn, DeriveFn)> {
+fn followups() -> Option<(DeriveFn, DeriveFn, DeriveFn, DeriveFn)> {
     Some((
         speculation::speculation,
         halve_cost::halve_cost,
         roofline::roofline,
+        split::split,
     ))
 }
 
 /// The derivation of follow-up question `q`, once linked.
 fn followup_fn(q: Question) -> Option<DeriveFn> {
-    let (spec, halve, roofline) = followups()?;
+    let (spec, halve, roofline, split) = followups()?;
     match q {
         Question::HalveCost => Some(halve),
         Question::Roofline => Some(roofline),
+        Question::Split => Some(split),
         _ => Some(spec),
     }
 }
@@ -150,6 +157,7 @@ pub fn enable_speculation() {
         speculation::speculation,
         halve_cost::halve_cost,
         roofline::roofline,
+        split::split,
     ));
 }
 
