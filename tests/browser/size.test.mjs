@@ -215,7 +215,7 @@ test("bad values in a deep link get their messages in their fields", async () =>
 test("the index lists the questions and an unknown question links to them", async () => {
   const page = await app.page();
   await open(page, app.url, "size");
-  assert.equal(await page.locator('[data-testid^="question-"]').count(), 7);
+  assert.equal(await page.locator('[data-testid^="question-"]').count(), 8);
   await page.waitForLoadState("networkidle");
   await open(page, app.url, "size/nope");
   assert.match(await page.textContent("main h1"), /No such question/);
