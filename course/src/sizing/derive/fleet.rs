@@ -76,15 +76,7 @@ pub(super) fn fleet(c: &Ctx) -> Derivation {
             )
             .value(reply_s, "s", duration(reply_s, 2)),
     );
-    let tpot_ok = sc.total_s <= tpot;
-    s.push(
-        Step::new("tpot_check", "Decode step meets the TPOT target")
-            .formula(
-                "t_step ≤ TPOT",
-                format!("{} ≤ {}", duration(sc.total_s, 2), duration(tpot, 3)),
-            )
-            .check(sc.total_s / tpot, tpot_ok),
-    );
+    s.push(tpot_check_step(&sc, tpot));
     let open = rate * reply_s;
     s.push(
         Step::new("open_streams", "Open streams (Little's law)")

@@ -596,19 +596,9 @@ impl Ctx<'_> {
         let (output_tps, prefill_demand) = (load.output_tps, load.prefill_demand);
         let price = self.v("price");
         let tp = self.tp as f64;
-        let decode_demand = output_tps / thr;
-        s.push(
-            Step::new("decode_demand", "Decode demand")
-                .formula(
-                    "output tok/s / decode throughput",
-                    format!("{} / {}", count(output_tps), count(thr)),
-                )
-                .value(
-                    decode_demand,
-                    "replica-s/s",
-                    format!("{} replica-s/s", sig(decode_demand, 3)),
-                ),
-        );
+        let demand = decode_demand_step(output_tps, thr);
+        let decode_demand = demand.value;
+        s.push(demand);
         let replicas_exact = (prefill_demand + decode_demand) / ceiling;
         s.push(
             Step::new("replicas_exact", "Replicas at the ceiling")
@@ -671,15 +661,9 @@ impl Ctx<'_> {
                 )
                 .value(gpus, "GPUs", plural(gpus, "GPU")),
         );
-        let cost_per_hour = gpus * price;
-        s.push(
-            Step::new("cost_per_hour", "Cost per hour")
-                .formula(
-                    "GPUs × price",
-                    format!("{} × {}/h", int(gpus), money(price)),
-                )
-                .value(cost_per_hour, "$/h", format!("{}/h", money(cost_per_hour))),
-        );
+        let hourly = cost_per_hour_step(gpus, price);
+        let cost_per_hour = hourly.value;
+        s.push(hourly);
         let cost_per_million = cost_per_hour / (output_tps * 3600.0 / 1e6);
         s.push(
             Step::new("cost_per_million", "Cost per million output tokens")
@@ -700,6 +684,42 @@ impl Ctx<'_> {
         };
         (*sc, bytes, sized)
     }
+}
+
+/// The check that a decode step fits the per-token target (every question that has one).
+fn tpot_check_step(sc: &StepCost, tpot: f64) -> Step {
+    Step::new("tpot_check", "Decode step meets the TPOT target")
+        .formula(
+            "t_step ≤ TPOT",
+            format!("{} ≤ {}", duration(sc.total_s, 2), duration(tpot, 3)),
+        )
+        .check(sc.total_s / tpot, sc.total_s <= tpot)
+}
+
+/// Decode demand: replica-seconds of decoding a second of traffic brings.
+fn decode_demand_step(output_tps: f64, thr: f64) -> Step {
+    let decode_demand = output_tps / thr;
+    Step::new("decode_demand", "Decode demand")
+        .formula(
+            "output tok/s / decode throughput",
+            format!("{} / {}", count(output_tps), count(thr)),
+        )
+        .value(
+            decode_demand,
+            "replica-s/s",
+            format!("{} replica-s/s", sig(decode_demand, 3)),
+        )
+}
+
+/// The hourly bill of `gpus` GPUs at `price` each.
+fn cost_per_hour_step(gpus: f64, price: f64) -> Step {
+    let cost_per_hour = gpus * price;
+    Step::new("cost_per_hour", "Cost per hour")
+        .formula(
+            "GPUs × price",
+            format!("{} × {}/h", int(gpus), money(price)),
+        )
+        .value(cost_per_hour, "$/h", format!("{}/h", money(cost_per_hour)))
 }
 
 /// The decode step as the textbook writes it: compute and memory overlap, nothing else

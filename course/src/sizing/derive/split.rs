@@ -67,27 +67,10 @@ pub(super) fn split(c: &Ctx) -> Derivation {
     s.push(c.kv_per_token_step());
     let (sc, thr, _) = c.decode_steps(&mut s, batch, ctx);
     let tpot_ok = sc.total_s <= tpot;
-    s.push(
-        Step::new("tpot_check", "Decode step meets the TPOT target")
-            .formula(
-                "t_step ≤ TPOT",
-                format!("{} ≤ {}", duration(sc.total_s, 2), duration(tpot, 3)),
-            )
-            .check(sc.total_s / tpot, tpot_ok),
-    );
-    let decode_demand = load.output_tps / thr;
-    s.push(
-        Step::new("decode_demand", "Decode demand")
-            .formula(
-                "output tok/s / decode throughput",
-                format!("{} / {}", count(load.output_tps), count(thr)),
-            )
-            .value(
-                decode_demand,
-                "replica-s/s",
-                format!("{} replica-s/s", sig(decode_demand, 3)),
-            ),
-    );
+    s.push(tpot_check_step(&sc, tpot));
+    let demand = decode_demand_step(load.output_tps, thr);
+    let decode_demand = demand.value;
+    s.push(demand);
     let decode_exact = decode_demand / ceiling;
     s.push(
         Step::new("decode_replicas_exact", "Decode replicas at the ceiling")
@@ -164,15 +147,7 @@ pub(super) fn split(c: &Ctx) -> Derivation {
             )
             .value(extra, "GPUs", plural(extra, "GPU")),
     );
-    let cost_per_hour = gpus * price;
-    s.push(
-        Step::new("cost_per_hour", "Cost per hour")
-            .formula(
-                "GPUs × price",
-                format!("{} × {}/h", int(gpus), money(price)),
-            )
-            .value(cost_per_hour, "$/h", format!("{}/h", money(cost_per_hour))),
-    );
+    s.push(cost_per_hour_step(gpus, price));
 
     let tokens = lp.round().clamp(1.0, u32::MAX as f64) as u32;
     let moved = c.cost.kv_transfer_bytes(tokens);
