@@ -220,24 +220,33 @@ fn the_disaggregation_moments_reasons_hold(m: &Moment, runs: &[(Variant, &[Optio
 
 /// The long-chats moment says the GPU has let most of a returning chat's history go in every
 /// arm (under half its prompt tokens are found there), that more or bigger GPUs cost more,
-/// and that only the host tier copies tokens back, on the GPUs of the first arm.
+/// that only the host tier copies tokens back, on the GPUs of the first arm, and that only the
+/// shorter context leaves conversation out of its prompts.
 fn the_long_chats_moments_reasons_hold(m: &Moment, runs: &[(Variant, &[OptionOutcome])]) {
     let opt = |id: &str| m.options.iter().position(|o| o.id == id).expect(id);
     let fig = |id: &str| m.figure_index(id).expect(id);
-    let (none, h200, more, host) = (
+    let (none, h200, more, host, short) = (
         opt("recompute"),
         opt("h200"),
         opt("more-replicas"),
         opt("host-tier"),
+        opt("short-context"),
     );
     let (gpu_hit, host_hit, dollars) = (fig("gpu_hit"), fig("host_hit"), fig("gpu_dollars"));
+    let dropped = fig("dropped");
     for (v, o) in runs {
         let at = |i: usize, f: usize| o[i].figures[f].expect("a figure");
-        for i in [none, h200, more, host] {
+        for i in [none, h200, more, host, short] {
             assert!(
                 at(i, gpu_hit) < 0.5,
                 "{v:?}: option {i} keeps most on the GPU"
             );
+        }
+        // Only the shorter context leaves anything out, and it copies nothing back.
+        assert!(at(short, dropped) > 0.0, "{v:?}");
+        assert_eq!(at(short, host_hit), 0.0, "{v:?}");
+        for i in [none, h200, more, host] {
+            assert_eq!(at(i, dropped), 0.0, "{v:?}");
         }
         for i in [none, h200, more] {
             assert_eq!(at(i, host_hit), 0.0, "{v:?}");

@@ -101,6 +101,12 @@ pub struct SessionConfig {
     pub system_prompt_len: u32,
     /// Assumed time per streamed reply token when scheduling the next turn.
     pub reply_time_per_token_s: f64,
+    /// Most tokens of conversation a turn resends (the system prompt and the new user text
+    /// included): past it, the client drops the oldest parts of the history, a turn's text or
+    /// a reply at a time, until the prompt fits (the system prompt and the new text always
+    /// stay). Dropping changes the front of every later prompt, so nothing after the system
+    /// prompt is found in any prefix cache. 0, the default: the whole history.
+    pub history_limit: u32,
 }
 
 /// Traffic offered to a replica or a fleet.
@@ -131,6 +137,9 @@ pub struct GeneratedRequest {
     pub tenant: u32,
     /// The chat session this turn belongs to, if any.
     pub session: Option<u64>,
+    /// Tokens of the conversation so far that the client left out of this prompt (its
+    /// session's history limit), 0 when it resends everything.
+    pub history_dropped: u32,
 }
 
 /// Lazily yields requests in arrival order.
@@ -197,6 +206,7 @@ impl Default for SessionConfig {
             think_time_s: 10.0,
             system_prompt_len: 500,
             reply_time_per_token_s: 0.02,
+            history_limit: 0,
         }
     }
 }
@@ -233,6 +243,12 @@ impl SessionConfig {
             0.0,
             10.0,
         )?;
+        if self.history_limit > MAX_LEN {
+            return Err(ConfigError::new(
+                "history_limit",
+                format!("must be at most {MAX_LEN}"),
+            ));
+        }
         Ok(())
     }
 }
@@ -435,6 +451,9 @@ struct PendingTurn {
     turns_left: u32,
     prompt: Prompt,
     output_len: u32,
+    /// Tokens of the whole conversation so far, this turn's text included: the prompt's
+    /// length unless a history limit dropped some.
+    whole: u32,
 }
 
 /// The content id of the reply to `prompt`: a hash of the prompt's segments, so equal prompts
@@ -643,7 +662,16 @@ impl RequestStream {
         }
         let content = self.content_id();
         prompt.segments.push(Segment { content, len: user });
-        self.schedule_next_turn(&sc, t, session, tenant, sc.turns - 1, &prompt, output_len);
+        let whole = prompt.len();
+        self.schedule_next_turn(
+            &sc,
+            t,
+            session,
+            tenant,
+            sc.turns - 1,
+            (&prompt, whole),
+            output_len,
+        );
         self.emit(t, prompt, output_len, tenant, Some(session))
     }
 
@@ -656,7 +684,7 @@ impl RequestStream {
         session: u64,
         tenant: u32,
         turns_left: u32,
-        prompt: &Prompt,
+        (prompt, whole): (&Prompt, u32),
         output_len: u32,
     ) {
         if turns_left == 0 {
@@ -675,6 +703,14 @@ impl RequestStream {
         let user = self.draw_len(Length::Prompt);
         let content = self.content_id();
         next.segments.push(Segment { content, len: user });
+        let whole = whole.saturating_add(output_len).saturating_add(user);
+        if sc.history_limit > 0 {
+            // The shared system prompt stays first; the oldest history after it goes.
+            let first = usize::from(sc.system_prompt_len > 0);
+            while next.len() > sc.history_limit && next.segments.len() > first + 1 {
+                next.segments.remove(first);
+            }
+        }
         let next_output = self.draw_len(Length::Output);
         let order = self.created;
         self.turns.push(Due {
@@ -687,6 +723,7 @@ impl RequestStream {
                 turns_left: turns_left - 1,
                 prompt: next,
                 output_len: next_output,
+                whole,
             },
         });
     }
@@ -708,6 +745,7 @@ impl RequestStream {
             output_len,
             tenant,
             session,
+            history_dropped: 0,
         }
     }
 }
@@ -735,17 +773,20 @@ impl Iterator for RequestStream {
                     turn.session,
                     turn.tenant,
                     turn.turns_left,
-                    &turn.prompt,
+                    (&turn.prompt, turn.whole),
                     turn.output_len,
                 );
             }
-            return Some(self.emit(
+            let dropped = turn.whole.saturating_sub(turn.prompt.len());
+            let mut r = self.emit(
                 arrival,
                 turn.prompt,
                 turn.output_len,
                 turn.tenant,
                 Some(turn.session),
-            ));
+            );
+            r.history_dropped = dropped;
+            return Some(r);
         }
         let t = self.next_arrival?;
         self.arrivals_made += 1;
@@ -887,6 +928,7 @@ mod tests {
                 think_time_s: 5.0,
                 system_prompt_len: 200,
                 reply_time_per_token_s: 0.02,
+                history_limit: 0,
             }),
             duration_s: 1000.0,
             ..WorkloadConfig::seed_replica()
@@ -909,6 +951,52 @@ mod tests {
         assert_eq!(r[1].prompt.segments[..2], r[0].prompt.segments[..]);
         assert_eq!(r[2].prompt.segments[..4], r[1].prompt.segments[..]);
         assert_eq!(r[3].prompt.segments[0], r[0].prompt.segments[0]);
+    }
+
+    /// With a history limit the client drops the oldest text and replies, one at a time, until
+    /// the prompt fits: the system prompt stays first, the newest text last, and the front of
+    /// the history changes, so a later turn shares only the system prompt with an earlier one.
+    #[test]
+    fn a_history_limit_drops_the_oldest_turns() {
+        let cfg = WorkloadConfig {
+            arrival: Arrival::Constant { rate: 0.01 },
+            prompt_len: LengthDist::Constant { value: 50 },
+            output_len: LengthDist::Constant { value: 100 },
+            sessions: Some(SessionConfig {
+                turns: 4,
+                think_time_s: 5.0,
+                system_prompt_len: 200,
+                reply_time_per_token_s: 0.02,
+                history_limit: 420,
+            }),
+            duration_s: 1000.0,
+            ..WorkloadConfig::seed_replica()
+        };
+        let r = take(&cfg, 4);
+        let lens: Vec<u32> = r.iter().map(|r| r.prompt.len()).collect();
+        // 250, then 400; then 550 less the first text (50) and its reply (100): 400; then
+        // 400 + 150 less the next text and reply: 400 again.
+        assert_eq!(lens, vec![250, 400, 400, 400]);
+        for t in &r {
+            assert_eq!(
+                t.prompt.segments[0], r[0].prompt.segments[0],
+                "system prompt first"
+            );
+            assert!(t.prompt.len() <= 420);
+        }
+        assert_ne!(r[2].prompt.segments[1], r[1].prompt.segments[1]);
+        let dropped: Vec<u32> = r.iter().map(|r| r.history_dropped).collect();
+        assert_eq!(dropped, vec![0, 0, 150, 300]);
+        // No limit: the same turns resend everything.
+        let whole = WorkloadConfig {
+            sessions: cfg.sessions.clone().map(|s| SessionConfig {
+                history_limit: 0,
+                ..s
+            }),
+            ..cfg.clone()
+        };
+        let lens: Vec<u32> = take(&whole, 4).iter().map(|r| r.prompt.len()).collect();
+        assert_eq!(lens, vec![250, 400, 550, 700]);
     }
 
     #[test]

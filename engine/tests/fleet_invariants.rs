@@ -163,6 +163,7 @@ proptest! {
                 think_time_s: 1.0,
                 system_prompt_len: 100,
                 reply_time_per_token_s: 0.01,
+                history_limit: 0,
             });
         }
         if small_kv {

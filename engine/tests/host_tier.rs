@@ -24,6 +24,7 @@ fn chats(blocks: u32, host_gib: f64, rate: f64, turns: u32, think_s: f64) -> Rep
                 think_time_s: think_s,
                 system_prompt_len: 0,
                 reply_time_per_token_s: 0.02,
+                history_limit: 0,
             }),
             tenants: 1,
             duration_s: 120.0,

@@ -206,6 +206,7 @@ fn sim_config() -> impl Strategy<Value = ReplicaSimConfig> {
                     think_time_s: 0.2,
                     system_prompt_len: 100,
                     reply_time_per_token_s: 0.001,
+                    history_limit: 0,
                 });
                 cfg.replica.kv_blocks_override = blocks;
                 cfg.replica.scheduler.max_num_batched_tokens = budget;

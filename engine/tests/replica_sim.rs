@@ -186,6 +186,7 @@ fn fast_forward_equals_the_step_by_step_run() {
         think_time_s: 3.0,
         system_prompt_len: 700,
         reply_time_per_token_s: 0.01,
+        history_limit: 0,
     });
     chat.workload.output_len = LengthDist::Uniform { min: 20, max: 300 };
     chat.replica.kv_blocks_override = Some(2000);

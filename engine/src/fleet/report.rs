@@ -158,6 +158,10 @@ pub struct Outcomes {
     /// when the gateway tells the engine, but the step in flight).
     #[serde(default)]
     pub tokens_for_nobody: u64,
+    /// Tokens of conversation the clients left out of the prompts they sent: the oldest parts
+    /// of chats their history limit dropped (0 when every turn resends everything).
+    #[serde(default)]
+    pub history_dropped: u64,
     /// Streams broken by a replica failure (the client had part of its reply, or the
     /// gateway's retries ran out), requests the gateway sent again after one, and replicas
     /// that failed.
@@ -409,6 +413,7 @@ impl FleetSim {
             abandoned_mid_reply: st.abandoned_mid_reply,
             cancelled_in_engine: st.cancelled_in_engine,
             tokens_for_nobody: st.tokens_for_nobody,
+            history_dropped: st.history_dropped,
             failed: st.failed,
             retried: st.retried,
             replicas_failed: st.replicas_failed,

@@ -57,6 +57,14 @@ pub const KNOBS: &[Spec] = &[
         .when(When::Inside(has_sessions, NO_SESSIONS))
         .errors(&["system_prompt_len"])
         .context("turns=4"),
+    // Zero: every turn resends the whole chat. The engine bounds it above only.
+    number("history_limit", Workload, "Most tokens of a chat a turn resends (0: all)", "tokens",
+        Range { integer: true, min: Bound::Lab(0.0), max: Bound::Engine(MAX_LEN as f64) })
+        .read(|c| wl(c).sessions.as_ref().map_or(String::new(), |s| s.history_limit.to_string()))
+        .set(|c, v| sessions_mut(c).for_each(|s| s.history_limit = v as u32))
+        .when(When::Inside(has_sessions, NO_SESSIONS))
+        .errors(&["history_limit"])
+        .context("turns=4"),
     number("tenants", Workload, "Tenants", "", whole(&WorkloadConfig::TENANTS_RANGE))
         .read(|c| wl(c).tenants.to_string())
         .set(|c, v| c.traffic.iter_mut().for_each(|s| s.workload.tenants = v as u32))

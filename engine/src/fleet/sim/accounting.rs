@@ -25,6 +25,8 @@ pub(in crate::fleet) struct Stats {
     pub(in crate::fleet) abandoned_mid_reply: u64,
     /// Output tokens engines sampled after their client had left.
     pub(in crate::fleet) tokens_for_nobody: u64,
+    /// Tokens of conversation clients left out of their prompts (a session's history limit).
+    pub(in crate::fleet) history_dropped: u64,
     /// Streams a replica failure broke, requests sent again after one, and the replicas
     /// that failed.
     pub(in crate::fleet) failed: u64,

@@ -43,6 +43,7 @@ impl FleetSim {
             *c += 1;
         }
         let prompt_tokens = req.prompt.len();
+        self.stats.history_dropped += u64::from(req.history_dropped);
         let live = Live {
             seq,
             tenant,
