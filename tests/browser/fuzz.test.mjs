@@ -54,7 +54,7 @@ function garbage() {
 
 /** The query keys a page reads, found on the page itself (its fields), plus its other keys. */
 const KINDS = {
-  size: { paths: ["size/fleet", "size/chats-per-replica", "size/gpu-hours", "size/batch", "size/speculation", "size/halve-cost", "size/roofline", "size/split"], fields: '[data-testid^="input-"]', prefix: "input-", extra: ["reveal", "sens", "drill"] },
+  size: { paths: ["size/fleet", "size/chats-per-replica", "size/gpu-hours", "size/batch", "size/speculation", "size/halve-cost", "size/roofline", "size/split", "size/host"], fields: '[data-testid^="input-"]', prefix: "input-", extra: ["reveal", "sens", "drill"] },
   lab: { paths: ["lab"], fields: '[data-testid^="param-"]:is(input, select)', prefix: "param-", extra: ["preset", "scenario", "arm", "compare", "pin", "file"] },
   buildup: { paths: ["buildups/replica", "buildups/fleet"], fields: null, extra: ["step", "sub", "prompt", "budget", "pool", "cache"] },
   moment: { paths: ["moments/routing", "moments/autoscaler", "moments/rag", "moments/self-host", "moments/long-prompts", "moments/ttft-gap", "moments/halve-cost", "moments/spec-latency", "moments/cheapest-fleet", "moments/disconnect", "moments/disaggregate", "moments/long-chats", "moments/adapters"], fields: null, extra: ["choice", "engine"] },

@@ -215,7 +215,7 @@ test("bad values in a deep link get their messages in their fields", async () =>
 test("the index lists the questions and an unknown question links to them", async () => {
   const page = await app.page();
   await open(page, app.url, "size");
-  assert.equal(await page.locator('[data-testid^="question-"]').count(), 8);
+  assert.equal(await page.locator('[data-testid^="question-"]').count(), 9);
   await page.waitForLoadState("networkidle");
   await open(page, app.url, "size/nope");
   assert.match(await page.textContent("main h1"), /No such question/);
@@ -376,6 +376,44 @@ test("the split question: prefill and decode pools sized apart, the cache's move
   assert.match(await page.textContent('[data-testid="sim-split-note"]'), /runs 3 of them as the prefill pool/);
   const tpot8 = Number(await page.getAttribute('[data-testid="sim-tpot-8"]', "data-value"));
   assert.ok(tpot8 > 0 && tpot8 < 0.02, `p99 TPOT at 3 + 5 replicas ${tpot8}`);
+  await done(page);
+});
+
+test("the host-memory question: a day of chats against the fleet's host memory, what returning chats need, then the tiers simulated", async () => {
+  const page = await app.page();
+  await openSize(page, "size/host?reveal=all");
+  // 10 new chats a second, 6,250 tokens of history at 128 KiB each, for a day.
+  assert.equal(await value(page, "window_host_bytes"), 864000 * 6250 * 131072);
+  assert.equal(await value(page, "fleet_host_bytes"), 8 * 192e9);
+  assert.match(await page.textContent('[data-testid="step-window_check"]'), /fails/);
+  assert.match(await page.textContent('[data-testid="step-host_check"]'), /passes/);
+  // Less host memory per GPU: the returning chats no longer fit, and the verdict says so.
+  await typeInto(page, "host_gb", "64");
+  await page.waitForFunction(() => /fails/.test(document.querySelector('[data-testid="step-host_check"]')?.textContent ?? ""));
+  assert.equal(query(page).get("host_gb"), "64");
+  await page.waitForFunction(() => /go before their chats come back/.test(document.querySelector('[data-testid="verdict"]')?.textContent ?? ""));
+  await typeInto(page, "host_gb", "192");
+  // The host link is the GPU's own: an A100's PCIe Gen4 doubles the copy back.
+  assert.equal(await page.inputValue('[data-testid="input-pcie_gb_s"]'), "64");
+  const copy = await value(page, "reload_time");
+  await page.selectOption('[data-testid="input-gpu"]', "a100-80gb");
+  await page.waitForFunction(() => document.querySelector('[data-testid="input-pcie_gb_s"]')?.value === "32");
+  await page.waitForFunction((c) => Math.abs(Number(document.querySelector('[data-testid="step-reload_time"]').dataset.value) / c - 2) < 1e-9, copy);
+  await page.selectOption('[data-testid="input-gpu"]', "h100-sxm");
+  // The simulator runs the chats with no tier, the need, the answer and twice it.
+  await page.click('[data-testid="host-check-run"]');
+  await page.waitForSelector('[data-testid="host-check-table"]', { timeout: 120000 });
+  for (const id of ["none", "exact", "answer", "double"]) {
+    assert.equal(await page.locator(`[data-testid="host-row-${id}"]`).count(), 1, id);
+  }
+  assert.equal(Number(await page.getAttribute('[data-testid="host-host-none"]', "data-value")), 0);
+  const found = Number(await page.getAttribute('[data-testid="host-host-answer"]', "data-value"));
+  assert.ok(found > 0.3, `the answer's tier copied back ${found} of prompt tokens`);
+  assert.match(await page.textContent('[data-testid="host-check-verdict"]'), /the size holds/);
+  assert.match(await page.textContent('[data-testid="host-check-exact"]'), /Without the headroom/);
+  assert.equal(await page.locator('[data-testid="host-check-stale"]').count(), 0);
+  await typeInto(page, "think_s", "60");
+  await page.waitForSelector('[data-testid="host-check-stale"]');
   await done(page);
 });
 

@@ -183,7 +183,7 @@ pub fn spec_check_fleet(
 /// A fleet of `replicas` of the inputs' replica serving Poisson arrivals at `rate` with the
 /// inputs' constant prompt and output lengths, checked against `tpot_s` (and the check's TTFT
 /// target), each GPU-hour at `price`.
-fn fleet_at(
+pub(super) fn fleet_at(
     inputs: &Inputs,
     replicas: u32,
     rate: f64,

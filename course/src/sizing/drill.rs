@@ -305,6 +305,16 @@ fn targets(q: Question) -> &'static [(&'static str, f64)] {
             ("transfer_time", 0.25),
             ("first_token", 0.25),
         ],
+        Question::Host => &[
+            ("chat_rate", 0.1),
+            ("history_tokens", 0.1),
+            ("chat_bytes", 0.1),
+            ("window_host_bytes", 0.25),
+            ("kept_for", 0.25),
+            ("open_chats", 0.25),
+            ("open_bytes", 0.25),
+            ("reload_time", 0.25),
+        ],
         Question::HalveCost => &[
             ("cost_after", 0.1),
             ("replica_rate", 0.1),
@@ -406,6 +416,19 @@ fn draw(q: Question, rng: &mut Pcg64) -> Inputs {
             set("mem_util", pick(rng, &[0.9, 0.92, 0.95]));
             set("reserve_gb", pick(rng, &[2.0, 3.0, 4.0]));
         }
+        Question::Host => {
+            set("rate", pick(rng, &[5.0, 10.0, 20.0, 50.0, 100.0, 200.0]));
+            set("prompt_tokens", pick(rng, &[200.0, 500.0, 1000.0, 2000.0]));
+            set("output_tokens", pick(rng, &[100.0, 250.0, 500.0]));
+            set("turns", pick(rng, &[2.0, 3.0, 5.0, 8.0, 12.0]));
+            set("think_s", pick(rng, &[20.0, 60.0, 120.0, 300.0, 600.0]));
+            set("warm_hours", pick(rng, &[1.0, 4.0, 8.0, 24.0]));
+            set("tpot_ms", pick(rng, &[15.0, 20.0, 30.0, 50.0]));
+            set("fleet_replicas", pick(rng, &[2.0, 4.0, 8.0, 16.0, 32.0]));
+            set("host_gb", pick(rng, &[64.0, 128.0, 192.0, 256.0, 512.0]));
+            set("mem_util", pick(rng, &[0.9, 0.92, 0.95]));
+            set("reserve_gb", pick(rng, &[2.0, 3.0, 4.0]));
+        }
         Question::HalveCost => {
             // Any of the three weight formats is the proposal under test.
             let wf = pick(rng, &WeightFormat::ALL);
@@ -464,6 +487,8 @@ fn plausible(q: Question, drawn: &Inputs, rng: &mut Pcg64) -> Option<(Inputs, De
             Question::Speculation => value("crossover_batch") < value("pool_batch"),
             // Both formats keep up with the traffic inside the pool (a drill asks for both
             // per-token times).
+            // Any replica that holds some cache: every figure is asked of a fitting model.
+            Question::Host => value("kv_pool") >= 1.0,
             Question::HalveCost => {
                 d.step("bf16_batch").is_some()
                     && value("chosen_batch") * value("avg_context") < value("kv_pool")

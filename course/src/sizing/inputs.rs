@@ -258,7 +258,7 @@ impl Inputs {
             "gpu" => {
                 let g = catalog::gpu_by_id(id).ok_or_else(|| unknown_option(name, id))?;
                 self.gpu = g.id;
-                &GPU_FIELDS
+                &GPU_PRESET
             }
             "weight_dtype" => {
                 self.weights =
@@ -307,11 +307,12 @@ impl Inputs {
                 _ => m.head_dim as f64,
             });
         }
-        if GPU_FIELDS.contains(&name) {
+        if GPU_PRESET.contains(&name) {
             let g = catalog::gpu_by_id(&self.gpu)?;
             return Some(match name {
                 "peak_tflops" => g.peak_flops(self.matmul_dtype(&g)) / 1e12,
                 "hbm_tb_s" => g.mem_bw / 1e12,
+                "pcie_gb_s" => g.host_bw / 1e9,
                 _ => g.mem_bytes / 1e9,
             });
         }
@@ -537,6 +538,10 @@ impl Inputs {
         let ratio = g.reported_mem_bytes / g.mem_bytes;
         g.mem_bytes = self.get("gpu_mem_gb")? * 1e9;
         g.reported_mem_bytes = g.mem_bytes * ratio;
+        // Only the host-memory question asks for the host link; the others keep the preset's.
+        if let Some(pcie) = self.get("pcie_gb_s") {
+            g.host_bw = pcie * 1e9;
+        }
         Some(g)
     }
 }
@@ -570,10 +575,14 @@ const MODEL_FIELDS: [&str; 7] = [
 /// GPU figures that follow the GPU preset (the peak also follows the weight format).
 const GPU_FIELDS: [&str; 3] = ["peak_tflops", "hbm_tb_s", "gpu_mem_gb"];
 
+/// Every figure a GPU preset supplies: the ones every question has, and the host link the
+/// host-memory question adds.
+const GPU_PRESET: [&str; 4] = ["peak_tflops", "hbm_tb_s", "gpu_mem_gb", "pcie_gb_s"];
+
 /// Whether input `name` is a figure a model or GPU preset supplies (the page folds these
 /// under their chooser).
 pub fn is_preset_figure(name: &str) -> bool {
-    MODEL_FIELDS.contains(&name) || GPU_FIELDS.contains(&name)
+    MODEL_FIELDS.contains(&name) || GPU_PRESET.contains(&name)
 }
 
 const fn def(
@@ -635,6 +644,13 @@ const DEFS: &[Def] = &[
     def("spec_k", "Guesses per step", "tokens", (1.0, 16.0, 1.0), K::Integer, G::Engine),
     def("acceptance", "Acceptance rate per guess", "", (0.0, 1.0, 0.05), K::Percent, G::Engine),
     def("link_gbps", "Link from prefill to decode, per GPU (InfiniBand NDR's rate at most)", "Gb/s", (4.0, 400.0, 25.0), K::Number, G::Hardware),
+    def("turns", "Turns per chat", "turns", (1.0, 200.0, 1.0), K::Integer, G::Workload),
+    def("think_s", "Time before the user's next turn", "s", (0.0, 86_400.0, 10.0), K::Number, G::Workload),
+    def("warm_hours", "Keep a finished chat warm for", "h", (0.01, 720.0, 1.0), K::Number, G::Workload),
+    def("pcie_gb_s", "Host link per GPU (PCIe), each way", "GB/s", (0.1, 10_000.0, 1.0), K::Number, G::Hardware),
+    def("fleet_replicas", "Replicas serving the chats", "replicas", (1.0, 4096.0, 1.0), K::Integer, G::Hardware),
+    def("host_gb", "Host memory for the KV cache, per GPU", "GB", (1.0, 100_000.0, 16.0), K::Number, G::Memory),
+    def("host_ceiling", "Host tier filled to at most", "", (0.05, 1.0, 0.05), K::Percent, G::Memory),
 ];
 
 /// The question's default choices: (model, GPU, weight format, KV format).
@@ -646,7 +662,8 @@ fn default_choices(q: Question) -> (&'static str, &'static str, WeightFormat, Dt
         | Question::Batch
         | Question::Speculation
         | Question::Roofline
-        | Question::Split => ("llama-3.1-8b", "h100-sxm", bf16, Dtype::Bf16),
+        | Question::Split
+        | Question::Host => ("llama-3.1-8b", "h100-sxm", bf16, Dtype::Bf16),
         Question::ChatsPerReplica => ("llama-3.1-70b", "h100-sxm", bf16, Dtype::Bf16),
         // The proposal under test: FP8 weights and activations, the cache left in BF16.
         Question::HalveCost => ("llama-3.1-8b", "h100-sxm", WeightFormat::Fp8, Dtype::Bf16),
@@ -684,6 +701,17 @@ fn question_inputs(q: Question) -> Vec<(&'static str, Option<f64>)> {
             ("output_tokens", Some(250.0)),
             ("tpot_ms", Some(20.0)),
         ],
+        // The seed's turns, each adding its prompt and reply to the chat's history; the user
+        // reads the reply at the per-token pace, then takes a while before the next turn.
+        Question::Host => vec![
+            ("rate", Some(50.0)),
+            ("prompt_tokens", Some(1000.0)),
+            ("output_tokens", Some(250.0)),
+            ("turns", Some(5.0)),
+            ("think_s", Some(45.0)),
+            ("warm_hours", Some(24.0)),
+            ("tpot_ms", Some(20.0)),
+        ],
     };
     v.extend(MODEL_FIELDS.iter().map(|&n| (n, None)));
     let tp = if q == Question::ChatsPerReplica {
@@ -693,6 +721,9 @@ fn question_inputs(q: Question) -> Vec<(&'static str, Option<f64>)> {
     };
     v.push(("gpus_per_replica", Some(tp)));
     v.extend(GPU_FIELDS.iter().map(|&n| (n, None)));
+    if q == Question::Host {
+        v.push(("pcie_gb_s", None));
+    }
     v.push(("mfu", Some(0.5)));
     v.push(("mbu", Some(0.75)));
     match q {
@@ -745,6 +776,16 @@ fn question_inputs(q: Question) -> Vec<(&'static str, Option<f64>)> {
             ("price", Some(2.5)),
             ("link_gbps", Some(400.0)),
         ]),
+        // The seed fleet's replicas; a DGX H100 has 2 TB of system memory for its eight GPUs,
+        // and 192 GB of it per GPU for the KV cache leaves the rest to everything else. The
+        // tier's ceiling leaves room for replicas whose chats run above the average.
+        Question::Host => v.extend([
+            ("fleet_replicas", Some(8.0)),
+            ("mem_util", Some(0.92)),
+            ("reserve_gb", Some(3.0)),
+            ("host_gb", Some(192.0)),
+            ("host_ceiling", Some(0.75)),
+        ]),
     }
     v
 }
@@ -756,6 +797,9 @@ fn label(q: Question, d: &Def) -> &'static str {
         (Question::Batch, "batch") => "Decode batch when streaming",
         (Question::Batch, "ceiling") => "Utilisation ceiling when streaming",
         (Question::Batch, "tpot_ms") => "Time per output token when streaming (target)",
+        (Question::Host, "prompt_tokens") => "New prompt tokens per turn",
+        (Question::Host, "output_tokens") => "Reply length",
+        (Question::Host, "tpot_ms") => "Time per output token (the pace a reply is read at)",
         _ => d.label,
     }
 }

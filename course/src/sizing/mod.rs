@@ -24,6 +24,7 @@ mod derive;
 mod drill;
 mod figure;
 mod fit;
+mod host_check;
 mod inputs;
 pub(crate) mod query;
 mod reveal;
@@ -38,12 +39,17 @@ pub use check::{
 };
 
 pub use derive::{
-    derive, derive_on_engine, enable_speculation, precision_notes, prompt_prefill, roofline_plot,
-    speculation_check_text, speculation_ready, split_link, Roofline, SPECULATION_LOADING,
+    derive, derive_on_engine, enable_speculation, host_check_text, precision_notes, prompt_prefill,
+    roofline_plot, speculation_check_text, speculation_ready, split_link, Roofline,
+    SPECULATION_LOADING,
 };
 pub use drill::{sensitivity, Drill, EntryUnit, Grade};
 pub use figure::{figure, sizing_figure};
 pub use fit::{misfit, smallest_fitting_tp, Misfit, MisfitKind, FIX_FIELD, TP_SIZES};
+pub use host_check::{
+    host_answer_holds, host_arms, host_check_fleets, spare as host_spare, HostArm, HostCheckText,
+    HostRun, HOST_HOLDS_SHARE, HOST_SPARE,
+};
 pub use inputs::{is_preset_figure, ChoiceOption, InputGroup, InputKind, InputSpec, Inputs};
 pub(crate) use query::write as write_query;
 pub use query::{map_of, page_query, page_query_keeping, pairs as query_pairs, PageQuery, Reveal};
@@ -75,6 +81,9 @@ pub enum Question {
     /// The seed's load on separate prefill and decode pools: how many replicas each, what the
     /// split costs beside replicas that do both, and the KV cache's move between them.
     Split,
+    /// How much host memory keeps a day of chats' KV caches warm, what the fleet's hosts hold,
+    /// and what the chats that will come back need (Little's law on the turns in between).
+    Host,
 }
 
 /// One step of a derivation, as the learner taps through it.
@@ -257,7 +266,7 @@ pub fn questions() -> Vec<Question> {
 }
 
 impl Question {
-    pub const ALL: [Question; 8] = [
+    pub const ALL: [Question; 9] = [
         Question::Fleet,
         Question::Roofline,
         Question::ChatsPerReplica,
@@ -266,6 +275,7 @@ impl Question {
         Question::Speculation,
         Question::HalveCost,
         Question::Split,
+        Question::Host,
     ];
 
     /// Stable URL-safe identifier.
@@ -279,6 +289,7 @@ impl Question {
             Question::HalveCost => "halve-cost",
             Question::Roofline => "roofline",
             Question::Split => "split",
+            Question::Host => "host",
         }
     }
 
@@ -325,6 +336,7 @@ impl Question {
             Question::HalveCost => "budget_tpot",
             Question::Roofline => "largest_batch",
             Question::Split => "split_gpus",
+            Question::Host => "window_host_bytes",
         }
     }
 }

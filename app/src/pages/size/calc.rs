@@ -138,7 +138,8 @@ fn precision(c: Calc) -> AnyView {
 }
 
 /// What the calculator shows below its inputs and steps, a piece of the module of its own:
-/// the simulator check (the fleet question's, or the speculation question's sweep; it brings the fleet simulator's set-up and the
+/// the simulator check (the fleet question's, the speculation question's sweep or the host
+/// tiers the host-memory question runs; it brings the fleet simulator's set-up and the
 /// engine note), the sensitivity table and the drills, none of which the inputs and the steps
 /// need.
 #[lazy]
@@ -151,6 +152,7 @@ fn below(c: Calc) -> AnyView {
     view! {
         {matches!(c.q, Question::Fleet | Question::HalveCost | Question::Split).then(|| view! { <Deferred><SimCheckPanel c=c/></Deferred> })}
         {(c.q == Question::Speculation).then(|| view! { <Deferred><SpecCheck c=c/></Deferred> })}
+        {(c.q == Question::Host).then(|| view! { <Deferred><super::host_check::HostCheck c=c/></Deferred> })}
         {(c.q == Question::Roofline).then(|| view! { <Deferred><super::roofline::RooflineSection c=c/></Deferred> })}
         <Deferred><Sensitivity c=c/></Deferred>
         <Deferred><Drills c=c/></Deferred>

@@ -7,6 +7,7 @@
 
 mod calc;
 mod drill;
+mod host_check;
 mod misfit;
 mod roofline;
 mod sensitivity;

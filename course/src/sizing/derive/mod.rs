@@ -9,9 +9,11 @@ mod chats;
 mod fleet;
 mod gpu_hours;
 mod halve_cost;
+mod host;
 mod roofline;
 mod speculation;
 mod split;
+pub use host::check_text as host_check_text;
 pub use roofline::Roofline;
 pub use speculation::check_text as speculation_check_text;
 pub use split::link as split_link;
@@ -44,15 +46,11 @@ pub fn derive(q: Question, inputs: &Inputs) -> Result<Derivation, Vec<ConfigErro
 fn work(q: Question, ctx: &Ctx) -> Result<Derivation, Vec<ConfigError>> {
     let mut d = match q {
         Question::Fleet => fleet::fleet(ctx),
-        Question::ChatsPerReplica => chats::chats_per_replica(ctx),
-        Question::GpuHours => gpu_hours::gpu_hours(ctx),
         Question::Batch => batch::batch(ctx),
-        Question::Speculation | Question::HalveCost | Question::Roofline | Question::Split => {
-            match followup_fn(q) {
-                Some(f) => f(ctx),
-                None => return Err(vec![ConfigError::new("question", SPECULATION_LOADING)]),
-            }
-        }
+        _ => match followup_fn(q) {
+            Some(f) => f(ctx),
+            None => return Err(vec![ConfigError::new("question", SPECULATION_LOADING)]),
+        },
     };
     // A step's sentence comes from `content/sizing-why.toml`, unless it names a figure of
     // this derivation (then the step composed it from the file's parts).
@@ -106,64 +104,65 @@ pub fn roofline_plot(inputs: &Inputs) -> Result<Roofline, Vec<ConfigError>> {
     Ok(roofline::plot(&ctx))
 }
 
-/// What `derive` answers for a follow-up question (speculation, halving the cost) on the page
-/// before its piece is there.
+/// What `derive` answers for a follow-up question (any but the fleet and the batch
+/// question) on the page before its piece is there.
 pub const SPECULATION_LOADING: &str = "is still loading";
 
 /// A derivation as the program links it.
 type DeriveFn = fn(&Ctx<'_>) -> Derivation;
 
-/// The follow-up questions' derivations (speculation, halving the cost, the roofline) as the
-/// program links them. On the page (wasm32) their
-/// code (and the engine's proposer pricing under it) is a piece of the module of its own, so the
+/// The derivations of every question but the fleet and the batch question (the calculator's
+/// and the lesson's own), by question. On the page (wasm32) this function, and so their code
+/// (and the engine's proposer pricing under it), is a piece of the module of its own, so the
 /// pages that load first do not carry it: the app fetches the piece when a question is needed
 /// and calls [`enable_speculation`] from it; until then [`derive`] answers
-/// [`SPECULATION_LOADING`]. Natively they are always there.
+/// [`SPECULATION_LOADING`]. Natively it is always there.
+fn linked(q: Question) -> Option<DeriveFn> {
+    Some(match q {
+        Question::ChatsPerReplica => chats::chats_per_replica,
+        Question::GpuHours => gpu_hours::gpu_hours,
+        Question::Speculation => speculation::speculation,
+        Question::HalveCost => halve_cost::halve_cost,
+        Question::Roofline => roofline::roofline,
+        Question::Split => split::split,
+        Question::Host => host::host,
+        Question::Fleet | Question::Batch => return None,
+    })
+}
+
 #[cfg(target_arch = "wasm32")]
-static FOLLOWUPS: std::sync::OnceLock<(DeriveFn, DeriveFn, DeriveFn, DeriveFn)> =
+static FOLLOWUPS: std::sync::OnceLock<fn(Question) -> Option<DeriveFn>> =
     std::sync::OnceLock::new();
-
-#[cfg(target_arch = "wasm32")]
-fn followups() -> Option<(DeriveFn, DeriveFn, DeriveFn, DeriveFn)> {
-    FOLLOWUPS.get().copied()
-}
-
-#[cfg(not(target_arch = "wasm32"))]
-fn followups() -> Option<(DeriveFn, DeriveFn, DeriveFn, DeriveFn)> {
-    Some((
-        speculation::speculation,
-        halve_cost::halve_cost,
-        roofline::roofline,
-        split::split,
-    ))
-}
 
 /// The derivation of follow-up question `q`, once linked.
 fn followup_fn(q: Question) -> Option<DeriveFn> {
-    let (spec, halve, roofline, split) = followups()?;
-    match q {
-        Question::HalveCost => Some(halve),
-        Question::Roofline => Some(roofline),
-        Question::Split => Some(split),
-        _ => Some(spec),
+    #[cfg(target_arch = "wasm32")]
+    {
+        FOLLOWUPS.get().and_then(|f| f(q))
+    }
+    #[cfg(not(target_arch = "wasm32"))]
+    {
+        linked(q)
     }
 }
 
-/// Links the follow-up questions' derivations in (see [`SPECULATION_LOADING`]): called from
-/// the piece that carries them.
+/// Links the follow-up questions' derivations in (see [`linked`]): called from the pieces
+/// that carry them.
 pub fn enable_speculation() {
     #[cfg(target_arch = "wasm32")]
-    let _ = FOLLOWUPS.set((
-        speculation::speculation,
-        halve_cost::halve_cost,
-        roofline::roofline,
-        split::split,
-    ));
+    let _ = FOLLOWUPS.set(linked);
 }
 
 /// Whether [`derive`] can work the follow-up questions through yet.
 pub fn speculation_ready() -> bool {
-    followups().is_some()
+    #[cfg(target_arch = "wasm32")]
+    {
+        FOLLOWUPS.get().is_some()
+    }
+    #[cfg(not(target_arch = "wasm32"))]
+    {
+        true
+    }
 }
 
 /// A follow-up question's own words file: why each step comes out as it does, by step id, and
@@ -178,6 +177,9 @@ struct OwnWords {
     /// ([`crate::sizing::sweep`]).
     #[serde(default)]
     sweep: Option<crate::sizing::sweep::SweepText>,
+    /// The words of the host-memory question's simulator check.
+    #[serde(default)]
+    check: Option<crate::sizing::HostCheckText>,
 }
 
 impl OwnWords {
