@@ -13,7 +13,7 @@ import { start, DESKTOP } from "./harness.mjs";
 const require = createRequire(import.meta.url);
 const AXE = fs.readFileSync(require.resolve("axe-core/axe.min.js"), "utf8");
 
-const QUESTIONS = ["fleet", "roofline", "chats-per-replica", "gpu-hours", "batch"];
+const QUESTIONS = ["fleet", "roofline", "chats-per-replica", "gpu-hours", "batch", "split", "host"];
 const BUILDUPS = ["replica", "fleet"];
 const MOMENTS = ["routing", "autoscaler", "rag", "self-host", "long-prompts", "ttft-gap", "halve-cost", "spec-latency", "cheapest-fleet", "disconnect", "disaggregate", "long-chats", "adapters"];
 const KEY = "serving-trainer.progress";
@@ -97,6 +97,10 @@ test("after a run: each moment's results, the lab's plots, the build-ups' frames
   await visit("size/roofline?reveal=all");
   await page.waitForSelector('[data-testid="roofline-chart-canvas"]:not([data-drawn="0"])', { timeout: 60000 });
   all.push(...(await violations("/size/roofline (every step and the plot)")));
+  await visit("size/host?reveal=all");
+  await page.click(tid("host-check-run"));
+  await page.waitForSelector(tid("host-check-table"), { timeout: 120000 });
+  all.push(...(await violations("/size/host (every step and its check's tiers)")));
   // A finished mock on record: the report lists it.
   await page.evaluate(([k]) => localStorage.setItem(k, JSON.stringify({ schema: 2, mocks: [{}] })), [KEY]);
   await visit("mock/report");
