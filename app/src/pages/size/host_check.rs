@@ -215,9 +215,11 @@ fn results(t: &HostCheckText, runs: Vec<HostRun>) -> impl IntoView {
         })
         .collect_view();
     view! {
+        // The caption shows above the scrolling table (inside it, a phone scrolls it away).
+        <p class="muted small" aria-hidden="true">{t.caption.clone()}</p>
         <div class="table-scroll">
             <table class="sim-table" data-testid="host-check-table">
-                <caption>{t.caption.clone()}</caption>
+                <caption class="visually-hidden">{t.caption.clone()}</caption>
                 <thead>
                     <tr>
                         <th scope="col">{t.col_tier.clone()}</th>
