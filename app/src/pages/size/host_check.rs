@@ -3,7 +3,7 @@
 //! simulators' workers, and a table of what each tier found cached and how soon first tokens
 //! came, with the sentence the runs support.
 
-use super::simcheck::words;
+use super::simcheck::{status_line, words};
 use super::state::Calc;
 use crate::components::EngineNote;
 use crate::sim_runner::{run_fleets, RunStatus as Status};
@@ -110,25 +110,7 @@ pub fn HostCheck(c: Calc) -> impl IntoView {
             <button class="button primary" data-testid="host-check-run" disabled=running on:click=start>
                 {move || if running() { words().check_running.clone() } else { button.clone() }}
             </button>
-            {move || match status.get() {
-                Status::Running { run, runs, progress } => view! {
-                    <p class="sim-status" role="status" data-testid="host-check-running">
-                        {fill(&words().run_progress, &[
-                            ("run", (run + 1).to_string()),
-                            ("runs", runs.to_string()),
-                            ("progress", percent(progress)),
-                        ])}
-                        <progress max="1" value=progress></progress>
-                    </p>
-                }.into_any(),
-                Status::Failed(m) => view! { <p class="field-error" role="alert" data-testid="host-check-error">{m}</p> }.into_any(),
-                Status::Done { wall_ms, .. } => view! {
-                    <p class="muted sim-status" data-testid="host-check-time">
-                        {fill(&words().wall_time, &[("wall", duration(wall_ms / 1e3, 2))])}
-                    </p>
-                }.into_any(),
-                Status::Idle => ().into_any(),
-            }}
+            {move || status_line(status.get(), "host-check")}
             {move || stale().then(|| view! { <p class="stale-note" data-testid="host-check-stale">{stale_text.clone()}</p> })}
             {move || outcome.get().map(|o| results(&text, o.runs))}
             {move || outcome.with(Option::is_some).then(|| view! {

@@ -149,25 +149,7 @@ pub fn SimCheckPanel(c: Calc) -> impl IntoView {
             <button class="button primary" data-testid="check-sim" disabled=running on:click=start>
                 {move || if running() { words().check_running.clone() } else { words().check_button.clone() }}
             </button>
-            {move || match status.get() {
-                Status::Running { run, runs, progress } => view! {
-                    <p class="sim-status" role="status" data-testid="sim-running">
-                        {fill(&words().run_progress, &[
-                            ("run", (run + 1).to_string()),
-                            ("runs", runs.to_string()),
-                            ("progress", percent(progress)),
-                        ])}
-                        <progress max="1" value=progress></progress>
-                    </p>
-                }.into_any(),
-                Status::Failed(m) => view! { <p class="field-error" role="alert" data-testid="sim-error">{m}</p> }.into_any(),
-                Status::Done { wall_ms, longest_ms } => view! {
-                    <p class="muted sim-status" data-testid="sim-time" data-value=format!("{wall_ms}") data-longest=format!("{longest_ms}")>
-                        {fill(&words().wall_time, &[("wall", duration(wall_ms / 1e3, 2))])}
-                    </p>
-                }.into_any(),
-                Status::Idle => ().into_any(),
-            }}
+            {move || status_line(status.get(), "sim")}
             {move || stale().then(|| view! {
                 <p class="stale-note" data-testid="sim-stale">{words().stale.clone()}</p>
             })}
@@ -176,6 +158,31 @@ pub fn SimCheckPanel(c: Calc) -> impl IntoView {
                 <EngineNote testid="simcheck-engine" engine=Signal::derive(|| Some(trainer_engine::engine::Engine::Validated))/>
             })}
         </section>
+    }
+}
+
+/// A check's status as it runs (`{prefix}-running`), fails (`{prefix}-error`) or ends
+/// (`{prefix}-time`, with the wall time and the longest read of a worker's reply, ms): the
+/// calculator's checks share it.
+pub(super) fn status_line(status: Status, prefix: &str) -> AnyView {
+    match status {
+        Status::Running { run, runs, progress } => view! {
+            <p class="sim-status" role="status" data-testid=format!("{prefix}-running")>
+                {fill(&words().run_progress, &[
+                    ("run", (run + 1).to_string()),
+                    ("runs", runs.to_string()),
+                    ("progress", percent(progress)),
+                ])}
+                <progress max="1" value=progress></progress>
+            </p>
+        }.into_any(),
+        Status::Failed(m) => view! { <p class="field-error" role="alert" data-testid=format!("{prefix}-error")>{m}</p> }.into_any(),
+        Status::Done { wall_ms, longest_ms } => view! {
+            <p class="muted sim-status" data-testid=format!("{prefix}-time") data-value=format!("{wall_ms}") data-longest=format!("{longest_ms}")>
+                {fill(&words().wall_time, &[("wall", duration(wall_ms / 1e3, 2))])}
+            </p>
+        }.into_any(),
+        Status::Idle => ().into_any(),
     }
 }
 
