@@ -3,7 +3,7 @@
 //! simulators' workers, and a table of what each tier found cached and how soon first tokens
 //! came, with the sentence the runs support.
 
-use super::simcheck::{status_line, words};
+use super::simcheck::{refused, status_line, words};
 use super::state::Calc;
 use crate::components::EngineNote;
 use crate::sim_runner::{run_fleets, RunStatus as Status};
@@ -75,10 +75,7 @@ pub fn HostCheck(c: Calc) -> impl IntoView {
         let fleets = match host_check_fleets(&inputs, &d, &SimCheckConfig::DEFAULT) {
             Ok(f) => f,
             Err(e) => {
-                status.set(Status::Failed(fill(
-                    &words().check_refused,
-                    &[("reason", format!("{} {}", e.field, e.message))],
-                )));
+                status.set(Status::Failed(refused(&e)));
                 return;
             }
         };

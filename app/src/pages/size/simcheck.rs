@@ -102,10 +102,7 @@ pub fn SimCheckPanel(c: Calc) -> impl IntoView {
         let fleets = match check_fleets_for(q, &inputs, replicas, &SimCheckConfig::DEFAULT) {
             Ok(f) => f,
             Err(e) => {
-                status.set(Status::Failed(fill(
-                    &words().check_refused,
-                    &[("reason", format!("{} {}", e.field, e.message))],
-                )));
+                status.set(Status::Failed(refused(&e)));
                 return;
             }
         };
@@ -159,6 +156,14 @@ pub fn SimCheckPanel(c: Calc) -> impl IntoView {
             })}
         </section>
     }
+}
+
+/// Why the simulator cannot run a check of these inputs, as the calculator says it.
+pub(super) fn refused(e: &trainer_engine::error::ConfigError) -> String {
+    fill(
+        &words().check_refused,
+        &[("reason", format!("{} {}", e.field, e.message))],
+    )
 }
 
 /// A check's status as it runs (`{prefix}-running`), fails (`{prefix}-error`) or ends
