@@ -163,7 +163,8 @@ proptest! {
                 think_time_s: 1.0,
                 system_prompt_len: 100,
                 reply_time_per_token_s: 0.01,
-                history_limit: 0,
+                // A third of the chats' clients drop their oldest turns past 600 tokens.
+                history_limit: if seed % 3 == 0 { 600 } else { 0 },
             });
         }
         if small_kv {
