@@ -158,7 +158,7 @@ pub(super) fn host(c: &Ctx) -> Derivation {
                 "λ × time between turns",
                 format!("{} × {}", num(rate), duration(gap, 2)),
             )
-            .value(recent, "turns", format!("{} turns", int(recent))),
+            .value(recent, "turns", format!("{} turns", count(recent))),
     );
     let after = (turns + 1.0) / 2.0 * (lp + lo);
     s.push(
@@ -174,7 +174,7 @@ pub(super) fn host(c: &Ctx) -> Derivation {
         Step::new("recent_bytes", "KV cache used within one gap")
             .formula(
                 "turns within one gap × history after a turn × kv",
-                format!("{} × {} × {} B", int(recent), int(after), int(kv)),
+                format!("{} × {} × {} B", count(recent), int(after), int(kv)),
             )
             .value(recent_bytes, "B", bytes(recent_bytes)),
     );
@@ -315,7 +315,7 @@ pub(super) fn host(c: &Ctx) -> Derivation {
             format!("{}×", sig(ratio(window_bytes, fleet_host), 3)),
         ),
         ("kept", duration(kept_s, 2)),
-        ("recent", int(recent)),
+        ("recent", count(recent)),
         ("recent_bytes", bytes(recent_bytes)),
         ("gap", duration(gap, 2)),
         ("idle_bytes", bytes(idle_bytes)),
