@@ -54,6 +54,16 @@ pub fn host_arms(inputs: &Inputs, d: &Derivation) -> Vec<HostArm> {
     }
 }
 
+/// Simulated seconds the check runs for `inputs`: twice a chat's life (its turns, each a reply
+/// read at the per-token pace and the time before the next), at least the check's usual
+/// duration and at most an hour, within the check's request cap.
+pub fn host_check_seconds(inputs: &Inputs, cfg: &SimCheckConfig) -> f64 {
+    let v = |name: &str| inputs.get(name).unwrap_or(0.0);
+    let gap = v("output_tokens") * v("tpot_ms") / 1e3 + v("think_s");
+    let life = (2.0 * v("turns") * gap).clamp(cfg.duration_s, 3600.0);
+    life.min(cfg.max_requests / v("rate"))
+}
+
 /// The fleets of the check, one per tier of [`host_arms`]: the inputs' replica on
 /// `fleet_replicas` replicas, new chats arriving as a Poisson process at `rate / turns`, each
 /// turn adding `prompt_tokens` and a reply of `output_tokens`, for long enough to see chats
@@ -68,12 +78,10 @@ pub fn host_check_fleets(
     }
     let v = |name: &str| inputs.get(name).unwrap_or(0.0);
     let (rate, turns, tpot) = (v("rate"), v("turns"), v("tpot_ms") / 1e3);
-    let gap = v("output_tokens") * tpot + v("think_s");
-    let life = (2.0 * turns * gap).clamp(cfg.duration_s, 3600.0);
     let replicas = v("fleet_replicas") as u32;
     let tp = v("gpus_per_replica");
     let mut base = fleet_at(inputs, replicas, rate, tpot, 0.0, cfg)?;
-    let duration = life.min(cfg.max_requests / rate);
+    let duration = host_check_seconds(inputs, cfg);
     for t in &mut base.traffic {
         t.workload.arrival = Arrival::Poisson { rate: rate / turns };
         t.workload.sessions = Some(SessionConfig {

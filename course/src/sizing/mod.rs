@@ -47,8 +47,8 @@ pub use drill::{sensitivity, Drill, EntryUnit, Grade};
 pub use figure::{figure, sizing_figure};
 pub use fit::{misfit, smallest_fitting_tp, Misfit, MisfitKind, FIX_FIELD, TP_SIZES};
 pub use host_check::{
-    host_answer_holds, host_arms, host_check_fleets, spare as host_spare, HostArm, HostCheckText,
-    HostRun, HOST_HOLDS_SHARE, HOST_SPARE,
+    host_answer_holds, host_arms, host_check_fleets, host_check_seconds, spare as host_spare,
+    HostArm, HostCheckText, HostRun, HOST_HOLDS_SHARE, HOST_SPARE,
 };
 pub use inputs::{is_preset_figure, ChoiceOption, InputGroup, InputKind, InputSpec, Inputs};
 pub(crate) use query::write as write_query;

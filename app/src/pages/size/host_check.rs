@@ -11,8 +11,8 @@ use crate::text::fill;
 use crate::text::format::{duration, gb, percent, sig};
 use leptos::prelude::*;
 use trainer_course::sizing::{
-    host_answer_holds, host_check_fleets, host_check_text, host_spare, HostCheckText, HostRun,
-    SimCheckConfig,
+    host_answer_holds, host_check_fleets, host_check_seconds, host_check_text, host_spare,
+    HostCheckText, HostRun, SimCheckConfig,
 };
 use trainer_engine::fleet::FleetVerdict;
 
@@ -39,12 +39,8 @@ pub fn HostCheck(c: Calc) -> impl IntoView {
             c.good.with(|g| {
                 let (inputs, _) = g.as_ref()?;
                 let v = |n: &str| inputs.get(n).unwrap_or(0.0);
-                let (rate, turns, tpot) = (v("rate"), v("turns"), v("tpot_ms") / 1e3);
-                let gap = v("output_tokens") * tpot + v("think_s");
-                let cfg = SimCheckConfig::DEFAULT;
-                let seconds = (2.0 * turns * gap)
-                    .clamp(cfg.duration_s, 3600.0)
-                    .min(cfg.max_requests / rate);
+                let (rate, turns) = (v("rate"), v("turns"));
+                let seconds = host_check_seconds(inputs, &SimCheckConfig::DEFAULT);
                 let replicas = v("fleet_replicas");
                 Some(fill(
                     &text.intro,
