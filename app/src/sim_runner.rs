@@ -181,7 +181,7 @@ fn on_reply(batch: &Rc<RefCell<Running>>, i: usize, reply: Reply, status: RwSign
             None
         }
         Reply::Failed(m) => Some(RunStatus::Failed(m)),
-        Reply::Done(_) | Reply::Live(_) => Some(RunStatus::Failed(
+        Reply::Done(_) | Reply::Live(_) | Reply::Series(_) => Some(RunStatus::Failed(
             "The simulator's worker answered with something else.".into(),
         )),
     };

@@ -15,6 +15,7 @@ use crate::lab::LabResult;
 use crate::validation;
 use serde::{Deserialize, Serialize};
 use trainer_engine::error::ConfigError;
+use trainer_engine::fleet::sim::SeriesPoint;
 use trainer_engine::fleet::{Distributions, FleetConfig, FleetReport, FleetSim, ReplicaSummary};
 
 /// Events between two looks at the clock inside a slice.
@@ -53,8 +54,9 @@ pub enum Job {
 
 /// Most series points one reply of a lab run carries: the page reads a reply in one task,
 /// and an hour's series (3,600 points, about 900 KB as JSON) read at once was most of a long
-/// task on a slow phone.
-pub const PART_POINTS: usize = 400;
+/// task on a slow phone. The points go column by column ([`SeriesPart`]), about 70 bytes
+/// each.
+pub const PART_POINTS: usize = 300;
 
 /// A change to a job already sent.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
@@ -91,6 +93,10 @@ pub enum FromWorker {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub enum Reply {
     Progress(Progress),
+    /// Series points of a lab run that earlier replies did not carry, with nothing else: the
+    /// page keeps them ([`LabSeries`]) for the next [`Reply::Live`] or the outcome, and draws
+    /// nothing from them (a burst of points is read a part per task, and drawn once).
+    Series(SeriesPart),
     /// A lab run's results so far, with only the series points earlier replies did not carry
     /// (a page puts them back together with [`LabSeries`]).
     Live(Box<RunResult>),
@@ -119,20 +125,133 @@ pub struct RunResult {
     pub report: FleetReport,
     pub distributions: Distributions,
     pub replicas: Vec<ReplicaSummary>,
-    /// Where `report.series` starts in the run's whole series. A lab run's replies each carry
-    /// only the points the ones before did not (an hour's series is most of a report, and a
-    /// page that read it whole every second spent its main thread parsing it); 0 for a whole
-    /// series.
+    /// Where `report.series` starts in the run's whole series; 0 for a whole series. A lab
+    /// run's replies carry only the points the ones before did not (an hour's series is most
+    /// of a report, and a page that read it whole every second spent its main thread parsing
+    /// it), in [`Reply::Series`] parts before the figures, whose own series is then empty.
     pub series_from: usize,
+}
+
+/// Points of a lab run's series, from point `from` of the whole series on.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct SeriesPart {
+    pub from: usize,
+    pub points: Columns,
+}
+
+/// Series points as columns, one list per field: the form they take between the worker and
+/// the page, a third of the bytes of a list of objects (which names every field at every
+/// point), and quicker to read.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(try_from = "ColumnLists", into = "ColumnLists")]
+pub struct Columns(pub Vec<SeriesPoint>);
+
+/// [`Columns`] as written.
+#[derive(Clone, Default, Serialize, Deserialize)]
+struct ColumnLists {
+    t: Vec<f64>,
+    open_streams: Vec<u32>,
+    ready_replicas: Vec<u32>,
+    provisioned_replicas: Vec<u32>,
+    queued_prompt_tokens: Vec<u64>,
+    running: Vec<u32>,
+    waiting: Vec<u32>,
+    kv_blocks_used: Vec<u64>,
+    kv_blocks_total: Vec<u64>,
+    completed: Vec<u64>,
+    rejected: Vec<u64>,
+    spilled: Vec<u64>,
+    output_tokens: Vec<u64>,
+}
+
+impl From<Columns> for ColumnLists {
+    fn from(c: Columns) -> ColumnLists {
+        let mut l = ColumnLists::default();
+        for p in c.0 {
+            l.t.push(p.t);
+            l.open_streams.push(p.open_streams);
+            l.ready_replicas.push(p.ready_replicas);
+            l.provisioned_replicas.push(p.provisioned_replicas);
+            l.queued_prompt_tokens.push(p.queued_prompt_tokens);
+            l.running.push(p.running);
+            l.waiting.push(p.waiting);
+            l.kv_blocks_used.push(p.kv_blocks_used);
+            l.kv_blocks_total.push(p.kv_blocks_total);
+            l.completed.push(p.completed);
+            l.rejected.push(p.rejected);
+            l.spilled.push(p.spilled);
+            l.output_tokens.push(p.output_tokens);
+        }
+        l
+    }
+}
+
+impl TryFrom<ColumnLists> for Columns {
+    type Error = String;
+
+    fn try_from(l: ColumnLists) -> Result<Columns, String> {
+        let n = l.t.len();
+        let lengths = [
+            l.open_streams.len(),
+            l.ready_replicas.len(),
+            l.provisioned_replicas.len(),
+            l.queued_prompt_tokens.len(),
+            l.running.len(),
+            l.waiting.len(),
+            l.kv_blocks_used.len(),
+            l.kv_blocks_total.len(),
+            l.completed.len(),
+            l.rejected.len(),
+            l.spilled.len(),
+            l.output_tokens.len(),
+        ];
+        if lengths.iter().any(|&k| k != n) {
+            return Err(format!(
+                "series columns of different lengths: {n} times, then {lengths:?}"
+            ));
+        }
+        Ok(Columns(
+            (0..n)
+                .map(|i| SeriesPoint {
+                    t: l.t[i],
+                    open_streams: l.open_streams[i],
+                    ready_replicas: l.ready_replicas[i],
+                    provisioned_replicas: l.provisioned_replicas[i],
+                    queued_prompt_tokens: l.queued_prompt_tokens[i],
+                    running: l.running[i],
+                    waiting: l.waiting[i],
+                    kv_blocks_used: l.kv_blocks_used[i],
+                    kv_blocks_total: l.kv_blocks_total[i],
+                    completed: l.completed[i],
+                    rejected: l.rejected[i],
+                    spilled: l.spilled[i],
+                    output_tokens: l.output_tokens[i],
+                })
+                .collect(),
+        ))
+    }
 }
 
 /// A lab run's series put back together from its replies, on the page's side.
 #[derive(Clone, Debug, Default)]
 pub struct LabSeries {
-    points: Vec<trainer_engine::fleet::sim::SeriesPoint>,
+    points: Vec<SeriesPoint>,
 }
 
 impl LabSeries {
+    /// Keeps a reply's points for the results that follow; a part that starts at 0 starts the
+    /// series again. False when the part does not follow on from the ones before (a reply
+    /// lost).
+    pub fn extend(&mut self, part: SeriesPart) -> bool {
+        if part.from == 0 {
+            self.points.clear();
+        } else if part.from != self.points.len() {
+            return false;
+        }
+        self.points.extend(part.points.0);
+        true
+    }
+
     /// The run's results so far, whole, from a reply's part of them. A part that starts at
     /// 0 starts the series again; one that does not follow on from the parts before (a reply
     /// lost) gives `None`.
@@ -164,27 +283,37 @@ impl RunResult {
         }
     }
 
-    /// The next parts of a lab run's results: its series from `sent` on (which it moves past),
-    /// at most [`PART_POINTS`] points a part, each part with the run's figures so far. Never
-    /// empty: a run with no new points gives one part without any.
-    fn parts(sim: &FleetSim, sent: &mut usize) -> Vec<RunResult> {
-        let whole = RunResult::of(sim, *sent);
-        *sent = whole.series_from + whole.report.series.len();
-        if whole.report.series.len() <= PART_POINTS {
-            return vec![whole];
-        }
-        let mut rest = whole;
-        let points = std::mem::take(&mut rest.report.series);
-        let from = rest.series_from;
-        points
+    /// The next replies of a lab run: its series from point `sent` on (which it moves past),
+    /// in parts of at most [`PART_POINTS`] points, then the run's figures so far with none of
+    /// them (`series_from` past the last).
+    fn parts(sim: &FleetSim, sent: &mut usize) -> (Vec<SeriesPart>, RunResult) {
+        let mut whole = RunResult::of(sim, *sent);
+        let from = whole.series_from;
+        let points = std::mem::take(&mut whole.report.series);
+        *sent = from + points.len();
+        whole.series_from = *sent;
+        let parts = points
             .chunks(PART_POINTS)
             .enumerate()
-            .map(|(i, chunk)| {
-                let mut part = rest.clone();
-                part.report.series = chunk.to_vec();
-                part.series_from = from + i * PART_POINTS;
-                part
+            .map(|(i, chunk)| SeriesPart {
+                from: from + i * PART_POINTS,
+                points: Columns(chunk.to_vec()),
             })
+            .collect();
+        (parts, whole)
+    }
+
+    /// [`RunResult::parts`] as replies: the series parts, then `last` made of the figures.
+    fn replies(
+        sim: &FleetSim,
+        sent: &mut usize,
+        last: impl FnOnce(RunResult) -> Reply,
+    ) -> Vec<Reply> {
+        let (parts, figures) = RunResult::parts(sim, sent);
+        parts
+            .into_iter()
+            .map(Reply::Series)
+            .chain(std::iter::once(last(figures)))
             .collect()
     }
 
@@ -331,11 +460,7 @@ impl Running {
             if std::mem::take(&mut self.show_paused) {
                 if let Work::Lab { sim, sent, .. } = &mut self.work {
                     replies.push(Reply::Progress(progress_of(sim, 0, 1)));
-                    replies.extend(
-                        RunResult::parts(sim, sent)
-                            .into_iter()
-                            .map(|p| Reply::Live(Box::new(p))),
-                    );
+                    replies.extend(RunResult::replies(sim, sent, |r| Reply::Live(Box::new(r))));
                 }
             }
             return (replies, Next::Later);
@@ -421,26 +546,22 @@ impl Running {
                 self.busy_ms += t1 - t0;
                 self.longest_ms = self.longest_ms.max(t1 - t0);
                 if ended {
-                    // The points before the last part go as live results: each reply is read
-                    // by the page in a task of its own.
-                    let mut parts = RunResult::parts(sim, sent);
-                    let last = parts.pop().expect("parts are never empty");
-                    replies.extend(parts.into_iter().map(|p| Reply::Live(Box::new(p))));
-                    replies.push(Reply::Done(Outcome::Lab {
-                        result: Box::new(last),
-                        busy_ms: self.busy_ms,
-                        longest_ms: self.longest_ms,
+                    // The points go first, in parts: the page reads each reply in a task of
+                    // its own.
+                    let (busy_ms, longest_ms) = (self.busy_ms, self.longest_ms);
+                    replies.extend(RunResult::replies(sim, sent, |r| {
+                        Reply::Done(Outcome::Lab {
+                            result: Box::new(r),
+                            busy_ms,
+                            longest_ms,
+                        })
                     }));
                     Next::Finished
                 } else {
                     replies.push(Reply::Progress(progress_of(sim, 0, 1)));
                     if t1 - *last_live >= *live_ms {
                         *last_live = t1;
-                        replies.extend(
-                            RunResult::parts(sim, sent)
-                                .into_iter()
-                                .map(|p| Reply::Live(Box::new(p))),
-                        );
+                        replies.extend(RunResult::replies(sim, sent, |r| Reply::Live(Box::new(r))));
                     }
                     if budget.is_some_and(|b| sim.now() >= b) {
                         Next::Later

@@ -133,87 +133,125 @@ fn every_message_survives_json_exactly() {
     }
 }
 
-#[test]
-fn a_lab_run_shows_live_results_and_ends_with_the_direct_report() {
-    let config = short(FleetConfig::seed(), 60.0);
-    let replies = lab_run(&config, 20.0);
-    // Each live result carries only the series points the ones before did not; put back
-    // together, each is the run's whole series so far.
-    let mut series = LabSeries::default();
-    let live: Vec<RunResult> = replies
-        .iter()
-        .filter_map(|r| match r {
-            Reply::Live(l) => Some(series.join((**l).clone()).expect("parts follow on")),
-            _ => None,
-        })
-        .collect();
-    assert!(live.len() > 2, "{} live results", live.len());
-    assert!(live
-        .windows(2)
-        .all(|w| w[0].report.end_s <= w[1].report.end_s
-            && w[1].report.series.starts_with(&w[0].report.series)));
-    let Outcome::Lab { result, .. } = outcome(&replies) else {
-        panic!("not a lab outcome")
-    };
-    assert!(result.series_from > 0 && result.report.series.len() < direct(&config).series.len());
-    let whole = series
-        .join((**result).clone())
-        .expect("the last part follows on");
-    assert_eq!(whole.report, direct(&config));
-}
-
-/// A reply carries at most `PART_POINTS` series points: a run whose points come faster (here a
-/// whole run before the first live result) sends them in several replies, which join to the
-/// direct report.
-#[test]
-fn a_lab_run_sends_its_series_in_parts_the_page_reads_one_at_a_time() {
-    let config = short(FleetConfig::seed(), 3.0 * PART_POINTS as f64);
-    let replies = lab_run(&config, 1e12);
-    let points = |r: &Reply| match r {
-        Reply::Live(l) => Some(l.report.series.len()),
-        Reply::Done(Outcome::Lab { result, .. }) => Some(result.report.series.len()),
-        _ => None,
-    };
-    let sizes: Vec<usize> = replies.iter().filter_map(points).collect();
-    assert!(sizes.len() >= 3, "{sizes:?}");
-    assert!(sizes.iter().all(|&n| n <= PART_POINTS), "{sizes:?}");
-    let mut series = LabSeries::default();
-    let mut whole = None;
-    for r in &replies {
+/// The results a page shows from a lab run's replies, in order: each `Live` reply's and the
+/// outcome's, whole (the series parts before them joined in).
+fn shown(series: &mut LabSeries, replies: &[Reply]) -> Vec<RunResult> {
+    let mut out = Vec::new();
+    for r in replies {
         match r {
-            Reply::Live(l) => whole = Some(series.join((**l).clone()).expect("follows on")),
+            Reply::Series(p) => assert!(series.extend(p.clone()), "parts follow on"),
+            Reply::Live(l) => out.push(series.join((**l).clone()).expect("follows on")),
             Reply::Done(Outcome::Lab { result, .. }) => {
-                whole = Some(series.join((**result).clone()).expect("follows on"))
+                out.push(series.join((**result).clone()).expect("follows on"))
             }
             _ => {}
         }
     }
-    assert_eq!(whole.expect("a result").report, direct(&config));
+    out
+}
+
+#[test]
+fn a_lab_run_shows_live_results_and_ends_with_the_direct_report() {
+    let config = short(FleetConfig::seed(), 60.0);
+    let replies = lab_run(&config, 20.0);
+    // Each reply carries only the series points the ones before did not; put back together,
+    // each result shown is the run's whole series so far.
+    let shown = shown(&mut LabSeries::default(), &replies);
+    assert!(shown.len() > 3, "{} results shown", shown.len());
+    assert!(shown
+        .windows(2)
+        .all(|w| w[0].report.end_s <= w[1].report.end_s
+            && w[1].report.series.starts_with(&w[0].report.series)));
+    // The outcome itself carries figures, no points: they went before it.
+    let Outcome::Lab { result, .. } = outcome(&replies) else {
+        panic!("not a lab outcome")
+    };
+    assert!(result.report.series.is_empty());
+    assert_eq!(result.series_from, direct(&config).series.len());
+    assert_eq!(shown.last().unwrap().report, direct(&config));
+}
+
+/// A reply carries at most `PART_POINTS` series points, and only a live result or the outcome
+/// carries figures: a run whose points come faster (here a whole run before the first live
+/// result) sends them in several parts the page reads a task each and draws once, which join
+/// to the direct report.
+#[test]
+fn a_lab_run_sends_its_series_in_parts_the_page_reads_one_at_a_time() {
+    let config = short(FleetConfig::seed(), 3.0 * PART_POINTS as f64);
+    let replies = lab_run(&config, 1e12);
+    let sizes: Vec<usize> = replies
+        .iter()
+        .filter_map(|r| match r {
+            Reply::Series(p) => Some(p.points.0.len()),
+            _ => None,
+        })
+        .collect();
+    assert!(sizes.len() >= 3, "{sizes:?}");
+    assert!(
+        sizes.iter().all(|&n| n > 0 && n <= PART_POINTS),
+        "{sizes:?}"
+    );
+    // Flat out with no live results: the parts, then the outcome.
+    assert!(replies.iter().all(|r| !matches!(r, Reply::Live(_))));
+    let shown = shown(&mut LabSeries::default(), &replies);
+    assert_eq!(shown.len(), 1);
+    assert_eq!(shown[0].report, direct(&config));
 }
 
 #[test]
 fn a_lab_series_refuses_a_part_that_does_not_follow_on_and_restarts_at_zero() {
     let config = short(FleetConfig::seed(), 20.0);
     let replies = lab_run(&config, 5.0);
-    let parts: Vec<RunResult> = replies
+    let parts: Vec<SeriesPart> = replies
         .iter()
         .filter_map(|r| match r {
-            Reply::Live(l) => Some((**l).clone()),
-            Reply::Done(Outcome::Lab { result, .. }) => Some((**result).clone()),
+            Reply::Series(p) => Some(p.clone()),
             _ => None,
         })
         .collect();
-    assert!(parts.len() > 3 && parts[1].series_from > 0 && !parts[1].report.series.is_empty());
+    assert!(parts.len() > 3 && parts[1].from > 0 && !parts[1].points.0.is_empty());
     let mut series = LabSeries::default();
     // A lost reply: the one after it does not follow on.
-    assert!(series.join(parts[0].clone()).is_some());
-    assert!(series.join(parts[2].clone()).is_none());
-    // A whole result starts again.
-    let mut whole = series.join(parts[0].clone()).unwrap();
-    for p in &parts[1..] {
-        whole = series.join(p.clone()).unwrap();
+    assert!(series.extend(parts[0].clone()));
+    assert!(!series.extend(parts[2].clone()));
+    // A part from 0 starts again.
+    for p in &parts {
+        assert!(series.extend(p.clone()));
     }
+    let Outcome::Lab { result, .. } = outcome(&replies) else {
+        panic!("not a lab outcome")
+    };
+    let whole = series.join((**result).clone()).expect("follows on");
     assert_eq!(whole.report, direct(&config));
+    // Figures that do not follow on from the points kept are refused too.
+    let mut short_series = LabSeries::default();
+    assert!(short_series.extend(parts[0].clone()));
+    assert!(short_series.join((**result).clone()).is_none());
+}
+
+/// Series columns come back as the points they were made of, and columns of different
+/// lengths are refused with a message.
+#[test]
+fn series_columns_survive_json_and_refuse_ragged_columns() {
+    let points = direct(&short(FleetConfig::seed(), 30.0)).series;
+    assert!(points.len() >= 30);
+    let part = SeriesPart {
+        from: 4,
+        points: Columns(points.clone()),
+    };
+    let json = serde_json::to_string(&part).unwrap();
+    assert_eq!(through_json(&part), part);
+    // A third of the bytes of the points as objects, or less.
+    let objects = serde_json::to_string(&points).unwrap();
+    assert!(
+        json.len() * 3 <= objects.len(),
+        "{} against {}",
+        json.len(),
+        objects.len()
+    );
+    let ragged = json.replacen("\"running\":[", "\"running\":[1,", 1);
+    let e = serde_json::from_str::<SeriesPart>(&ragged).unwrap_err();
+    assert!(e.to_string().contains("different lengths"), "{e}");
 }
 
 #[test]
@@ -247,7 +285,7 @@ fn a_paced_run_keeps_to_its_clock_and_ends_where_a_flat_out_run_does() {
     let (replies, next) = running.slice(&mut clock, 1e9);
     assert_eq!(next, Next::Later);
     assert!(
-        matches!(replies.as_slice(), [Reply::Progress(_), Reply::Live(r)] if r.report.end_s <= 2.5)
+        matches!(replies.as_slice(), [Reply::Progress(_), .., Reply::Live(r)] if r.report.end_s <= 2.5)
     );
     assert_eq!(running.slice(&mut clock, 1e9), (Vec::new(), Next::Later));
     // Resumed flat out, it runs to the end and reports what a run in one go does.
@@ -260,17 +298,13 @@ fn a_paced_run_keeps_to_its_clock_and_ends_where_a_flat_out_run_does() {
             break replies;
         }
     };
-    let Outcome::Lab { result, .. } = outcome(&done) else {
-        panic!("not a lab outcome")
-    };
-    // The paused reply carried the series so far; the outcome, the rest.
+    assert!(matches!(outcome(&done), Outcome::Lab { .. }));
+    // The paused replies carried the series so far; the outcome's, the rest.
     let mut series = LabSeries::default();
-    let Some(Reply::Live(paused)) = replies.last() else {
-        panic!("no live result when paused")
-    };
-    series.join((**paused).clone()).unwrap();
-    let whole = series.join((**result).clone()).unwrap();
-    assert_eq!(whole.report, direct(&config));
+    let paused = shown(&mut series, &replies);
+    assert_eq!(paused.len(), 1);
+    let whole = shown(&mut series, &done);
+    assert_eq!(whole.last().unwrap().report, direct(&config));
 }
 
 #[test]

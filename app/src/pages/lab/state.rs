@@ -513,6 +513,16 @@ impl Lab {
                     self.status.set(u);
                 }
             }
+            // Points kept for the results that follow them; nothing is drawn.
+            Reply::Series(part) => {
+                if !self
+                    .series
+                    .try_update_value(|s| s.extend(part))
+                    .unwrap_or(true)
+                {
+                    self.out_of_order();
+                }
+            }
             Reply::Live(r) => {
                 let Some(r) = self.join(*r) else { return };
                 let current = self.job.with_value(|j| {
@@ -556,12 +566,16 @@ impl Lab {
     fn join(&self, part: jobs::RunResult) -> Option<jobs::RunResult> {
         let whole = self.series.try_update_value(|s| s.join(part)).flatten();
         if whole.is_none() {
-            self.job.set_value(None);
-            self.status.set(Status::Failed(
-                "The simulator's worker sent its results out of order.".into(),
-            ));
+            self.out_of_order();
         }
         whole
+    }
+
+    fn out_of_order(&self) {
+        self.job.set_value(None);
+        self.status.set(Status::Failed(
+            "The simulator's worker sent its results out of order.".into(),
+        ));
     }
 
     /// The job has ended with result `r`: show it, and start the current run after a
