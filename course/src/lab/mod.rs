@@ -127,6 +127,41 @@ fn builtin(id: String, text: &str) -> Result<Preset, ConfigError> {
     Ok(p)
 }
 
+/// A shipped scenario as a list of them names it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct PresetName {
+    pub id: String,
+    pub title: String,
+    /// Whether it is a replica scenario (run as a fleet of one replica).
+    pub replica: bool,
+}
+
+/// Every shipped scenario's name, in [`presets`]'s order, building only those whose title
+/// holds a figure to fill in (the lab's list of presets reads these, not [`presets`]).
+pub fn preset_names() -> Result<Vec<PresetName>, ConfigError> {
+    BUILTIN
+        .iter()
+        .chain(REPLICA_BUILTIN.iter())
+        .map(|(file, text)| {
+            let id = file.trim_end_matches(".toml").to_string();
+            let (fleet, title) = Scenario::builtin_head(text).map_err(|e| e.within(&id))?;
+            if title.is_empty() || title.contains('{') {
+                let p = builtin(id, text)?;
+                return Ok(PresetName {
+                    id: p.id,
+                    title: p.title,
+                    replica: p.replica,
+                });
+            }
+            Ok(PresetName {
+                id,
+                title,
+                replica: !fleet,
+            })
+        })
+        .collect()
+}
+
 /// The shipped scenario `id`, parsing only its own file.
 pub fn preset(id: &str) -> Result<Preset, ConfigError> {
     let (_, text) = BUILTIN
@@ -196,6 +231,16 @@ mod tests {
             assert_eq!(&preset(&one.id).unwrap(), one);
         }
         assert_eq!(preset("nope").unwrap_err().field, "preset");
+        // The names a list shows, read without building the presets, are theirs.
+        let names: Vec<PresetName> = p
+            .iter()
+            .map(|x| PresetName {
+                id: x.id.clone(),
+                title: x.title.clone(),
+                replica: x.replica,
+            })
+            .collect();
+        assert_eq!(preset_names().unwrap(), names);
         for preset in &p {
             assert!(!preset.title.is_empty(), "{}", preset.id);
             for (arm, cfg) in &preset.arms {

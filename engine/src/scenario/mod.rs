@@ -411,6 +411,36 @@ impl Scenario {
         }
     }
 
+    /// A shipped scenario's kind (true for a fleet) and its title as written, placeholders
+    /// unfilled, read without building it: a page's list of the shipped scenarios needs only
+    /// their names, and building every one (its arms' fleets, its note's figures) was a
+    /// long task on a phone.
+    pub fn builtin_head(text: &str) -> Result<(bool, String), ConfigError> {
+        use serde::de::IgnoredAny;
+        #[derive(Deserialize)]
+        struct Head {
+            kind: Option<String>,
+            #[serde(default)]
+            title: String,
+            pools: Option<IgnoredAny>,
+            traffic: Option<IgnoredAny>,
+            arms: Option<IgnoredAny>,
+        }
+        #[cfg(feature = "parse")]
+        let head: Head =
+            toml::from_str(text).map_err(|e| ConfigError::new("", one_line(e.message())))?;
+        #[cfg(not(feature = "parse"))]
+        let head: Head = serde_json::from_str(text)
+            .map_err(|e| ConfigError::new("", one_line(&format!("not valid JSON: {e}"))))?;
+        let kind = kind_of(head.kind.as_deref(), |k| match k {
+            "pools" => head.pools.is_some(),
+            "traffic" => head.traffic.is_some(),
+            "arms" => head.arms.is_some(),
+            _ => false,
+        })?;
+        Ok((kind == Kind::Fleet, head.title))
+    }
+
     /// Parses a TOML scenario of either kind. An empty file is an error, not the seed: a
     /// scenario says at least what it is (`kind = "replica"` is the smallest).
     #[cfg(feature = "parse")]
@@ -684,6 +714,32 @@ mod tests {
         let j = Scenario::from_json("{\"kind\": \"fleet\"}").unwrap();
         let t = Scenario::from_toml("kind = \"fleet\"").unwrap();
         assert!(matches!((&j, &t), (Scenario::Fleet(a), Scenario::Fleet(b)) if a == b));
+    }
+
+    /// The kind and title read without building a shipped scenario are the built one's (a
+    /// title with a figure to fill in differs by its placeholder only).
+    #[test]
+    fn a_builtin_head_is_the_built_scenarios_kind_and_title() {
+        let mut placeholders = 0;
+        for (file, text) in crate::scenario::fleet::BUILTIN
+            .iter()
+            .chain(REPLICA_BUILTIN.iter())
+        {
+            let (fleet, title) = Scenario::builtin_head(text).unwrap();
+            let (built_fleet, built_title) = match Scenario::builtin_text(text).unwrap() {
+                Scenario::Fleet(f) => (true, f.title),
+                Scenario::Replica(r) => (false, r.title),
+            };
+            assert_eq!(fleet, built_fleet, "{file}");
+            if title.contains('{') {
+                placeholders += 1;
+                assert_ne!(title, built_title, "{file}");
+            } else {
+                assert_eq!(title, built_title, "{file}");
+            }
+        }
+        assert!(placeholders <= 2, "{placeholders} titles to fill in");
+        assert!(Scenario::builtin_head("{").is_err());
     }
 
     /// Every file in `content/scenarios` is shipped, under its own name (a file left out of

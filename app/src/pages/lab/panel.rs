@@ -1,26 +1,30 @@
 //! The lab's parameter panel: the preset and arm, every knob by section, and the import box.
 
 use super::state::Lab;
-use crate::components::{ChoiceField, FieldMessage, ParamField, ParamKind, PrecisionNotes};
+use crate::components::{
+    ChoiceField, Deferred, FieldMessage, ParamField, ParamKind, PrecisionNotes,
+};
 use crate::text::format::num;
 use leptos::prelude::*;
-use trainer_course::lab::{presets, Kind, Knob, LabText, Section, Source};
+use trainer_course::lab::{preset_names, Kind, Knob, LabText, Section, Source};
 use trainer_course::precision;
 
 #[component]
 pub fn Panel(lab: Lab, text: LabText) -> impl IntoView {
-    let all = presets().unwrap_or_default();
-    let options: Vec<(String, String)> = all
-        .iter()
-        .map(|p| {
-            let kind = if p.replica { " (one replica)" } else { "" };
-            (p.id.clone(), format!("{}{kind}", p.title))
-        })
-        .chain(std::iter::once((
-            "file".to_string(),
-            "Imported scenario file".to_string(),
-        )))
-        .collect();
+    let options = || -> Vec<(String, String)> {
+        preset_names()
+            .unwrap_or_default()
+            .iter()
+            .map(|p| {
+                let kind = if p.replica { " (one replica)" } else { "" };
+                (p.id.clone(), format!("{}{kind}", p.title))
+            })
+            .chain(std::iter::once((
+                "file".to_string(),
+                "Imported scenario file".to_string(),
+            )))
+            .collect()
+    };
     let preset_id = Signal::derive(move || {
         lab.setup.with(|s| match &s.source {
             Source::Preset { id, .. } => id.clone(),
@@ -62,49 +66,53 @@ pub fn Panel(lab: Lab, text: LabText) -> impl IntoView {
     let description = move || lab.setup.with(|s| s.preset.description.clone());
     let replica_note = text.replica_note.clone();
     let is_replica = move || lab.setup.with(|s| s.preset.replica);
+    let section_text = StoredValue::new(text.section.clone());
+    let section = move |sec: Section| {
+        let fields = Knob::ALL
+            .into_iter()
+            .filter(|k| k.section() == sec)
+            .map(|k| view! { <KnobField lab=lab knob=k/> })
+            .collect_view();
+        let help = section_text.with_value(|t| LabText::of(t, sec.id()).to_string());
+        // The replica's number formats, each with what it changes and its caveat.
+        let precision = (sec == Section::Replica).then(|| {
+            let notes = Memo::new(move |_| {
+                lab.setup.with(|s| {
+                    let r = &s.config.pools[0].replica;
+                    precision::notes(&r.deployment, &r.efficiency, &r.memory).unwrap_or_default()
+                })
+            });
+            view! { <PrecisionNotes testid="lab-precision" notes=notes/> }
+        });
+        view! {
+            <details class="lab-section" open data-testid=format!("lab-section-{}", sec.id())>
+                <summary>{sec.label()}</summary>
+                <p class="muted small">{help}</p>
+                <div class="lab-fields">{fields}</div>
+                {precision}
+            </details>
+        }
+    };
+    // Each section of knobs is a region of its own on the first page (`Deferred`).
     let sections = Section::ALL
         .into_iter()
-        .map(|sec| {
-            let fields = Knob::ALL
-                .into_iter()
-                .filter(|k| k.section() == sec)
-                .map(|k| view! { <KnobField lab=lab knob=k/> })
-                .collect_view();
-            let help = LabText::of(&text.section, sec.id()).to_string();
-            // The replica's number formats, each with what it changes and its caveat.
-            let precision = (sec == Section::Replica).then(|| {
-                let notes = Memo::new(move |_| {
-                    lab.setup.with(|s| {
-                        let r = &s.config.pools[0].replica;
-                        precision::notes(&r.deployment, &r.efficiency, &r.memory)
-                            .unwrap_or_default()
-                    })
-                });
-                view! { <PrecisionNotes testid="lab-precision" notes=notes/> }
-            });
-            view! {
-                <details class="lab-section" open data-testid=format!("lab-section-{}", sec.id())>
-                    <summary>{sec.label()}</summary>
-                    <p class="muted small">{help}</p>
-                    <div class="lab-fields">{fields}</div>
-                    {precision}
-                </details>
-            }
-        })
+        .map(|sec| view! { <Deferred>{section(sec)}</Deferred> })
         .collect_view();
     view! {
         <section class="lab-panel" aria-labelledby="lab-panel-h" data-testid="lab-panel">
             <h2 id="lab-panel-h">"Set-up"</h2>
             <div class="lab-fields">
-                <ChoiceField
-                    id="lab-preset"
-                    testid="lab-preset"
-                    label="Preset"
-                    options=options
-                    selected=preset_id
-                    message=FieldMessage::new(Signal::derive(move || lab.error("preset")), "lab-preset-error")
-                    on_change=on_preset
-                />
+                <Deferred>
+                    <ChoiceField
+                        id="lab-preset"
+                        testid="lab-preset"
+                        label="Preset"
+                        options=options()
+                        selected=preset_id
+                        message=FieldMessage::new(Signal::derive(move || lab.error("preset")), "lab-preset-error")
+                        on_change=on_preset
+                    />
+                </Deferred>
                 {move || {
                     let opts = arms.get();
                     (opts.len() > 1).then(|| view! {
@@ -133,7 +141,7 @@ pub fn Panel(lab: Lab, text: LabText) -> impl IntoView {
                 view! { <p class="field-error" data-testid="lab-file-error">{m}</p> }.into_any()
             })}
             {sections}
-            <Import lab=lab/>
+            <Deferred><Import lab=lab/></Deferred>
         </section>
     }
 }

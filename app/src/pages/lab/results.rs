@@ -3,8 +3,8 @@
 
 use super::state::{Lab, Role, Speed, Status};
 use crate::components::{
-    Chart, ChartData, ChoiceField, EngineNote, FieldMessage, Figure, Format, Line, SpecSweep,
-    SweepSetup,
+    Chart, ChartData, ChoiceField, Deferred, EngineNote, FieldMessage, Figure, Format, Line,
+    SpecSweep, SweepSetup,
 };
 use crate::text::format::{duration, fixed, int, percent, sig};
 use leptos::prelude::*;
@@ -145,7 +145,8 @@ pub fn Results(lab: Lab, text: LabText) -> impl IntoView {
             })
         })
     });
-    let caption = move |id: &str| LabText::of(&text.plot, id).to_string();
+    let plot_text = StoredValue::new(text.plot.clone());
+    let caption = move |id: &str| plot_text.with_value(|p| LabText::of(p, id).to_string());
     let compare_text = text.compare.clone();
     // Each region reads its own copy of the result (`Lab::staged`), so a new result is drawn
     // a region per task.
@@ -337,38 +338,58 @@ pub fn Results(lab: Lab, text: LabText) -> impl IntoView {
             <PinBar lab=lab text=compare_text/>
             <Exports lab=lab/>
             <div class="lab-charts">
-                <Chart hold_offscreen=running testid="plot-ttft" title="Time to first token: engine, server, user" caption=caption("ttft") data=ttft>
-                    {move || staged[1].get().map(|r| { let c = r.report.clocks; clock_table("ttft", &[("engine", c.engine_ttft), ("server", c.server_ttft), ("user", c.user_ttft)]) })}
-                </Chart>
-                <Chart hold_offscreen=running testid="plot-itl" title="Inter-token latency: engine, gateway, client" caption=caption("itl") data=itl>
-                    {move || staged[2].get().map(|r| { let c = r.report.clocks; clock_table("itl", &[("engine", c.engine_itl), ("gateway", c.gateway_itl), ("client", c.client_itl)]) })}
-                </Chart>
-                <Chart hold_offscreen=running testid="plot-engine" title="Running and waiting over time" caption=caption("engine") data=engine>
-                    {move || staged[3].get().map(|r| series_table("engine", &r, &[("running", |p| p.running as f64), ("waiting", |p| p.waiting as f64)], int))}
-                </Chart>
-                <Chart hold_offscreen=running testid="plot-kv" title="KV usage over time" caption=caption("kv") data=kv>
-                    {move || staged[4].get().map(|r| series_table("kv", &r, &[("KV usage", |p| if p.kv_blocks_total > 0 { p.kv_blocks_used as f64 / p.kv_blocks_total as f64 } else { 0.0 })], percent))}
-                </Chart>
-                <Chart hold_offscreen=running testid="plot-replicas" title="Load per replica" caption=caption("replicas") data=bars>
-                    {move || staged[5].get().map(|r| replica_table(&r))}
-                </Chart>
-                <Chart hold_offscreen=running testid="plot-throughput" title="Throughput over time" caption=caption("throughput") data=throughput>
-                    {move || staged[6].get().map(|r| throughput_table(&r))}
-                </Chart>
-                <Chart hold_offscreen=running testid="plot-outcomes" title="429s and spills over time" caption=caption("outcomes") data=outcomes>
-                    {move || staged[7].get().map(|r| outcomes_table(&r))}
-                </Chart>
-                <Chart hold_offscreen=running testid="plot-fleet" title="Replicas over time" caption=caption("fleet") data=fleet>
-                    {move || staged[8].get().map(|r| series_table("fleet", &r, &[("paid for", |p| p.provisioned_replicas as f64), ("ready", |p| p.ready_replicas as f64)], int))}
-                </Chart>
-                <Chart hold_offscreen=running testid="plot-ttft-split" title="Time to first token, in parts" caption=caption("ttft_split") data=split>
-                    {move || staged[9].get().map(|r| { let s = r.report.ttft_split; let k = &r.report.kv_transfer; clock_table("ttft_split", &[("queue", s.queue), ("prefill", s.prefill), ("KV transfer", s.transfer), ("first decode", s.first_decode), ("link wait", k.wait), ("on the link", k.time)]) })}
-                </Chart>
-                <Chart hold_offscreen=running testid="plot-caches" title="Where prompt tokens found their KV cache" caption=caption("caches") data=caches>
-                    {move || staged[10].get().map(|r| caches_table(&r))}
-                </Chart>
+                <Deferred>
+                    <Chart hold_offscreen=running testid="plot-ttft" title="Time to first token: engine, server, user" caption=caption("ttft") data=ttft>
+                        {move || staged[1].get().map(|r| { let c = r.report.clocks; clock_table("ttft", &[("engine", c.engine_ttft), ("server", c.server_ttft), ("user", c.user_ttft)]) })}
+                    </Chart>
+                </Deferred>
+                <Deferred>
+                    <Chart hold_offscreen=running testid="plot-itl" title="Inter-token latency: engine, gateway, client" caption=caption("itl") data=itl>
+                        {move || staged[2].get().map(|r| { let c = r.report.clocks; clock_table("itl", &[("engine", c.engine_itl), ("gateway", c.gateway_itl), ("client", c.client_itl)]) })}
+                    </Chart>
+                </Deferred>
+                <Deferred>
+                    <Chart hold_offscreen=running testid="plot-engine" title="Running and waiting over time" caption=caption("engine") data=engine>
+                        {move || staged[3].get().map(|r| series_table("engine", &r, &[("running", |p| p.running as f64), ("waiting", |p| p.waiting as f64)], int))}
+                    </Chart>
+                </Deferred>
+                <Deferred>
+                    <Chart hold_offscreen=running testid="plot-kv" title="KV usage over time" caption=caption("kv") data=kv>
+                        {move || staged[4].get().map(|r| series_table("kv", &r, &[("KV usage", |p| if p.kv_blocks_total > 0 { p.kv_blocks_used as f64 / p.kv_blocks_total as f64 } else { 0.0 })], percent))}
+                    </Chart>
+                </Deferred>
+                <Deferred>
+                    <Chart hold_offscreen=running testid="plot-replicas" title="Load per replica" caption=caption("replicas") data=bars>
+                        {move || staged[5].get().map(|r| replica_table(&r))}
+                    </Chart>
+                </Deferred>
+                <Deferred>
+                    <Chart hold_offscreen=running testid="plot-throughput" title="Throughput over time" caption=caption("throughput") data=throughput>
+                        {move || staged[6].get().map(|r| throughput_table(&r))}
+                    </Chart>
+                </Deferred>
+                <Deferred>
+                    <Chart hold_offscreen=running testid="plot-outcomes" title="429s and spills over time" caption=caption("outcomes") data=outcomes>
+                        {move || staged[7].get().map(|r| outcomes_table(&r))}
+                    </Chart>
+                </Deferred>
+                <Deferred>
+                    <Chart hold_offscreen=running testid="plot-fleet" title="Replicas over time" caption=caption("fleet") data=fleet>
+                        {move || staged[8].get().map(|r| series_table("fleet", &r, &[("paid for", |p| p.provisioned_replicas as f64), ("ready", |p| p.ready_replicas as f64)], int))}
+                    </Chart>
+                </Deferred>
+                <Deferred>
+                    <Chart hold_offscreen=running testid="plot-ttft-split" title="Time to first token, in parts" caption=caption("ttft_split") data=split>
+                        {move || staged[9].get().map(|r| { let s = r.report.ttft_split; let k = &r.report.kv_transfer; clock_table("ttft_split", &[("queue", s.queue), ("prefill", s.prefill), ("KV transfer", s.transfer), ("first decode", s.first_decode), ("link wait", k.wait), ("on the link", k.time)]) })}
+                    </Chart>
+                </Deferred>
+                <Deferred>
+                    <Chart hold_offscreen=running testid="plot-caches" title="Where prompt tokens found their KV cache" caption=caption("caches") data=caches>
+                        {move || staged[10].get().map(|r| caches_table(&r))}
+                    </Chart>
+                </Deferred>
             </div>
-            <SpecSweep setup=sweep_setup text=sweep_text testid="lab-sweep"/>
+            <Deferred><SpecSweep setup=sweep_setup text=sweep_text testid="lab-sweep"/></Deferred>
         </section>
     }
 }
