@@ -103,6 +103,7 @@ async function main() {
           ignoreStatusCode: true,
         };
         const result = await lighthouse(target, flags, PRESETS[preset]);
+        if (process.env.LIGHTHOUSE_TASKS) printTasks(result.artifacts?.Trace ?? result.artifacts?.traces?.defaultPass);
         const lhr = result.lhr;
         const audit = (id) => lhr.audits[id]?.numericValue ?? null;
         const failed = Object.values(lhr.audits)
@@ -163,3 +164,30 @@ main().catch((e) => {
   console.error(e);
   process.exit(1);
 });
+
+/** With LIGHTHOUSE_TASKS=1: the main thread's tasks of 12 ms or more in the trace Lighthouse
+ * took (unthrottled: its mobile figures are these times 4), each with its longest events. */
+function printTasks(trace) {
+  if (!trace) return console.log("(no trace in the artifacts)");
+  const events = trace.traceEvents;
+  // The renderer's main thread that ran the most (the trace has others: about:blank's).
+  const busy = new Map();
+  for (const e of events) {
+    if (["RunTask", "ThreadControllerImpl::RunTask"].includes(e.name) && e.dur) busy.set(`${e.pid}:${e.tid}`, (busy.get(`${e.pid}:${e.tid}`) ?? 0) + e.dur);
+  }
+  const mains = events.filter((e) => e.name === "thread_name" && e.args.name === "CrRendererMain");
+  const main = mains.sort((a, b) => (busy.get(`${b.pid}:${b.tid}`) ?? 0) - (busy.get(`${a.pid}:${a.tid}`) ?? 0))[0];
+  const own = events.filter((e) => e.pid === main.pid && e.tid === main.tid && e.ph === "X" && e.dur);
+  const tasks = own.filter((e) => ["RunTask", "ThreadControllerImpl::RunTask"].includes(e.name) && e.dur > 12000);
+  const t0 = tasks[0]?.ts ?? 0;
+  for (const t of tasks) {
+    const parts = new Map();
+    for (const e of own) {
+      if (e !== t && e.ts >= t.ts && e.ts + e.dur <= t.ts + t.dur && e.dur > 1000 && !["RunTask", "ThreadControllerImpl::RunTask"].includes(e.name)) {
+        parts.set(e.name, Math.max(parts.get(e.name) ?? 0, e.dur));
+      }
+    }
+    const top = [...parts].sort((a, b) => b[1] - a[1]).slice(0, 6);
+    console.log(`  ${(t.dur / 1000).toFixed(1).padStart(6)} ms at ${((t.ts - t0) / 1000).toFixed(0).padStart(5)} ms: ` + top.map(([n, d]) => `${n} ${(d / 1000).toFixed(1)}`).join(", "));
+  }
+}

@@ -48,12 +48,12 @@ try {
   await page.goto(url + rel);
   await page.waitForSelector("html:not([data-drawing]) body > main h1", { timeout: 60000 });
   if (until) await page.waitForSelector(until, { timeout: 600000 });
-  await page.waitForTimeout(1000);
+  await page.waitForTimeout(Number(arg("wait", "1000")));
   const events = JSON.parse((await browser.stopTracing()).toString()).traceEvents;
   const main = events.find((e) => e.name === "thread_name" && e.args.name === "CrRendererMain");
   const own = events.filter((e) => e.pid === main.pid && e.tid === main.tid && e.ph === "X" && e.dur);
   const within = (t, e) => e !== t && e.ts >= t.ts && e.ts + e.dur <= t.ts + t.dur;
-  const tasks = own.filter((e) => e.name === "ThreadControllerImpl::RunTask" && e.dur > 30000);
+  const tasks = own.filter((e) => e.name === "ThreadControllerImpl::RunTask" && e.dur > (Number(arg("min", "30")) * 1000));
   console.log(`${url}${rel}, CPU ${cpu}x slower: ${tasks.length} tasks over 30 ms`);
   for (const t of tasks) {
     const parts = new Map();
