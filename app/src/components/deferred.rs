@@ -6,9 +6,9 @@
 //! module's start, and the page could not answer a tap until it ended. A page wraps the parts
 //! below its heading and introduction in [`Deferred`]; on the first page the app draws, each
 //! region is queued when its parent is built and drawn by a scheduler that draws regions for a
-//! few milliseconds, gives the browser the thread back, and goes on, in the order the regions
-//! were created (a region inside a region is drawn after its parent, in that slice or a later
-//! one). While anything is queued the document's root carries `data-drawing`, so a test (or a
+//! few milliseconds, gives the browser the thread back, and goes on, in the page's order (a
+//! region inside a region is drawn after its parent and before the regions after its parent,
+//! in that slice or a later one). While anything is queued the document's root carries `data-drawing`, so a test (or a
 //! script) can wait for the whole page, and [`when_drawn`] runs what needs the whole page (a
 //! deep link's scroll to an element).
 //!
@@ -110,8 +110,17 @@ async fn draw_slices() {
             match next {
                 // A region whose page has gone (the learner moved on) is skipped.
                 Turn::Region(ready) => {
+                    let before = QUEUE.with(|q| q.borrow().len());
                     let _ = ready.try_set(true);
                     settle().await;
+                    // Regions inside this one go before the regions after it, so the page
+                    // grows downwards (drawn after a later region, a region above it
+                    // pushed it down the screen: a layout shift).
+                    QUEUE.with(|q| {
+                        let mut q = q.borrow_mut();
+                        let inner = q.len().saturating_sub(before);
+                        q.rotate_right(inner);
+                    });
                 }
                 // A piece's region is built after the slice, in the same task: the slice ends.
                 Turn::Piece(go) => {

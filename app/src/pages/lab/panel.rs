@@ -102,17 +102,15 @@ pub fn Panel(lab: Lab, text: LabText) -> impl IntoView {
         <section class="lab-panel" aria-labelledby="lab-panel-h" data-testid="lab-panel">
             <h2 id="lab-panel-h">"Set-up"</h2>
             <div class="lab-fields">
-                <Deferred>
-                    <ChoiceField
-                        id="lab-preset"
-                        testid="lab-preset"
-                        label="Preset"
-                        options=options()
-                        selected=preset_id
-                        message=FieldMessage::new(Signal::derive(move || lab.error("preset")), "lab-preset-error")
-                        on_change=on_preset
-                    />
-                </Deferred>
+                <ChoiceField
+                    id="lab-preset"
+                    testid="lab-preset"
+                    label="Preset"
+                    options=options()
+                    selected=preset_id
+                    message=FieldMessage::new(Signal::derive(move || lab.error("preset")), "lab-preset-error")
+                    on_change=on_preset
+                />
                 {move || {
                     let opts = arms.get();
                     (opts.len() > 1).then(|| view! {
