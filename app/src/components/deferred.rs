@@ -111,8 +111,11 @@ async fn draw_slices() {
                 // A region whose page has gone (the learner moved on) is skipped.
                 Turn::Region(ready) => {
                     let before = QUEUE.with(|q| q.borrow().len());
-                    let _ = ready.try_set(true);
-                    settle().await;
+                    if ready.try_get_untracked() == Some(false) {
+                        ready.set(true);
+                    }
+                    // Resolves once the tasks queued so far (the region's render effect) ran.
+                    leptos::task::tick().await;
                     // Regions inside this one go before the regions after it, so the page
                     // grows downwards (drawn after a later region, a region above it
                     // pushed it down the screen: a layout shift).
@@ -144,14 +147,6 @@ async fn next_task() {
     })
     .forget();
     let _ = wait.await;
-}
-
-/// Resolves once the microtasks queued so far (a region's render effect) have run.
-async fn settle() {
-    let _ = wasm_bindgen_futures::JsFuture::from(js_sys::Promise::resolve(
-        &wasm_bindgen::JsValue::UNDEFINED,
-    ))
-    .await;
 }
 
 /// The page is drawn once no region is queued and no lazily loaded region waits for its piece:
@@ -242,6 +237,19 @@ async fn turn() {
     push(Turn::Piece(go));
     // A dropped sender (the queue gone with the page) lets the region go on all the same.
     let _ = wait.await;
+}
+
+/// Sets `flag` at its turn in the first page's slices, or at once once the first page is
+/// drawn: what the flag sets off (the lesson's follow-up derivations worked again when their
+/// piece arrives) gets a slice of its own, and the page counts as drawing until it is done.
+pub fn set_in_turn(flag: RwSignal<bool>) {
+    if FIRST_DONE.with(Cell::get) {
+        if flag.try_get_untracked() == Some(false) {
+            flag.set(true);
+        }
+    } else {
+        push(Turn::Region(flag));
+    }
 }
 
 /// Runs `f` at the next frame, or, when regions are queued then (a page being built now queues

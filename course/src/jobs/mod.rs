@@ -146,90 +146,63 @@ pub struct SeriesPart {
 #[serde(try_from = "ColumnLists", into = "ColumnLists")]
 pub struct Columns(pub Vec<SeriesPoint>);
 
-/// [`Columns`] as written.
-#[derive(Clone, Default, Serialize, Deserialize)]
-struct ColumnLists {
-    t: Vec<f64>,
-    open_streams: Vec<u32>,
-    ready_replicas: Vec<u32>,
-    provisioned_replicas: Vec<u32>,
-    queued_prompt_tokens: Vec<u64>,
-    running: Vec<u32>,
-    waiting: Vec<u32>,
-    kv_blocks_used: Vec<u64>,
-    kv_blocks_total: Vec<u64>,
-    completed: Vec<u64>,
-    rejected: Vec<u64>,
-    spilled: Vec<u64>,
-    output_tokens: Vec<u64>,
+/// [`Columns`] as written: a list per field of [`SeriesPoint`], each field named once here.
+macro_rules! column_lists {
+    ($($field:ident: $ty:ty),* $(,)?) => {
+        #[derive(Clone, Default, Serialize, Deserialize)]
+        struct ColumnLists {
+            t: Vec<f64>,
+            $($field: Vec<$ty>,)*
+        }
+
+        impl From<Columns> for ColumnLists {
+            fn from(c: Columns) -> ColumnLists {
+                let mut l = ColumnLists::default();
+                for p in c.0 {
+                    l.t.push(p.t);
+                    $(l.$field.push(p.$field);)*
+                }
+                l
+            }
+        }
+
+        impl TryFrom<ColumnLists> for Columns {
+            type Error = String;
+
+            fn try_from(l: ColumnLists) -> Result<Columns, String> {
+                let n = l.t.len();
+                let lengths = [$(l.$field.len()),*];
+                if lengths.iter().any(|&k| k != n) {
+                    return Err(format!(
+                        "series columns of different lengths: {n} times, then {lengths:?}"
+                    ));
+                }
+                Ok(Columns(
+                    (0..n)
+                        .map(|i| SeriesPoint {
+                            t: l.t[i],
+                            $($field: l.$field[i],)*
+                        })
+                        .collect(),
+                ))
+            }
+        }
+    };
 }
 
-impl From<Columns> for ColumnLists {
-    fn from(c: Columns) -> ColumnLists {
-        let mut l = ColumnLists::default();
-        for p in c.0 {
-            l.t.push(p.t);
-            l.open_streams.push(p.open_streams);
-            l.ready_replicas.push(p.ready_replicas);
-            l.provisioned_replicas.push(p.provisioned_replicas);
-            l.queued_prompt_tokens.push(p.queued_prompt_tokens);
-            l.running.push(p.running);
-            l.waiting.push(p.waiting);
-            l.kv_blocks_used.push(p.kv_blocks_used);
-            l.kv_blocks_total.push(p.kv_blocks_total);
-            l.completed.push(p.completed);
-            l.rejected.push(p.rejected);
-            l.spilled.push(p.spilled);
-            l.output_tokens.push(p.output_tokens);
-        }
-        l
-    }
-}
-
-impl TryFrom<ColumnLists> for Columns {
-    type Error = String;
-
-    fn try_from(l: ColumnLists) -> Result<Columns, String> {
-        let n = l.t.len();
-        let lengths = [
-            l.open_streams.len(),
-            l.ready_replicas.len(),
-            l.provisioned_replicas.len(),
-            l.queued_prompt_tokens.len(),
-            l.running.len(),
-            l.waiting.len(),
-            l.kv_blocks_used.len(),
-            l.kv_blocks_total.len(),
-            l.completed.len(),
-            l.rejected.len(),
-            l.spilled.len(),
-            l.output_tokens.len(),
-        ];
-        if lengths.iter().any(|&k| k != n) {
-            return Err(format!(
-                "series columns of different lengths: {n} times, then {lengths:?}"
-            ));
-        }
-        Ok(Columns(
-            (0..n)
-                .map(|i| SeriesPoint {
-                    t: l.t[i],
-                    open_streams: l.open_streams[i],
-                    ready_replicas: l.ready_replicas[i],
-                    provisioned_replicas: l.provisioned_replicas[i],
-                    queued_prompt_tokens: l.queued_prompt_tokens[i],
-                    running: l.running[i],
-                    waiting: l.waiting[i],
-                    kv_blocks_used: l.kv_blocks_used[i],
-                    kv_blocks_total: l.kv_blocks_total[i],
-                    completed: l.completed[i],
-                    rejected: l.rejected[i],
-                    spilled: l.spilled[i],
-                    output_tokens: l.output_tokens[i],
-                })
-                .collect(),
-        ))
-    }
+column_lists! {
+    open_streams: u32,
+    ready_replicas: u32,
+    provisioned_replicas: u32,
+    queued_prompt_tokens: u64,
+    running: u32,
+    waiting: u32,
+    kv_blocks_used: u64,
+    kv_blocks_total: u64,
+    completed: u64,
+    rejected: u64,
+    spilled: u64,
+    output_tokens: u64,
 }
 
 /// A lab run's series put back together from its replies, on the page's side.

@@ -197,7 +197,17 @@ impl Lab {
             lab.result.track();
             lab.stage();
         });
-        lab.start_or_read();
+        // The run starts in a task of its own, not in the one that draws the page: encoding
+        // its set-up for the worker (and starting the worker) is work the page's first paint
+        // need not wait for.
+        set_timeout(
+            move || {
+                if lab.generation.try_get_value().is_some() {
+                    lab.start_or_read();
+                }
+            },
+            std::time::Duration::ZERO,
+        );
         // Leaving the lab stops its run in the worker.
         on_cleanup(move || lab.stop());
         url.follow(Setup::from_query, move |s| lab.follow(s));

@@ -98,7 +98,7 @@ pub fn Estimate(q: Question, step: String) -> impl IntoView {
     let prompt = prompt(&words, &step);
     let s1 = step.clone();
     let unit = lesson
-        .derivation(q)
+        .derivation_now(q)
         .and_then(|d| d.step(&s1).map(|s| s.unit.to_string()))
         .unwrap_or_default();
     // A time is estimated in milliseconds (a step's value is in seconds).

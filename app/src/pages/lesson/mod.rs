@@ -11,7 +11,7 @@ mod render;
 mod reversal;
 mod sheet;
 
-use crate::components::InputsBanner;
+use crate::components::{set_in_turn, InputsBanner};
 use crate::progress::use_progress;
 use leptos::prelude::*;
 use std::collections::BTreeMap;
@@ -28,18 +28,19 @@ const LESSON_JSON: &str = include_str!(concat!(env!("OUT_DIR"), "/lesson.json"))
 pub struct Lesson {
     /// Each question's query string as last used in its calculator.
     queries: Memo<BTreeMap<String, String>>,
-    /// Each question's derivation at those inputs (None when they do not derive).
-    /// Shared, not copied: every live figure of the lesson reads one.
-    derivations: Memo<BTreeMap<Question, Option<Arc<Derivation>>>>,
+    /// Each question's derivation at its inputs (None when they do not derive), worked out
+    /// when a figure reads it and again when that question's inputs change. Shared, not
+    /// copied: every live figure of the lesson reads one.
+    derivations: StoredValue<BTreeMap<Question, Memo<Option<Arc<Derivation>>>>>,
     pub words: StoredValue<LessonWords>,
     /// The simulator check behind the estimate boxes.
     pub sim: estimate::LessonSim,
     /// The estimate boxes on the page not yet committed or shown: (question, step). Every
     /// figure that gives one of them away stays hidden meanwhile.
     pending: RwSignal<Vec<(Question, String)>>,
-    /// Set once the widgets' piece has linked in the follow-up questions' derivations (the
-    /// roofline's among them): the derivations are worked again then.
-    pub linked: RwSignal<bool>,
+    /// Per question: set once the widgets' piece has linked in the follow-up questions'
+    /// derivations (the roofline's among them), when its derivation is worked again.
+    linked: StoredValue<BTreeMap<Question, RwSignal<bool>>>,
 }
 
 impl Lesson {
@@ -55,7 +56,38 @@ impl Lesson {
 
     /// Question `q`'s derivation at the learner's inputs (tracked).
     pub fn derivation(&self, q: Question) -> Option<Arc<Derivation>> {
-        self.derivations.with(|m| m.get(&q).cloned().flatten())
+        self.derivations
+            .with_value(|m| m.get(&q).copied())
+            .and_then(|d| d.get())
+    }
+
+    /// Question `q`'s derivation for a part built now that reads it once (untracked): a
+    /// follow-up question whose turn to be worked again with the follow-ups' piece has not
+    /// come is worked now.
+    pub fn derivation_now(&self, q: Question) -> Option<Arc<Derivation>> {
+        if trainer_course::sizing::speculation_ready() {
+            if let Some(flag) = self.linked.with_value(|m| m.get(&q).copied()) {
+                if !flag.get_untracked() {
+                    flag.set(true);
+                }
+            }
+        }
+        self.derivations
+            .with_value(|m| m.get(&q).copied())
+            .and_then(|d| d.get_untracked())
+    }
+
+    /// The follow-up questions' derivations are linked in: each question's derivation is
+    /// worked again at its own turn in the first page's slices (all at once, they were one
+    /// task of some 40 ms on a desktop, with the widget that linked them; one no figure reads
+    /// waits to be read).
+    pub fn link(&self) {
+        for flag in self
+            .linked
+            .with_value(|m| m.values().copied().collect::<Vec<_>>())
+        {
+            set_in_turn(flag);
+        }
     }
 
     /// The estimate box that hides step `step` of question `q` (its element id), while the
@@ -141,18 +173,24 @@ pub fn LessonPage() -> impl IntoView {
     };
     let store = use_progress();
     let queries = Memo::new(move |_| store.progress.with(|p| p.inputs.clone()));
-    let linked = RwSignal::new(trainer_course::sizing::speculation_ready());
-    let derivations = Memo::new(move |_| {
-        linked.track();
-        let qs = queries.get();
-        Question::ALL
-            .into_iter()
-            .map(|q| {
-                let inputs = PageQuery::parse(q, &stored_query(&qs, q)).inputs;
-                (q, derive(q, &inputs).ok().map(Arc::new))
-            })
-            .collect()
-    });
+    let ready = trainer_course::sizing::speculation_ready();
+    let linked: BTreeMap<Question, RwSignal<bool>> = Question::ALL
+        .into_iter()
+        .map(|q| (q, RwSignal::new(ready)))
+        .collect();
+    let derivations = Question::ALL
+        .into_iter()
+        .map(|q| {
+            let relinked = linked[&q];
+            let query = Memo::new(move |_| queries.with(|m| stored_query(m, q)));
+            let derivation = Memo::new(move |_| {
+                relinked.track();
+                let inputs = query.with(|s| PageQuery::parse(q, s).inputs);
+                derive(q, &inputs).ok().map(Arc::new)
+            });
+            (q, derivation)
+        })
+        .collect();
     let estimates = doc
         .all_blocks()
         .into_iter()
@@ -166,11 +204,11 @@ pub fn LessonPage() -> impl IntoView {
         .collect();
     let lesson = Lesson {
         queries,
-        derivations,
+        derivations: StoredValue::new(derivations),
         words: StoredValue::new(words),
         sim: estimate::LessonSim::new(),
         pending: RwSignal::new(estimates),
-        linked,
+        linked: StoredValue::new(linked),
     };
     provide_context(lesson);
     let contents = doc

@@ -102,7 +102,7 @@ fn widgets(kind: String, args: Vec<String>, lesson: Lesson) -> AnyView {
     // This piece also carries the follow-up questions' derivations (the roofline's figures).
     if !trainer_course::sizing::speculation_ready() {
         trainer_course::sizing::enable_speculation();
-        lesson.linked.set(true);
+        lesson.link();
     }
     widget(&kind, &args, lesson)
 }
