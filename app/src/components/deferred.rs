@@ -8,9 +8,9 @@
 //! region is queued when its parent is built and drawn by a scheduler that draws regions for a
 //! few milliseconds, gives the browser the thread back, and goes on, in the page's order (a
 //! region inside a region is drawn after its parent and before the regions after its parent,
-//! in that slice or a later one). While anything is queued the document's root carries `data-drawing`, so a test (or a
-//! script) can wait for the whole page, and [`when_drawn`] runs what needs the whole page (a
-//! deep link's scroll to an element).
+//! in that slice or a later one). While anything is queued the document's root carries
+//! `data-drawing`, so a test (or a script) can wait for the whole page, and [`when_drawn`] runs
+//! what needs the whole page (a deep link's scroll to an element).
 //!
 //! Pages drawn later (the learner follows a link) are drawn at once: the module is running by
 //! then, and a page drawn again in place (the same page with another query) keeps its elements
