@@ -6,25 +6,12 @@
 //
 //   node tests/bench/lab-profile.mjs [--cpu N] [--dist DIR] [--top N]
 
-import path from "node:path";
-import { fileURLToPath } from "node:url";
-import { chromium } from "playwright-core";
-import { serve } from "../serve.mjs";
+import { arg, launch } from "./common.mjs";
 
-const here = path.dirname(fileURLToPath(import.meta.url));
-const arg = (name, fallback) => {
-  const i = process.argv.indexOf(`--${name}`);
-  return i > 0 ? process.argv[i + 1] : fallback;
-};
 const cpu = Number(arg("cpu", "1"));
 const top = Number(arg("top", "40"));
-const dist = path.resolve(arg("dist", path.join(here, "..", "..", "dist")));
 
-const { server, url } = await serve({ dir: dist, base: "/", gzip: true });
-const browser = await chromium.launch({
-  executablePath: process.env.CHROMIUM || "/usr/bin/chromium",
-  args: ["--no-sandbox", "--disable-gpu", "--disable-background-networking"],
-});
+const { server, url, browser } = await launch();
 try {
   const page = await browser.newPage();
   const cdp = await page.context().newCDPSession(page);

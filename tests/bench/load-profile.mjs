@@ -8,30 +8,17 @@
 //
 //   node tests/bench/load-profile.mjs [page] [--cpu N] [--dist DIR] [--until SELECTOR] [--min MS] [--top N] [--filter REGEX]
 
-import path from "node:path";
-import { fileURLToPath } from "node:url";
-import { chromium } from "playwright-core";
-import { serve } from "../serve.mjs";
+import { arg, launch } from "./common.mjs";
 
-const here = path.dirname(fileURLToPath(import.meta.url));
-const arg = (name, fallback) => {
-  const i = process.argv.indexOf(`--${name}`);
-  return i > 0 ? process.argv[i + 1] : fallback;
-};
 const rel = (process.argv[2] && !process.argv[2].startsWith("--") ? process.argv[2] : "").replace(/^home$/, "");
 const cpu = Number(arg("cpu", "1"));
 const min = Number(arg("min", "30"));
 const top = Number(arg("top", "14"));
-const dist = path.resolve(arg("dist", path.join(here, "..", "..", "dist")));
 const until = arg("until", null);
 // Only functions whose names match (a regular expression), e.g. "trainer_".
 const filter = arg("filter", null);
 
-const { server, url } = await serve({ dir: dist, base: "/", gzip: true });
-const browser = await chromium.launch({
-  executablePath: process.env.CHROMIUM || "/usr/bin/chromium",
-  args: ["--no-sandbox", "--disable-gpu", "--disable-background-networking"],
-});
+const { server, url, browser } = await launch();
 try {
   const page = await browser.newPage();
   const cdp = await page.context().newCDPSession(page);

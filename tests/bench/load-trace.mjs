@@ -4,7 +4,7 @@
 // on their first call inside it. This is how README's account of the blocking time was found;
 // Lighthouse (tests/lighthouse.mjs) gives the totals, this the parts.
 //
-//   node tests/bench/load-trace.mjs [page] [--cpu N] [--dist DIR] [--until SELECTOR] [--mobile]
+//   node tests/bench/load-trace.mjs [page] [--cpu N] [--dist DIR] [--until SELECTOR] [--mobile] [--min MS] [--wait MS]
 //
 // `page` is a path relative to the base ("" or "home" for the home page, "lesson",
 // "size/fleet", "lab?preset=fleet-seed"); `--cpu 4` slows the CPU as Lighthouse's mobile run
@@ -13,26 +13,13 @@
 // screen Lighthouse's mobile run emulates (412 x 823 CSS pixels at 1.75 device pixels each), where
 // the canvases have three times the pixels of a desktop's at the same width.
 
-import path from "node:path";
-import { fileURLToPath } from "node:url";
-import { chromium } from "playwright-core";
-import { serve } from "../serve.mjs";
+import { arg, launch } from "./common.mjs";
 
-const here = path.dirname(fileURLToPath(import.meta.url));
-const arg = (name, fallback) => {
-  const i = process.argv.indexOf(`--${name}`);
-  return i > 0 ? process.argv[i + 1] : fallback;
-};
 const rel = (process.argv[2] && !process.argv[2].startsWith("--") ? process.argv[2] : "").replace(/^home$/, "");
 const cpu = Number(arg("cpu", "1"));
-const dist = path.resolve(arg("dist", path.join(here, "..", "..", "dist")));
 const until = arg("until", null);
 
-const { server, url } = await serve({ dir: dist, base: "/", gzip: true });
-const browser = await chromium.launch({
-  executablePath: process.env.CHROMIUM || "/usr/bin/chromium",
-  args: ["--no-sandbox", "--disable-gpu", "--disable-background-networking"],
-});
+const { server, url, browser } = await launch();
 try {
   const mobile = process.argv.includes("--mobile");
   const page = await browser.newPage(
@@ -53,8 +40,9 @@ try {
   const main = events.find((e) => e.name === "thread_name" && e.args.name === "CrRendererMain");
   const own = events.filter((e) => e.pid === main.pid && e.tid === main.tid && e.ph === "X" && e.dur);
   const within = (t, e) => e !== t && e.ts >= t.ts && e.ts + e.dur <= t.ts + t.dur;
-  const tasks = own.filter((e) => e.name === "ThreadControllerImpl::RunTask" && e.dur > (Number(arg("min", "30")) * 1000));
-  console.log(`${url}${rel}, CPU ${cpu}x slower: ${tasks.length} tasks over 30 ms`);
+  const min = Number(arg("min", "30"));
+  const tasks = own.filter((e) => e.name === "ThreadControllerImpl::RunTask" && e.dur > min * 1000);
+  console.log(`${url}${rel}, CPU ${cpu}x slower: ${tasks.length} tasks over ${min} ms`);
   for (const t of tasks) {
     const parts = new Map();
     for (const e of own) {
