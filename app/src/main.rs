@@ -29,6 +29,9 @@ fn main() {
     // (Leptos's executor is set up by the mount, so this task goes to wasm-bindgen's.)
     wasm_bindgen_futures::spawn_local(async move {
         pages::preload(&first).await;
+        // The page is built in a task of its own, not in the one its piece's instantiation
+        // ended in.
+        components::next_task().await;
         // Take down the first paint that the route's HTML file shows until the WASM runs.
         if let Some(boot) = web_sys::window()
             .and_then(|w| w.document())

@@ -6,7 +6,7 @@
 // build whose WebAssembly keeps its function names (`SPLIT_KEEP_NAMES=1 trunk build --release
 // --dist DIR`) to read Rust names; load-trace.mjs gives the same tasks from a trace, by event.
 //
-//   node tests/bench/load-profile.mjs [page] [--cpu N] [--dist DIR] [--until SELECTOR] [--min MS] [--top N] [--filter REGEX]
+//   node tests/bench/load-profile.mjs [page] [--cpu N] [--dist DIR] [--until SELECTOR] [--min MS] [--top N] [--filter REGEX] [--callers REGEX]
 
 import { arg, launch } from "./common.mjs";
 
@@ -17,6 +17,8 @@ const top = Number(arg("top", "14"));
 const until = arg("until", null);
 // Only functions whose names match (a regular expression), e.g. "trainer_".
 const filter = arg("filter", null);
+// Where the time of functions whose names match goes from: their callers' chains, e.g. "clone".
+const callers = arg("callers", null);
 
 const { server, url, browser } = await launch();
 try {
@@ -77,6 +79,21 @@ try {
     console.log(list(inclusive));
     console.log("    own:");
     console.log(list(own));
+    if (callers) {
+      const chains = new Map();
+      for (const [id, ms] of s.samples) {
+        const path = [];
+        for (let k = id; k !== undefined; k = parent.get(k)) path.push(name(byId.get(k)));
+        const at = path.findIndex((nm) => new RegExp(callers).test(nm));
+        if (at < 0) continue;
+        const chain = path.slice(at, at + 8).map((nm) => nm.slice(0, 90)).join("\n          < ");
+        chains.set(chain, (chains.get(chain) ?? 0) + ms);
+      }
+      console.log(`    callers of /${callers}/:`);
+      for (const [chain, ms] of [...chains].sort((a, b) => b[1] - a[1]).slice(0, 6)) {
+        console.log(`      ${ms.toFixed(1).padStart(7)} ms  ${chain}`);
+      }
+    }
   }
 } finally {
   await browser.close();

@@ -140,7 +140,7 @@ async fn draw_slices() {
 }
 
 /// Resolves in a task of its own (a timer's), so the browser can paint and answer input first.
-async fn next_task() {
+pub async fn next_task() {
     let (done, wait) = futures_channel::oneshot::channel::<()>();
     gloo_timers::callback::Timeout::new(0, move || {
         let _ = done.send(());

@@ -38,7 +38,7 @@ pub use confidence_note::ConfidenceNote;
 #[cfg(feature = "test-exports")]
 pub use countdown::set_speed as set_clock_speed;
 pub use countdown::Countdown;
-pub use deferred::{lazy_region, lazy_turn, set_in_turn, when_drawn, Deferred};
+pub use deferred::{lazy_region, lazy_turn, next_task, set_in_turn, when_drawn, Deferred};
 pub use engine_note::EngineNote;
 pub use estimate_box::{Compared, EstimateBox, SimFigure};
 pub use field_error::{FieldError, FieldMessage};

@@ -20,25 +20,36 @@ pub fn LabPage() -> impl IntoView {
         let m = text.err().map(|e| e.to_string()).unwrap_or_default();
         return view! { <p class="field-error" role="alert">{m}</p> }.into_any();
     };
-    let lab = Lab::new();
     let share = text.share.clone();
-    let (title, intro, panel_text) = (text.title.clone(), text.intro.clone(), text.clone());
+    let (title, intro) = (text.title.clone(), text.intro.clone());
     view! {
         <section class="lab" data-testid="page-lab">
             <p class="eyebrow">"Lab"</p>
             <h1>{title}</h1>
             <p class="lede">{intro}</p>
             <p class="muted small" data-testid="lab-share">{share}</p>
-            <div class="lab-layout">
-                // Drawn a region per slice on the first page (`Deferred`): built at once, the
-                // lab was one task of about 130 ms on a desktop, four times that on a phone.
-                <Deferred><panel::Panel lab=lab text=panel_text/></Deferred>
-                <div class="lab-main">
-                    <Deferred><results::Controls lab=lab/></Deferred>
-                    <Deferred><results::Results lab=lab text=text/></Deferred>
-                </div>
-            </div>
+            // The lab's state (the set-up read from the URL) is made in a region of its own,
+            // a slice after the heading, and the rest is drawn a region per slice on the
+            // first page (`Deferred`): built at once, the lab was one task of about 130 ms on
+            // a desktop, four times that on a phone.
+            <Deferred><LabBody text=text/></Deferred>
         </section>
     }
     .into_any()
+}
+
+/// The panel, the controls and the results, around the lab's state.
+#[component]
+fn LabBody(text: trainer_course::lab::LabText) -> impl IntoView {
+    let lab = Lab::new();
+    let panel_text = text.clone();
+    view! {
+        <div class="lab-layout">
+            <Deferred><panel::Panel lab=lab text=panel_text/></Deferred>
+            <div class="lab-main">
+                <Deferred><results::Controls lab=lab/></Deferred>
+                <Deferred><results::Results lab=lab text=text/></Deferred>
+            </div>
+        </div>
+    }
 }

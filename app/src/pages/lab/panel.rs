@@ -9,6 +9,9 @@ use leptos::prelude::*;
 use trainer_course::lab::{preset_names, Kind, Knob, LabText, Section, Source};
 use trainer_course::precision;
 
+/// How many knobs' fields one region of the first page draws.
+const KNOBS_PER_REGION: usize = 4;
+
 #[component]
 pub fn Panel(lab: Lab, text: LabText) -> impl IntoView {
     let options = || -> Vec<(String, String)> {
@@ -68,10 +71,23 @@ pub fn Panel(lab: Lab, text: LabText) -> impl IntoView {
     let is_replica = move || lab.setup.with(|s| s.preset.replica);
     let section_text = StoredValue::new(text.section.clone());
     let section = move |sec: Section| {
-        let fields = Knob::ALL
+        // A few knobs per region on the first page (`Deferred`): a section's fields, built
+        // at once, were a task of 20 to 30 ms unthrottled, most of it compiling the code
+        // they run for the first time.
+        let knobs: Vec<Knob> = Knob::ALL
             .into_iter()
             .filter(|k| k.section() == sec)
-            .map(|k| view! { <KnobField lab=lab knob=k/> })
+            .collect();
+        let fields = knobs
+            .chunks(KNOBS_PER_REGION)
+            .map(|chunk| {
+                let chunk = chunk.to_vec();
+                view! {
+                    <Deferred>
+                        {chunk.into_iter().map(|k| view! { <KnobField lab=lab knob=k/> }).collect_view()}
+                    </Deferred>
+                }
+            })
             .collect_view();
         let help = section_text.with_value(|t| LabText::of(t, sec.id()).to_string());
         // The replica's number formats, each with what it changes and its caveat.

@@ -78,6 +78,22 @@ fn wide_screen() -> bool {
 
 #[component]
 pub fn Calculator(q: Question) -> impl IntoView {
+    view! {
+        <section class="size" data-testid=format!("page-size-{}", q.id())>
+            <p class="eyebrow"><Link to=Route::SizeIndex testid="size-index">"Size it up"</Link></p>
+            <h1>{q.title()}</h1>
+            <p class="lede size-prompt">{q.prompt()}</p>
+            // The calculator's state (the inputs read from the URL, the derivation) is set up
+            // in a region of its own: on the first page, the heading is drawn in the task the
+            // module starts in and the state a slice later.
+            <Deferred><CalculatorBody q=q/></Deferred>
+        </section>
+    }
+}
+
+/// Everything below the calculator's heading and prompt.
+#[component]
+fn CalculatorBody(q: Question) -> impl IntoView {
     let c = Calc::new(q, wide_screen());
     // The right arrow reveals the next step, unless it was pressed in a control that uses
     // arrow keys itself (the model list, a field).
@@ -104,28 +120,23 @@ pub fn Calculator(q: Question) -> impl IntoView {
         .collect_view();
 
     view! {
-        <section class="size" data-testid=format!("page-size-{}", q.id())>
-            <p class="eyebrow"><Link to=Route::SizeIndex testid="size-index">"Size it up"</Link></p>
-            <h1>{q.title()}</h1>
-            <p class="lede size-prompt">{q.prompt()}</p>
-            <UrlErrors errors=Signal::derive(move || c.link_errors.get_value())/>
-            <MisfitBanner c=c/>
-            <div class="size-layout">
-                <InputsPanel c=c/>
-                <div class="size-main">
-                    <Deferred><StepsPanel c=c/></Deferred>
-                </div>
+        <UrlErrors errors=Signal::derive(move || c.link_errors.get_value())/>
+        <MisfitBanner c=c/>
+        <div class="size-layout">
+            <InputsPanel c=c/>
+            <div class="size-main">
+                <Deferred><StepsPanel c=c/></Deferred>
             </div>
-            // Below the inputs, the page is drawn a slice at a time (see `Deferred`), from a
-            // piece of the module of its own.
-            <Deferred>{lazy_region(below(c))}</Deferred>
-            <Deferred>
-                <nav class="size-others" aria-label="Other questions">
-                    <h2>"Other questions"</h2>
-                    <ul>{others}</ul>
-                </nav>
-            </Deferred>
-        </section>
+        </div>
+        // Below the inputs, the page is drawn a slice at a time (see `Deferred`), from a
+        // piece of the module of its own.
+        <Deferred>{lazy_region(below(c))}</Deferred>
+        <Deferred>
+            <nav class="size-others" aria-label="Other questions">
+                <h2>"Other questions"</h2>
+                <ul>{others}</ul>
+            </nav>
+        </Deferred>
     }
 }
 
@@ -222,12 +233,16 @@ fn InputsPanel(c: Calc) -> impl IntoView {
                     .into_iter()
                     .map(|s| view! { <Field c=c spec=s/> })
                     .collect_view();
+                // Each group is a region of its own on the first page (`Deferred`): the fleet
+                // question's fields, built at once, were a task of some 35 ms unthrottled.
                 Some(view! {
-                    <fieldset class="input-group">
-                        <legend>{title}</legend>
-                        {main}
-                        {folded}
-                    </fieldset>
+                    <Deferred>
+                        <fieldset class="input-group">
+                            <legend>{title}</legend>
+                            {main}
+                            {folded}
+                        </fieldset>
+                    </Deferred>
                 })
             })
             .collect_view()
