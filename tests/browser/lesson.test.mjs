@@ -55,8 +55,11 @@ test("every live figure renders a number and links to a step the calculator show
     await p.context().close();
   }
   // A click on a figure navigates inside the app, to the step, focused.
+  // (Focus moves once the page is drawn whole, its lazily loaded regions too: a moment after
+  // the step itself shows.)
   await page.click('[data-testid="fig-fleet-replicas"] a');
   await page.waitForSelector('[data-testid="step-replicas"]');
+  await drawn(page);
   assert.equal(await page.evaluate(() => document.activeElement?.id), "step-replicas");
   await page.goBack();
   await page.waitForSelector('[data-testid="page-lesson"]');
