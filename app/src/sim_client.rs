@@ -97,6 +97,61 @@ pub fn prewarm() {
     });
 }
 
+/// Reads an empty object as each part of a reply, from the innermost out, a part per task.
+///
+/// The browser compiles a WebAssembly function on its first call, on the page's thread. The
+/// reader of a reply is a few large functions (one per type of what a run reports), and the
+/// first lab result's message compiled them all in its task: some 30 ms unthrottled, 120 ms on
+/// Lighthouse's phone. Read once as `{}` (which fails at once, having called the function), each
+/// is compiled in a task of its own after the page's first job is sent, while the worker runs
+/// it (started from [`submit`], so this code sits with the reader, not in the frame).
+async fn warm_reader() {
+    use trainer_engine::fleet::report as r;
+    use trainer_engine::replica::metrics as m;
+    fn read<T: serde::de::DeserializeOwned>(text: &str) {
+        let _ = serde_json::from_str::<T>(text);
+    }
+    use trainer_course::jobs::{Outcome, Progress, RunResult, SeriesPart};
+    // Then the enums' variants, each as far as its own reader (the variant's body is empty).
+    let parts: [fn(); 31] = [
+        || read::<m::LatencyStats>("{}"),
+        || read::<m::GoodputSlo>("{}"),
+        || read::<m::ServeMetrics>("{}"),
+        || read::<r::Cdf>("{}"),
+        || read::<r::Outcomes>("{}"),
+        || read::<r::Clocks>("{}"),
+        || read::<r::GapBreakdown>("{}"),
+        || read::<r::Gauge>("{}"),
+        || read::<r::Gauges>("{}"),
+        || read::<r::Streams>("{}"),
+        || read::<r::SloReport>("{}"),
+        || read::<r::TenantReport>("{}"),
+        || read::<r::TtftSplit>("{}"),
+        || read::<r::KvTransferReport>("{}"),
+        || read::<r::PoolReport>("{}"),
+        || read::<r::CostReport>("{}"),
+        || read::<r::FleetReport>("{}"),
+        || read::<r::Distributions>("{}"),
+        || read::<r::ReplicaSummary>("{}"),
+        || read::<RunResult>("{}"),
+        || read::<SeriesPart>("{}"),
+        || read::<Progress>("{}"),
+        || read::<Outcome>(r#"{"Lab":{"result":{}}}"#),
+        || read::<Reply>(r#"{"Progress":{}}"#),
+        || read::<Reply>(r#"{"Series":{}}"#),
+        || read::<Reply>(r#"{"Live":{}}"#),
+        || read::<Reply>(r#"{"Done":{"Lab":{"result":{}}}}"#),
+        || read::<FromWorker>(r#"{"Reply":{}}"#),
+        || read::<FromWorker>(r#"{"Reply":{"id":0,"reply":{"Live":{}}}}"#),
+        || read::<FromWorker>(r#"{"Reply":{"id":0,"reply":{"Series":{}}}}"#),
+        || read::<FromWorker>(r#"{"Reply":{"id":0,"reply":{"Done":{"Lab":{"result":{}}}}}}"#),
+    ];
+    for part in parts {
+        crate::components::next_task().await;
+        part();
+    }
+}
+
 /// Starts a worker in a free place of the pool; its index.
 fn spawn(p: &mut Pool) -> Option<usize> {
     let index = p
@@ -182,6 +237,7 @@ pub fn submit(job: Job, on: impl FnMut(Reply) + 'static) -> JobHandle {
         for (index, text) in unread {
             receive(index, &text);
         }
+        wasm_bindgen_futures::spawn_local(warm_reader());
     }
     let mut on: Handler = Box::new(on);
     let sent = POOL.with(|p| {
