@@ -42,6 +42,40 @@ test("a landing page loads its own piece of the module, and another page's only 
   await page.context().close();
 });
 
+// Regression: the loader wasm-split-cli writes started every file of a page (its piece and some
+// thirty chunks) in one task, which with DevTools watching the network held the main thread
+// for some 40 ms (the lab's longest task under Lighthouse). tools/split.mjs has each file's fetch
+// start in a task of its own: no two of the module's files are fetched in one run of script.
+test("each of a page's pieces is fetched in a task of its own", async () => {
+  const page = await app.page();
+  await page.addInitScript(() => {
+    const plain = window.fetch;
+    let run = 0;
+    let inRun = false;
+    window.__wasmFetches = [];
+    window.fetch = function (input, init) {
+      // Calls in one synchronous run of script share its number: a microtask ends the run.
+      if (!inRun) {
+        inRun = true;
+        run += 1;
+        queueMicrotask(() => { inRun = false; });
+      }
+      const url = String(input instanceof Request ? input.url : input);
+      if (url.endsWith(".wasm")) window.__wasmFetches.push({ file: url.split("/").pop(), run });
+      return plain.call(this, input, init);
+    };
+  });
+  await open(page, app.url, "lab");
+  const fetches = await page.evaluate(() => window.__wasmFetches);
+  const pieces = fetches.filter((f) => /^(split|chunk|bundle)_/.test(f.file));
+  assert.ok(pieces.length >= 5, `the lab fetched ${pieces.length} pieces: ${fetches.map((f) => f.file).join(", ")}`);
+  const runs = new Map();
+  for (const f of pieces) runs.set(f.run, [...(runs.get(f.run) ?? []), f.file]);
+  const shared = [...runs.values()].filter((files) => files.length > 1);
+  assert.deepEqual(shared, [], "pieces fetched in one run of script");
+  await page.context().close();
+});
+
 test("the first paint stays until the page is drawn, and nothing on screen shifts as it is", async () => {
   for (const rel of ["", "lesson", "size/fleet", "lab"]) {
     const page = await app.page(PHONE);
