@@ -106,13 +106,14 @@ pub fn prewarm() {
 /// is compiled in a task of its own after the page's first job is sent, while the worker runs
 /// it (started from [`submit`], so this code sits with the reader, not in the frame).
 async fn warm_reader() {
+    use trainer_course::jobs::{Outcome, Progress, RunResult, SeriesPart};
     use trainer_engine::fleet::report as r;
     use trainer_engine::replica::metrics as m;
     fn read<T: serde::de::DeserializeOwned>(text: &str) {
         let _ = serde_json::from_str::<T>(text);
     }
-    use trainer_course::jobs::{Outcome, Progress, RunResult, SeriesPart};
-    // Then the enums' variants, each as far as its own reader (the variant's body is empty).
+    // The structs first, then the enums' variants, each read as far as its own reader (the
+    // variant's body is empty).
     let parts: [fn(); 31] = [
         || read::<m::LatencyStats>("{}"),
         || read::<m::GoodputSlo>("{}"),
